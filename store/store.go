@@ -1,0 +1,163 @@
+// Package store defines where clawrl keeps everything it records: sessions,
+// turns and the state machine that carries a turn from generated to trained
+// (DESIGN.md, "A turn's life"). Every transition is one transaction, so a
+// crash at any point resumes where it stopped.
+//
+// store/sqlite is the embedded default. The gateway, the judge and the trainer
+// only see the interfaces here; storetest holds the conformance suite every
+// implementation must pass.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+)
+
+// ErrNotFound is returned when a session, turn or version does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is returned when a transition does not apply to the row's
+// current state (for example observing a turn that already expired).
+var ErrConflict = errors.New("store: state conflict")
+
+// TurnType says whether a turn is trained (main) or only served (side).
+type TurnType string
+
+const (
+	Main TurnType = "main"
+	Side TurnType = "side"
+)
+
+// TurnState is a turn's place in the state machine.
+type TurnState string
+
+const (
+	Generated TurnState = "generated" // answered, waiting for its next state
+	Observed  TurnState = "observed"  // next state known, waiting for the judge
+	Expired   TurnState = "expired"   // session went idle with no next state
+	Judged    TurnState = "judged"    // score (and maybe a hint) known
+	Ready     TurnState = "ready"     // a training sample exists
+	Trained   TurnState = "trained"   // used by a trainer step
+	Dropped   TurnState = "dropped"   // will never be trained; DropReason says why
+)
+
+// NextState kinds: what followed a turn.
+const (
+	NextUser     = "user"     // the user's reply
+	NextTool     = "tool"     // tool results
+	NextFeedback = "feedback" // explicit /v1/feedback
+)
+
+// Session is one conversation.
+type Session struct {
+	ID        string
+	Key       string // the identity it was recognised by (header, body field, …)
+	KeySource string // which precedence step matched: header, session_id, prompt_cache_key, user, history, new
+	Epoch     int    // compaction epoch (OpenClaw's <id>:<n>)
+	CreatedAt time.Time
+	LastSeen  time.Time
+	Turns     int
+	Expired   bool
+}
+
+// Feedback is an explicit rating of a turn.
+type Feedback struct {
+	Rating    int // +1 or -1 (0 = text only)
+	Text      string
+	CreatedAt time.Time
+}
+
+// Turn is one served completion with everything needed to train on it.
+type Turn struct {
+	ID        string // the completion id returned to the client (chatcmpl-…)
+	SessionID string
+	Index     int // 0-based position among the session's turns
+	Type      TurnType
+	Epoch     int
+	State     TurnState
+	CreatedAt time.Time
+
+	Model                                             string
+	Messages                                          []chat.Message // the request messages, as received (flattened)
+	Tools                                             []chat.Tool
+	PromptText                                        string
+	PromptIDs                                         []int32
+	Response                                          chat.Message // the assistant message returned
+	ResponseText                                      string       // the raw generated text (template markup included)
+	ResponseIDs                                       []int32
+	BehaviourLogprobs                                 []float32 // one per response id, from the engine that sampled them
+	PolicyVersion                                     int64
+	Engine                                            string
+	FinishReason                                      string
+	PromptTokens                                      int
+	CompletionTokens                                  int
+	QueueNanos, PrefillNanos, DecodeNanos, TotalNanos int64
+	// ConversationHash identifies (normalised request messages + response),
+	// so a later request whose history extends it can be matched to it.
+	ConversationHash string
+
+	NextState     []chat.Message // what followed: the user's reply, tool results
+	NextStateKind string
+	ObservedAt    time.Time
+	Feedback      *Feedback
+	DropReason    string
+}
+
+// TurnFilter selects turns for listing and export.
+type TurnFilter struct {
+	SessionID string
+	States    []TurnState
+	Since     time.Time
+	AfterID   int64 // keyset pagination on the store's row order
+	Limit     int
+}
+
+// Stats is a summary for `clawrl status` and /metrics.
+type Stats struct {
+	Sessions      int
+	TurnsByState  map[TurnState]int
+	TurnsByType   map[TurnType]int
+	PolicyVersion int64
+}
+
+// Sessions finds and creates sessions.
+type Sessions interface {
+	// SessionByKey returns the session recognised by key, or ErrNotFound.
+	SessionByKey(ctx context.Context, key string) (Session, error)
+	// CreateSession records a new session; s.ID is set if empty.
+	CreateSession(ctx context.Context, s *Session) error
+	// TouchSession updates last-seen time and epoch.
+	TouchSession(ctx context.Context, id string, seen time.Time, epoch int) error
+	Session(ctx context.Context, id string) (Session, error)
+	// TurnByConversationHash returns the turn whose request+response hash is h.
+	TurnByConversationHash(ctx context.Context, h string) (Turn, error)
+}
+
+// Turns records turns and moves them through the state machine.
+type Turns interface {
+	// InsertTurn records a generated turn durably (before its response is
+	// fully sent). t.Index is assigned.
+	InsertTurn(ctx context.Context, t *Turn) error
+	Turn(ctx context.Context, id string) (Turn, error)
+	// LastTurn returns the session's latest turn of the given type.
+	LastTurn(ctx context.Context, sessionID string, typ TurnType) (Turn, error)
+	// ObserveTurn attaches the next state: generated → observed.
+	ObserveTurn(ctx context.Context, id string, next []chat.Message, kind string, at time.Time) error
+	// AddFeedback attaches explicit feedback; a generated turn becomes observed.
+	AddFeedback(ctx context.Context, id string, f Feedback) error
+	// ExpireIdle marks the last generated turn of every session idle since
+	// before cutoff as expired, and returns how many turns changed.
+	ExpireIdle(ctx context.Context, cutoff time.Time) (int, error)
+	ListTurns(ctx context.Context, f TurnFilter) ([]Turn, error)
+	Stats(ctx context.Context) (Stats, error)
+}
+
+// Store is everything a clawrl process keeps.
+type Store interface {
+	Sessions
+	Turns
+	Close() error
+}
