@@ -158,9 +158,9 @@ type chunkDelta struct {
 }
 
 type toolCallDelta struct {
-	Index    int                `json:"index"`
-	ID       string             `json:"id,omitempty"`
-	Type     string             `json:"type,omitempty"`
+	Index    int               `json:"index"`
+	ID       string            `json:"id,omitempty"`
+	Type     string            `json:"type,omitempty"`
 	Function toolCallDeltaFunc `json:"function"`
 }
 
