@@ -45,6 +45,11 @@ type providerConfig struct {
 	// Temperature, when set, is sent with every request (OpenClaw's per-model
 	// params); the test uses 0 so the tiny model answers greedily.
 	Temperature *float64
+	// LeanAgent narrows OpenClaw to the ls tool, without Tool Search and
+	// skills: its prompts shrink from ~7.7k to ~2k tokens, which a CPU test
+	// model prefills (and trains on) many times faster. Everything else is
+	// what a default OpenClaw sends (testdata/capture-lean).
+	LeanAgent bool
 }
 
 // offlineConfig is the OpenClaw configuration README's "Use with OpenClaw"
@@ -71,7 +76,7 @@ func offlineConfig(p providerConfig, gatewayPort int, token string) map[string]a
 	if p.Temperature != nil {
 		defaults["models"] = map[string]any{"clawrl/" + p.ModelID: map[string]any{"params": map[string]any{"temperature": *p.Temperature}}}
 	}
-	return map[string]any{
+	cfg := map[string]any{
 		"models": map[string]any{
 			"catalogRefresh": map[string]any{"enabled": false},
 			"providers": map[string]any{
@@ -87,6 +92,11 @@ func offlineConfig(p providerConfig, gatewayPort int, token string) map[string]a
 		"gateway": map[string]any{"mode": "local", "port": gatewayPort, "bind": "loopback", "auth": map[string]any{"mode": "token", "token": token}},
 		"agents":  map[string]any{"defaults": defaults},
 	}
+	if p.LeanAgent {
+		cfg["tools"] = map[string]any{"allow": []any{"ls"}, "toolSearch": false}
+		defaults["skills"] = []any{}
+	}
+	return cfg
 }
 
 // newOpenClaw writes an offline configuration under a fresh folder and
