@@ -10,15 +10,9 @@ package rl
 
 import "fmt"
 
-// Method selects which training signals become samples.
-type Method string
-
-const (
-	MethodCombine Method = "combine" // RL reward and OPD hint, one sample per turn
-	MethodRL      Method = "rl"      // binary reward from the judge's votes
-	MethodOPD     Method = "opd"     // on-policy distillation from hindsight hints
-	MethodOff     Method = "off"     // serve and record, never train
-)
+// MethodOff serves and records but never trains (--method off). Method and
+// the three training methods are declared in advantage.go.
+const MethodOff Method = "off"
 
 // ParseMethod checks a --method value.
 func ParseMethod(s string) (Method, error) {
