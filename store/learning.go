@@ -38,7 +38,12 @@ type Judgment struct {
 	HintAccepted bool
 	Judge        string // which backend judged (engine:base, http:model, feedback, …)
 	Reason       string // how the score came about (majority, tie, feedback, judge unavailable: …)
-	CreatedAt    time.Time
+	// Keep says whether the turn becomes a sample under the training method;
+	// Why says why or why not. A turn that is not kept stays judged until its
+	// session ends, when the at-least-one rule may still keep it.
+	Keep      bool
+	Why       string
+	CreatedAt time.Time
 }
 
 // Sample is a training sample recorded for a turn. The token ids and
@@ -101,16 +106,20 @@ type LearningStats struct {
 
 // Learning is the learning loop's part of the Store.
 type Learning interface {
-	// RecordJudgment stores j and moves its turn observed|expired → judged.
-	// ErrConflict if the turn is in another state (already judged: a
-	// restarted judge redoes nothing).
+	// RecordJudgment stores j and moves its turn observed → judged, in one
+	// transaction. ErrConflict if the turn is in another state (already
+	// judged: a restarted judge redoes nothing).
 	RecordJudgment(ctx context.Context, j Judgment) error
 	// Judgment returns a turn's judgment, or ErrNotFound.
 	Judgment(ctx context.Context, turnID string) (Judgment, error)
 	ListJudgments(ctx context.Context, f TurnFilter) ([]Judgment, error)
 
-	// AddSample stores s and moves its turn judged|dropped → ready (dropped
-	// only for the at-least-one rule). ErrConflict otherwise.
+	// JudgedToSample returns judgments of turns still judged whose judgment
+	// says Keep: the sample is not built yet (teacher pending, or a crash).
+	JudgedToSample(ctx context.Context, limit int) ([]Judgment, error)
+
+	// AddSample stores s and moves its turn judged → ready in one
+	// transaction. ErrConflict if the turn is not judged.
 	AddSample(ctx context.Context, s Sample) error
 	// DropTurn moves a turn that is not yet trained to dropped with reason.
 	DropTurn(ctx context.Context, turnID, reason string) error
@@ -128,12 +137,10 @@ type Learning interface {
 	LatestVersion(ctx context.Context) (Version, error)
 	Versions(ctx context.Context, limit int) ([]Version, error)
 
-	// SessionsNeedingOne returns expired sessions that have no sample and no
-	// turn still waiting for the judge, for the at-least-one rule, and have
-	// not been settled yet.
-	SessionsNeedingOne(ctx context.Context, limit int) ([]string, error)
-	// SettleSession marks a session as done for the at-least-one rule.
-	SettleSession(ctx context.Context, sessionID string) error
+	// SessionsToSettle returns expired sessions with no main turn waiting for
+	// the judge (observed) and at least one judged main turn that was not
+	// kept: the at-least-one rule decides what becomes of those.
+	SessionsToSettle(ctx context.Context, limit int) ([]string, error)
 
 	LearningStats(ctx context.Context) (LearningStats, error)
 }
