@@ -230,7 +230,7 @@ func (j *Judge) Judge(ctx context.Context, in Input, want Request) (store.Judgme
 	if want.Hint && !out.HintAccepted {
 		failed := 0
 		for _, v := range votes[evalVotes:] {
-			if v.Err != "" {
+			if v.Raw == "" && v.Err != "" { // no answer at all, not a garbage one
 				failed++
 				lastErr = v.Err
 			}
