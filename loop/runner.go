@@ -96,9 +96,9 @@ type Options struct {
 // Counters are the judge loop's running totals since start.
 type Counters struct {
 	Judged, Positive, Negative, HintsAccepted int
-	Samples, AtLeastOne, Dropped               int
-	RoundErrors                                int
-	LastError                                  string
+	Samples, AtLeastOne, Dropped              int
+	RoundErrors                               int
+	LastError                                 string
 }
 
 // Runner runs the judge and train loops.
