@@ -108,6 +108,12 @@ type Weights struct {
 	Layers    []Layer
 	FinalNorm *Tensor
 	LMHead    *Tensor
+	// ConfigJSON is the config.json the weights came from (nil when built
+	// in memory); SaveFull writes it back unchanged.
+	ConfigJSON []byte
+	// NameOrPath names the base model in saved adapters
+	// (base_model_name_or_path); "" for none.
+	NameOrPath string
 }
 
 // NewWeights allocates zeroed weights of the given shape, named as in a
