@@ -3,11 +3,13 @@ package train
 import (
 	"runtime"
 	"sync"
+
+	"github.com/clawrl/clawrl/blas"
 )
 
 // The three matrix products a linear layer's forward and backward need, all
-// row-major float32. They are split over goroutines by output rows; each
-// goroutine owns its rows, so no locking and a deterministic result.
+// row-major float32, on package blas (pure Go, or OpenBLAS with -tags
+// openblas).
 //
 //	matmulNT: out[M,N] (+)= a[M,K] · b[N,K]ᵀ   forward  y = x Wᵀ
 //	matmulNN: out[M,N] (+)= a[M,K] · b[K,N]    backward dx = dy W
@@ -61,63 +63,21 @@ func axpy(alpha float32, x, y []float32) {
 	}
 }
 
-func matmulNT(out, a, b []float32, m, n, k int, accumulate bool) {
-	if sgemm != nil {
-		sgemm(false, true, m, n, k, a, k, b, k, accumulate, out, n)
-		return
+func beta(accumulate bool) float32 {
+	if accumulate {
+		return 1
 	}
-	parallelRows(m, m*n*k, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			ai := a[i*k : i*k+k]
-			oi := out[i*n : i*n+n]
-			for j := range n {
-				d := dot(ai, b[j*k:j*k+k])
-				if accumulate {
-					oi[j] += d
-				} else {
-					oi[j] = d
-				}
-			}
-		}
-	})
+	return 0
+}
+
+func matmulNT(out, a, b []float32, m, n, k int, accumulate bool) {
+	blas.Sgemm(false, true, m, n, k, 1, a, k, b, k, beta(accumulate), out, n)
 }
 
 func matmulNN(out, a, b []float32, m, n, k int, accumulate bool) {
-	if sgemm != nil {
-		sgemm(false, false, m, n, k, a, k, b, n, accumulate, out, n)
-		return
-	}
-	parallelRows(m, m*n*k, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			oi := out[i*n : i*n+n]
-			if !accumulate {
-				clear(oi)
-			}
-			for p := range k {
-				if v := a[i*k+p]; v != 0 {
-					axpy(v, b[p*n:p*n+n], oi)
-				}
-			}
-		}
-	})
+	blas.Sgemm(false, false, m, n, k, 1, a, k, b, n, beta(accumulate), out, n)
 }
 
 func matmulTN(out, a, b []float32, m, n, k int, accumulate bool) {
-	if sgemm != nil {
-		sgemm(true, false, m, n, k, a, m, b, n, accumulate, out, n)
-		return
-	}
-	parallelRows(m, m*n*k, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			oi := out[i*n : i*n+n]
-			if !accumulate {
-				clear(oi)
-			}
-			for p := range k {
-				if v := a[p*m+i]; v != 0 {
-					axpy(v, b[p*n:p*n+n], oi)
-				}
-			}
-		}
-	})
+	blas.Sgemm(true, false, m, n, k, 1, a, m, b, n, beta(accumulate), out, n)
 }

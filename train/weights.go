@@ -2,7 +2,9 @@ package train
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 )
 
 // Arch is the shape of a Qwen3 / Qwen2 / Llama decoder, the fields the
@@ -108,6 +110,12 @@ type Weights struct {
 	Layers    []Layer
 	FinalNorm *Tensor
 	LMHead    *Tensor
+	// ConfigJSON is the config.json the weights came from (nil when built
+	// in memory); SaveFull writes it back unchanged.
+	ConfigJSON []byte
+	// NameOrPath names the base model in saved adapters
+	// (base_model_name_or_path); "" for none.
+	NameOrPath string
 }
 
 // NewWeights allocates zeroed weights of the given shape, named as in a
@@ -195,4 +203,24 @@ func (w *Weights) lmWeight() *Tensor {
 		return w.LMHead
 	}
 	return w.Embed
+}
+
+// InitRandom initialises w like transformers' _init_weights: every matrix
+// and bias normal(0, std) (std 0.02 when 0), every norm weight 1. For tests,
+// benchmarks and `clawrl model new`-style scratch models.
+func InitRandom(w *Weights, seed uint64, std float64) {
+	if std == 0 {
+		std = 0.02
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x1a17))
+	for _, t := range w.BaseTensors() {
+		isNorm := len(t.Shape) == 1 && strings.HasSuffix(t.Name, "norm.weight")
+		for i := range t.Data {
+			if isNorm {
+				t.Data[i] = 1
+			} else {
+				t.Data[i] = float32(std * rng.NormFloat64())
+			}
+		}
+	}
 }
