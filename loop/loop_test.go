@@ -219,6 +219,27 @@ func TestLoopScripted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(st.Latest.Dir, "adapter_config.json")); err != nil {
 		t.Errorf("version folder lacks the adapter: %v", err)
 	}
+	// Export carries the seed's PRM and OPD record fields.
+	notes, err := f.store.AnnotateTurns(ctx, []string{hinted.ID, rated.ID, quietB.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := notes[hinted.ID]
+	if h["score"] != 1 || h["accepted"] != true || h["hint_len"].(int) <= 10 || h["teacher_logprob_len"] != len(hinted.ResponseIDs) ||
+		h["representative_eval"] == "" || len(h["votes"].([]any)) != 1 || h["sample"] == nil || h["judgment"] == nil {
+		t.Errorf("export fields of the hinted turn: %+v", h)
+	}
+	if r := notes[rated.ID]; r["score"] != -1 || r["sample"].(map[string]any)["trained_version"].(int64) == 0 {
+		t.Errorf("export fields of the rated turn: %+v", r)
+	}
+	if q := notes[quietB.ID]; q["score"] != 0 || q["sample"] != nil {
+		t.Errorf("export fields of the dropped turn: %+v", q)
+	}
+	rep, err := f.store.Report(ctx)
+	if err != nil || rep["latest_version"] != int64(2) || rep["samples_trained"] != 4 {
+		t.Errorf("status report: %+v %v", rep, err)
+	}
+
 	// A new request is served by the new version.
 	next := f.serve(t, "after", ask("and now?"))
 	if next.PolicyVersion != 2 {
