@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/scripted"
@@ -326,4 +328,62 @@ func TestStaleSamplesDropped(t *testing.T) {
 	if err != nil || st.DroppedBy["stale"] != 1 {
 		t.Errorf("stats: %+v %v", st, err)
 	}
+}
+
+func TestCollector(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir(), rl.MethodRL, 1)
+	if err := f.runner.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr := f.serve(t, "m", []chat.Message{{Role: chat.RoleUser, Content: "q"}})
+	f.reply(t, tr, `[[say:\boxed{-1}]]`)
+	if trained, err := f.runner.RunOnce(ctx); err != nil || !trained {
+		t.Fatalf("RunOnce: %v %v", trained, err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(f.runner.Collector()); err != nil {
+		t.Fatal(err)
+	}
+	if fams, err := reg.Gather(); err != nil || len(fams) == 0 {
+		t.Fatalf("gather: %d families, %v", len(fams), err)
+	}
+	for name, want := range map[string]float64{
+		"clawrl_loop_policy_version":    1,
+		"clawrl_loop_train_steps_total": 1,
+		"clawrl_loop_samples_trained":   1,
+	} {
+		got, err := gatherValue(reg, name, nil)
+		if err != nil || got != want {
+			t.Errorf("%s = %v (%v), want %v", name, got, err, want)
+		}
+	}
+	if got, _ := gatherValue(reg, "clawrl_loop_last_step", map[string]string{"metric": "mean_reward"}); got != -1 {
+		t.Errorf("last mean reward %v, want -1", got)
+	}
+}
+
+func gatherValue(reg *prometheus.Registry, name string, labels map[string]string) (float64, error) {
+	families, err := reg.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, fam := range families {
+		if fam.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range fam.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+					continue metrics
+				}
+			}
+			if g := m.GetGauge(); g != nil {
+				return g.GetValue(), nil
+			}
+			return m.GetCounter().GetValue(), nil
+		}
+	}
+	return 0, errors.New("no metric " + name)
 }
