@@ -251,6 +251,9 @@ func (c *AdapterConfig) Targets() ([]string, error) {
 		}
 		out = append(out, s)
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("adapter_config.json: no target modules")
+	}
 	return out, nil
 }
 
@@ -299,6 +302,37 @@ func SaveAdapter(w *Weights, cfg LoRAConfig, base, dir string) error {
 	return writeFileAtomic(filepath.Join(dir, "adapter_config.json"), raw)
 }
 
+// ParseAdapterConfig parses PEFT's adapter_config.json and checks it is a
+// plain LoRA adapter this package can run: no DoRA, no adapter biases, no
+// per-module rank or alpha patterns, a list of known target modules.
+func ParseAdapterConfig(raw []byte) (*AdapterConfig, []string, error) {
+	var ac AdapterConfig
+	if err := json.Unmarshal(raw, &ac); err != nil {
+		return nil, nil, fmt.Errorf("adapter_config.json: %w", err)
+	}
+	switch {
+	case ac.PeftType != "LORA":
+		return nil, nil, fmt.Errorf("adapter_config.json: peft_type %q, want LORA", ac.PeftType)
+	case ac.UseDoRA:
+		return nil, nil, fmt.Errorf("adapter_config.json: DoRA is not supported")
+	case ac.Bias != "" && ac.Bias != "none" || ac.LoraBias:
+		return nil, nil, fmt.Errorf("adapter_config.json: adapter biases are not supported")
+	case len(ac.RankPattern) > 0 || len(ac.AlphaPattern) > 0:
+		return nil, nil, fmt.Errorf("adapter_config.json: rank_pattern/alpha_pattern are not supported")
+	case ac.FanInFanOut:
+		return nil, nil, fmt.Errorf("adapter_config.json: fan_in_fan_out is not supported")
+	case ac.R <= 0 || ac.R > 1<<16:
+		return nil, nil, fmt.Errorf("adapter_config.json: r = %d", ac.R)
+	case ac.LoraDropout < 0 || ac.LoraDropout >= 1:
+		return nil, nil, fmt.Errorf("adapter_config.json: lora_dropout %g outside [0, 1)", ac.LoraDropout)
+	}
+	targets, err := ac.Targets()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &ac, targets, nil
+}
+
 var loraNameRE = regexp.MustCompile(`^base_model\.model\.model\.layers\.(\d+)\.(self_attn|mlp)\.(\w+)\.lora_([AB])\.weight$`)
 
 // LoadAdapter reads a PEFT LoRA adapter and attaches it to w (replacing any
@@ -308,25 +342,7 @@ func LoadAdapter(w *Weights, dir string) (LoRAConfig, error) {
 	if err != nil {
 		return LoRAConfig{}, fmt.Errorf("load adapter %s: %w", dir, err)
 	}
-	var ac AdapterConfig
-	if err := json.Unmarshal(raw, &ac); err != nil {
-		return LoRAConfig{}, fmt.Errorf("load adapter %s: adapter_config.json: %w", dir, err)
-	}
-	switch {
-	case ac.PeftType != "LORA":
-		return LoRAConfig{}, fmt.Errorf("load adapter %s: peft_type %q, want LORA", dir, ac.PeftType)
-	case ac.UseDoRA:
-		return LoRAConfig{}, fmt.Errorf("load adapter %s: DoRA is not supported", dir)
-	case ac.Bias != "" && ac.Bias != "none" || ac.LoraBias:
-		return LoRAConfig{}, fmt.Errorf("load adapter %s: adapter biases are not supported", dir)
-	case len(ac.RankPattern) > 0 || len(ac.AlphaPattern) > 0:
-		return LoRAConfig{}, fmt.Errorf("load adapter %s: rank_pattern/alpha_pattern are not supported", dir)
-	case ac.FanInFanOut:
-		return LoRAConfig{}, fmt.Errorf("load adapter %s: fan_in_fan_out is not supported", dir)
-	case ac.R <= 0:
-		return LoRAConfig{}, fmt.Errorf("load adapter %s: r = %d", dir, ac.R)
-	}
-	targets, err := ac.Targets()
+	ac, targets, err := ParseAdapterConfig(raw)
 	if err != nil {
 		return LoRAConfig{}, fmt.Errorf("load adapter %s: %w", dir, err)
 	}
