@@ -1,0 +1,308 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/rl/rltest"
+	"github.com/clawrl/clawrl/store"
+	"github.com/clawrl/clawrl/store/sqlite"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func openStore(t *testing.T, dir string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.OpenDir(context.Background(), dir, sqlite.Options{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// fixture is a store, a scripted engine and a runner over them.
+type fixture struct {
+	dir     string
+	store   *sqlite.Store
+	engine  *scripted.Engine
+	trainer *rltest.Trainer
+	runner  *Runner
+}
+
+func newFixture(t *testing.T, dir string, method rl.Method, batch int) *fixture {
+	t.Helper()
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+	t.Cleanup(func() { f.store.Close() })
+	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{
+		EvalVotes: method.DefaultVotes(), Retries: judge.NoRetries, MaxTokens: 512}, quiet())
+	r, err := New(Options{
+		Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: f.engine},
+		Trainer: f.trainer, Publisher: f.engine, Log: quiet(),
+		Config: Config{Method: method, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: batch, VersionsDir: filepath.Join(dir, "versions")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runner = r
+	return f
+}
+
+// serve records a turn the way the gateway does: the scripted engine
+// generates the answer to msgs, and the turn is stored with its exact ids and
+// behaviour logprobs.
+func (f *fixture) serve(t *testing.T, sessionKey string, msgs []chat.Message) store.Turn {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := f.store.SessionByKey(ctx, sessionKey)
+	if errors.Is(err, store.ErrNotFound) {
+		sess = store.Session{Key: sessionKey, KeySource: "header", CreatedAt: time.Now(), LastSeen: time.Now()}
+		err = f.store.CreateSession(ctx, &sess)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	format := f.engine.Format()
+	prompt, err := format.Render(msgs, nil, engine.RenderOptions{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := format.Encode(prompt)
+	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: 256}, func(engine.Token) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := store.Turn{SessionID: sess.ID, Type: store.Main, CreatedAt: time.Now(), Messages: msgs, PromptText: prompt, PromptIDs: ids,
+		PolicyVersion: g.PolicyVersion, Engine: "scripted", FinishReason: g.FinishReason}
+	for _, tok := range g.Tokens {
+		tr.ResponseIDs = append(tr.ResponseIDs, tok.ID)
+		tr.BehaviourLogprobs = append(tr.BehaviourLogprobs, tok.Logprob)
+	}
+	tr.ResponseText = format.Decode(tr.ResponseIDs)
+	tr.Response = chat.Message{Role: chat.RoleAssistant, Content: strings.TrimSuffix(tr.ResponseText, "<|im_end|>")}
+	tr.ID = "chatcmpl-" + sessionKey + "-" + time.Now().Format("150405.000000000")
+	if err := f.store.InsertTurn(ctx, &tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func (f *fixture) reply(t *testing.T, tr store.Turn, text string) {
+	t.Helper()
+	if err := f.store.ObserveTurn(context.Background(), tr.ID, []chat.Message{{Role: chat.RoleUser, Content: text}}, store.NextUser, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) turn(t *testing.T, id string) (store.Turn, store.Judgment) {
+	t.Helper()
+	tr, err := f.store.Turn(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := f.store.Judgment(context.Background(), id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return tr, j
+}
+
+const hintReply = `[[say:[HINT] Always give distances in kilometres with two decimals. [/HINT] \boxed{1}]] no, in km please`
+
+// TestLoopScripted drives scripted conversations — an approval, a thumbs
+// down, a written correction with a hint, and a session with no signal —
+// through judge, samples and two trainer steps to a published version.
+func TestLoopScripted(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir(), rl.MethodCombine, 2)
+	if err := f.runner.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(q string) []chat.Message { return []chat.Message{{Role: chat.RoleUser, Content: q}} }
+
+	approved := f.serve(t, "approve", ask("how far is 3 miles?"))
+	f.reply(t, approved, `[[say:looks right \boxed{1}]] great, thanks`)
+
+	rated := f.serve(t, "rated", ask("write a haiku"))
+	if err := f.store.AddFeedback(ctx, rated.ID, store.Feedback{Rating: -1, Text: "too long", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	hinted := f.serve(t, "hint", ask("how far is 5 miles?"))
+	f.reply(t, hinted, hintReply)
+
+	quietA := f.serve(t, "quiet", ask("hello"))
+	f.reply(t, quietA, "[[say:I cannot tell.]] hm")
+	quietB := f.serve(t, "quiet", append(ask("hello"), chat.Message{Role: chat.RoleAssistant, Content: "hi"}, chat.Message{Role: chat.RoleUser, Content: "hm"}))
+	f.reply(t, quietB, `[[say:unclear \boxed{0}]] ok bye`)
+
+	if _, err := f.runner.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		id       string
+		state    store.TurnState
+		score    int
+		hint     bool
+		reasonIn string
+	}{
+		{"approval", approved.ID, store.Ready, 1, false, "majority"},
+		{"thumbs down", rated.ID, store.Ready, -1, false, "explicit feedback decides"},
+		{"hint", hinted.ID, store.Ready, 1, true, "majority"},
+		{"no signal (held)", quietA.ID, store.Judged, 0, false, "no valid vote"},
+		{"no signal (held) 2", quietB.ID, store.Judged, 0, false, "majority"},
+	}
+	for _, tt := range tests {
+		tr, j := f.turn(t, tt.id)
+		if tr.State != tt.state || j.Score != tt.score || j.HintAccepted != tt.hint || !strings.Contains(j.Reason, tt.reasonIn) {
+			t.Errorf("%s: state %s score %d hint %v reason %q; want %s %d %v %q", tt.name, tr.State, j.Score, j.HintAccepted, j.Reason, tt.state, tt.score, tt.hint, tt.reasonIn)
+		}
+		for _, v := range j.Votes {
+			if v.Source == "judge" && v.Raw == "" {
+				t.Errorf("%s: vote without its raw text: %+v", tt.name, v)
+			}
+		}
+	}
+	// The hinted turn carries teacher logprobs on its exact response ids.
+	samples, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: hinted.SessionID})
+	if err != nil || len(samples) != 1 {
+		t.Fatalf("hinted samples: %v %v", samples, err)
+	}
+	if s := samples[0]; len(s.TeacherLogprobs) != len(hinted.ResponseIDs) || !s.UseRL || s.Reward != 1 {
+		t.Errorf("hinted sample: %d teacher logprobs for %d ids, rl %v reward %v", len(s.TeacherLogprobs), len(hinted.ResponseIDs), s.UseRL, s.Reward)
+	}
+
+	// Session end: the quiet session keeps its first turn with reward 0.
+	if _, err := f.store.ExpireIdle(ctx, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := f.runner.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trA, _ := f.turn(t, quietA.ID)
+	trB, _ := f.turn(t, quietB.ID)
+	if trA.State == store.Dropped || trB.State != store.Dropped || !strings.Contains(trB.DropReason, "no signal") {
+		t.Errorf("at-least-one: first %s, second %s (%q)", trA.State, trB.State, trB.DropReason)
+	}
+	// Four samples, batch 2: two versions, published, every sample trained once.
+	if v := f.engine.Version(); v != 2 {
+		t.Fatalf("engine serves version %d, want 2", v)
+	}
+	st, err := f.store.LearningStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Trained != 4 || st.Versions != 2 || st.SamplesReady != 0 || st.Latest == nil || st.Latest.Metrics.Samples != 2 {
+		t.Errorf("stats %+v", st)
+	}
+	state, err := rltest.ReadState(st.Latest.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state.Steps != 2 || len(state.Trained) != 4 {
+		t.Errorf("trainer state in %s: %+v", st.Latest.Dir, state)
+	}
+	if _, err := os.Stat(filepath.Join(st.Latest.Dir, "adapter_config.json")); err != nil {
+		t.Errorf("version folder lacks the adapter: %v", err)
+	}
+	// A new request is served by the new version.
+	next := f.serve(t, "after", ask("and now?"))
+	if next.PolicyVersion != 2 {
+		t.Errorf("new turn generated by version %d, want 2", next.PolicyVersion)
+	}
+}
+
+func TestMethodTable(t *testing.T) {
+	tests := []struct {
+		method        rl.Method
+		score         int
+		hint          bool
+		keep, rl, opd bool
+	}{
+		{rl.MethodCombine, 1, true, true, true, true},
+		{rl.MethodCombine, 0, true, true, false, true},
+		{rl.MethodCombine, -1, false, true, true, false},
+		{rl.MethodCombine, 0, false, false, false, false},
+		{rl.MethodRL, 1, true, true, true, false},
+		{rl.MethodRL, 0, true, false, false, false},
+		{rl.MethodOPD, 1, false, false, false, false},
+		{rl.MethodOPD, 0, true, true, false, true},
+		{rl.MethodOff, 1, true, false, false, false},
+	}
+	for _, tt := range tests {
+		d := rl.Decide(tt.method, tt.score, tt.hint)
+		if d.Keep != tt.keep || d.UseRL != tt.rl || d.UseOPD != tt.opd || d.Reason == "" {
+			t.Errorf("Decide(%s, %d, %v) = %+v", tt.method, tt.score, tt.hint, d)
+		}
+	}
+}
+
+func TestStaleSamplesDropped(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := newFixture(t, dir, rl.MethodRL, 2)
+	ask := func(q string) []chat.Message { return []chat.Message{{Role: chat.RoleUser, Content: q}} }
+	old := f.serve(t, "old", ask("q"))
+	f.reply(t, old, `[[say:\boxed{1}]]`)
+	if _, err := f.runner.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The policy moves on five versions (trained elsewhere) while the
+	// sample from v0 waits.
+	vs := rl.Versions{Dir: filepath.Join(dir, "versions")}
+	for v := int64(1); v <= 5; v++ {
+		vdir, err := vs.Write(v, f.trainer.Save)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.store.CommitVersion(ctx, store.Version{Version: v, Dir: vdir}, nil, nil, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.runner.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f.engine.Version() != 5 {
+		t.Fatalf("recover published version %d, want 5", f.engine.Version())
+	}
+	// One fresh sample is not a batch: the stale one is refused right away.
+	a := f.serve(t, "new", ask("a"))
+	f.reply(t, a, `[[say:\boxed{1}]]`)
+	if trained, err := f.runner.RunOnce(ctx); err != nil || trained {
+		t.Fatalf("step with one fresh sample: %v %v", trained, err)
+	}
+	tr, _ := f.turn(t, old.ID)
+	if tr.State != store.Dropped || !strings.HasPrefix(tr.DropReason, "stale: generated by v0, policy at v5") {
+		t.Errorf("old sample: %s %q", tr.State, tr.DropReason)
+	}
+	if got := f.runner.Scheduler().Stats().DroppedStale; got != 1 {
+		t.Errorf("stale counter %d, want 1", got)
+	}
+	b := f.serve(t, "new", ask("b"))
+	f.reply(t, b, `[[say:\boxed{-1}]]`)
+	if trained, err := f.runner.RunOnce(ctx); err != nil || !trained {
+		t.Fatalf("step with two fresh samples: %v %v", trained, err)
+	}
+	latest, err := f.store.LatestVersion(ctx)
+	if err != nil || latest.Version != 6 || latest.Metrics.Samples != 2 || latest.Metrics.MeanReward != 0 || latest.Metrics.StalenessMax != 0 {
+		t.Errorf("version 6: %+v %v", latest, err)
+	}
+	st, err := f.store.LearningStats(ctx)
+	if err != nil || st.DroppedBy["stale"] != 1 {
+		t.Errorf("stats: %+v %v", st, err)
+	}
+}
