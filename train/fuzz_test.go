@@ -23,19 +23,3 @@ func FuzzArchFromConfig(f *testing.F) {
 	})
 }
 
-func FuzzParseAdapterConfig(f *testing.F) {
-	for _, arch := range []string{"qwen3", "qwen2", "llama"} {
-		for _, d := range []string{"adapter_peft", "adapter_clawrl"} {
-			if raw, err := os.ReadFile(filepath.Join("testdata", arch, d, "adapter_config.json")); err == nil {
-				f.Add(raw)
-			}
-		}
-	}
-	f.Add([]byte(`{"peft_type":"LORA","r":4,"target_modules":"q_proj"}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		ac, targets, err := ParseAdapterConfig(raw)
-		if err == nil && (ac.R <= 0 || len(targets) == 0) {
-			t.Fatalf("accepted %+v", ac)
-		}
-	})
-}
