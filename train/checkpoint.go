@@ -225,3 +225,47 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return nil
 }
+
+// LoadCheckpoint restores a folder written by SaveCheckpoint into this
+// trainer: the trained tensors (adapter or full weights) are copied into
+// the trainer's own tensors, then the optimizer state and step count.
+func (t *Trainer) LoadCheckpoint(dir string) error {
+	if t.cfg.Mode == ModeLoRA {
+		m, err := t.w.Model()
+		if err != nil {
+			return err
+		}
+		a, err := m.LoadAdapter(dir)
+		if err != nil {
+			return fmt.Errorf("load checkpoint %s: %w", dir, err)
+		}
+		for i := range t.w.Layers {
+			for mod, nl := range t.w.Layers[i].linears() {
+				lo, got := nl.lin.LoRA, a.Layers[i][mod]
+				if (lo == nil) != (got == nil) {
+					return fmt.Errorf("load checkpoint %s: layer %d %s: adapter targets differ from the trainer's", dir, i, nl.path)
+				}
+				if lo == nil {
+					continue
+				}
+				if len(got.A) != len(lo.A.Data) || len(got.B) != len(lo.B.Data) {
+					return fmt.Errorf("load checkpoint %s: layer %d %s: rank %d, trainer has %d", dir, i, nl.path, got.R, lo.Rank)
+				}
+				copy(lo.A.Data, got.A)
+				copy(lo.B.Data, got.B)
+			}
+		}
+	} else {
+		ck, err := safetensors.OpenDir(dir)
+		if err != nil {
+			return fmt.Errorf("load checkpoint %s: %w", dir, err)
+		}
+		defer ck.Close()
+		for _, p := range t.params {
+			if err := readInto(ck, p); err != nil {
+				return fmt.Errorf("load checkpoint %s: %w", dir, err)
+			}
+		}
+	}
+	return t.Resume(dir)
+}

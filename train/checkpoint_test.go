@@ -78,6 +78,27 @@ func TestResumeIsExact(t *testing.T) {
 					}
 				}
 			}
+			// The same through LoadCheckpoint into a trainer that already exists.
+			w3 := randomWeights(t, a, 1)
+			tr3, err := New(w3, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tr3.LoadCheckpoint(dir); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if _, err := tr3.Step(ctx, seqs, obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, p := range tr3.Params() {
+				for j := range p.Data {
+					if p.Data[j] != p1[i].Data[j] {
+						t.Fatalf("LoadCheckpoint: %s[%d]: continued %g, resumed %g", p.Name, j, p1[i].Data[j], p.Data[j])
+					}
+				}
+			}
 			for _, f := range []string{"optimizer.safetensors", "trainer_state.json"} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Error(err)

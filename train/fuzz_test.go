@@ -22,4 +22,3 @@ func FuzzArchFromConfig(f *testing.F) {
 		}
 	})
 }
-
