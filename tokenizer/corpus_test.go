@@ -235,7 +235,9 @@ func parityCorpus(n int) []string {
 		func() string { return g.pick(emoji) + g.sentence(2) + g.pick(emoji) + g.pick(emoji) },
 		func() string { return g.sentence(1) + g.pick(marks) + g.pick(marks) + g.sentence(1) },
 		func() string { return g.pick(numbers) + g.pick(spaces) + g.pick(numbers) + g.pick(numbers) },
-		func() string { return g.sentence(2) + g.pick(specials) + g.pick(spaces) + g.pick(specials) + g.sentence(1) },
+		func() string {
+			return g.sentence(2) + g.pick(specials) + g.pick(spaces) + g.pick(specials) + g.sentence(1)
+		},
 		g.chatML,
 		g.llama3Chat,
 		func() string { return g.randomUnicode(1 + g.r.IntN(40)) },

@@ -32,10 +32,10 @@ type Tokenizer struct {
 	tokenBytes [][]byte         // id → the bytes it decodes to (nil = no such id)
 	special    []bool           // id → an added token marked special
 
-	added         map[string]int32 // added token content → id
-	rawAdded      *addedMatcher    // added tokens matched in the raw text
-	normAdded     *addedMatcher    // added tokens matched after normalization
-	maxID         int32
+	added     map[string]int32 // added token content → id
+	rawAdded  *addedMatcher    // added tokens matched in the raw text
+	normAdded *addedMatcher    // added tokens matched after normalization
+	maxID     int32
 }
 
 // Load reads a tokenizer.json file.
