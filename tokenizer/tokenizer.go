@@ -15,6 +15,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -121,8 +122,39 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 		return nil, err
 	}
 
-	// Ids: model vocab and added tokens share one space. Guard the size so a
-	// hostile file cannot make us allocate gigabytes.
+	// Added tokens get their ids the way tokenizers' AddedVocabulary assigns
+	// them when it loads a file (the ids written in the file are only
+	// checked, with a warning): a token already in the model vocab takes that
+	// id, any other the next id after the vocab and the added tokens so far.
+	// Duplicates and empty tokens are ignored.
+	var addedTokens []addedTokenJSON
+	nextID := int64(-1)
+	for _, a := range f.AddedTokens {
+		if a.Content == "" {
+			continue
+		}
+		if _, dup := t.added[a.Content]; dup {
+			continue
+		}
+		id, inVocab := m.Vocab[a.Content]
+		if !inVocab {
+			if nextID < 0 {
+				nextID = int64(len(m.Vocab))
+			}
+			id = int32(nextID)
+			nextID++
+		}
+		if id != a.ID {
+			slog.Warn("tokenizer.json: added token id differs from the id tokenizers assigns; using the latter",
+				"token", a.Content, "file_id", a.ID, "id", id)
+		}
+		a.ID = id
+		t.added[a.Content] = id
+		addedTokens = append(addedTokens, a)
+	}
+	f.AddedTokens = addedTokens
+
+	// Guard the id range so a hostile file cannot make us allocate gigabytes.
 	limit := int64(len(m.Vocab)+len(f.AddedTokens))*4 + 1024
 	t.maxID = -1
 	for tok, id := range m.Vocab {
@@ -134,9 +166,6 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 	for _, a := range f.AddedTokens {
 		if a.ID < 0 || int64(a.ID) >= limit {
 			return nil, fmt.Errorf("added token %q has id %d, out of range", a.Content, a.ID)
-		}
-		if a.Content == "" {
-			return nil, fmt.Errorf("added token %d has empty content", a.ID)
 		}
 		t.maxID = max(t.maxID, a.ID)
 	}
@@ -164,7 +193,6 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 			t.tokenBytes[a.ID] = []byte(a.Content)
 		}
 		t.special[a.ID] = a.Special
-		t.added[a.Content] = a.ID
 	}
 
 	// The model.
