@@ -85,8 +85,8 @@ func TestAppendLossy(t *testing.T) {
 		in, want string
 	}{
 		{"plain", "plain"},
-		{"\xe4\xb8", "\ufffd"},             // truncated 3-byte sequence: one replacement
-		{"\xe4\xb8x", "\ufffdx"},           // same, not at the end
+		{"\xe4\xb8", "\ufffd"},                           // truncated 3-byte sequence: one replacement
+		{"\xe4\xb8x", "\ufffdx"},                         // same, not at the end
 		{"\xf0\x80\x80\x80", "\ufffd\ufffd\ufffd\ufffd"}, // overlong: F0 80 is never valid
 		{"\xed\xa0\x80", "\ufffd\ufffd\ufffd"},           // surrogate
 		{"\xc0\xaf", "\ufffd\ufffd"},
