@@ -3,6 +3,12 @@ module github.com/clawrl/clawrl
 go 1.26.0
 
 require (
+	github.com/dlclark/regexp2 v1.12.0
+	github.com/spf13/cobra v1.10.2
+	golang.org/x/text v0.43.0
+)
+
+require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/spf13/cobra v1.10.2
 	modernc.org/sqlite v1.61.1

@@ -65,6 +65,7 @@ type TokenStats struct {
 	Clipped     int     // tokens whose clipped branch won (no gradient)
 	Ratio       float64 // Σ ρ
 	ISWeight    float64 // Σ behaviour→old weight (after truncation)
+	ISWeightMax float64 // largest weight (after truncation)
 	ISTruncated int     // tokens whose weight hit the cap
 	Advantage   float64 // Σ A
 }
@@ -78,6 +79,7 @@ func (s *TokenStats) Add(o TokenStats) {
 	s.Clipped += o.Clipped
 	s.Ratio += o.Ratio
 	s.ISWeight += o.ISWeight
+	s.ISWeightMax = max(s.ISWeightMax, o.ISWeightMax)
 	s.ISTruncated += o.ISTruncated
 	s.Advantage += o.Advantage
 }
@@ -190,6 +192,7 @@ func (c LossConfig) TokenLoss(in TokenInputs, logp, entropy, dlogp, dentropy []f
 		st.Entropy += float64(entropy[t])
 		st.Ratio += ratio
 		st.ISWeight += w
+		st.ISWeightMax = max(st.ISWeightMax, w)
 		st.Advantage += A
 		sum += l
 	}

@@ -57,6 +57,7 @@ type Metrics struct {
 	ClipFraction  float64
 	Ratio         float64
 	ISWeight      float64
+	ISWeightMax   float64
 	ISTruncated   float64 // fraction of tokens whose importance weight hit the cap
 	Advantage     float64
 	GradNorm      float64
@@ -162,7 +163,7 @@ func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples 
 	m := Metrics{
 		Step: st.Step, Loss: st.Loss, PolicyLoss: obj.stats.PolicyLoss / n, KL: obj.stats.KL / n,
 		Entropy: obj.stats.Entropy / n, ClipFraction: float64(obj.stats.Clipped) / n,
-		Ratio: obj.stats.Ratio / n, ISWeight: obj.stats.ISWeight / n,
+		Ratio: obj.stats.Ratio / n, ISWeight: obj.stats.ISWeight / n, ISWeightMax: obj.stats.ISWeightMax,
 		ISTruncated: float64(obj.stats.ISTruncated) / n, Advantage: obj.stats.Advantage / n,
 		GradNorm: st.GradNorm, Samples: len(samples), Tokens: st.Tokens, Elapsed: st.Elapsed,
 		TokensPerSec: st.TokensPerSec, LearningRate: st.LearningRate,

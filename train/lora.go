@@ -77,3 +77,24 @@ func AttachLoRA(w *Weights, cfg LoRAConfig, seed uint64) error {
 	}
 	return nil
 }
+
+// attachedLoRAConfig describes the adapters attached to w (rank, alpha and
+// dropout of the first one, every targeted module).
+func (w *Weights) attachedLoRAConfig() LoRAConfig {
+	var c LoRAConfig
+	for i := range w.Layers {
+		for _, nl := range w.Layers[i].linears() {
+			lo := nl.lin.LoRA
+			if lo == nil {
+				continue
+			}
+			if c.Rank == 0 {
+				c.Rank, c.Alpha, c.Dropout = lo.Rank, float64(lo.Scale)*float64(lo.Rank), float64(lo.Dropout)
+			}
+			if m := moduleName(nl.path); !slices.Contains(c.TargetModules, m) {
+				c.TargetModules = append(c.TargetModules, m)
+			}
+		}
+	}
+	return c
+}

@@ -58,7 +58,7 @@ type workspace struct {
 
 func newWorkspace(w *Weights, recompute bool) *workspace {
 	a := w.Arch
-	ws := &workspace{w: w, shared: recompute, rope: newRopeTables(a.HeadDim, 1, a.RopeTheta)}
+	ws := &workspace{w: w, shared: recompute, rope: newRopeTables(a)}
 	n := a.Layers
 	if recompute {
 		n = 1
@@ -99,7 +99,7 @@ func (ws *workspace) prepare(seqs []Sequence) {
 		}
 		maxLen = max(maxLen, L)
 	}
-	ws.rope.grow(maxLen, a.RopeTheta)
+	ws.rope.grow(maxLen)
 	T := len(ws.ids)
 	D, F := a.Hidden, a.Intermediate
 	qd, kd := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim

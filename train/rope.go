@@ -9,25 +9,29 @@ import "math"
 // the way transformers does (float32 inverse frequencies, float32 angles).
 type ropeTables struct {
 	half     int
+	inv      []float32
 	cos, sin []float32
 }
 
-func newRopeTables(headDim, maxPos int, theta float64) *ropeTables {
-	half := headDim / 2
-	t := &ropeTables{half: half}
-	t.grow(maxPos, theta)
+func newRopeTables(a Arch) *ropeTables {
+	half := a.HeadDim / 2
+	t := &ropeTables{half: half, inv: make([]float32, half)}
+	for i := range t.inv {
+		if a.InvFreq != nil {
+			t.inv[i] = float32(a.InvFreq[i])
+		} else {
+			t.inv[i] = float32(1 / math.Pow(a.RopeTheta, float64(float32(2*i)/float32(a.HeadDim))))
+		}
+	}
 	return t
 }
 
-func (t *ropeTables) grow(maxPos int, theta float64) {
+// grow extends the tables to cover positions [0, maxPos).
+func (t *ropeTables) grow(maxPos int) {
 	if len(t.cos) >= maxPos*t.half {
 		return
 	}
-	dim := 2 * t.half
-	inv := make([]float32, t.half)
-	for i := range inv {
-		inv[i] = float32(1 / math.Pow(theta, float64(float32(2*i)/float32(dim))))
-	}
+	inv := t.inv
 	t.cos = make([]float32, maxPos*t.half)
 	t.sin = make([]float32, maxPos*t.half)
 	for p := range maxPos {

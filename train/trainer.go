@@ -141,6 +141,10 @@ func New(w *Weights, cfg Config) (*Trainer, error) {
 			if err := AttachLoRA(w, cfg.LoRA, cfg.Seed); err != nil {
 				return nil, err
 			}
+		} else {
+			// Adapters loaded from a checkpoint: their settings win, so a
+			// saved adapter describes what was trained.
+			t.cfg.LoRA = w.attachedLoRAConfig()
 		}
 		t.params = w.LoRATensors()
 	case ModeFull:

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/clawrl/clawrl/model"
 )
 
 // Arch is the shape of a Qwen3 / Qwen2 / Llama decoder, the fields the
@@ -18,6 +20,9 @@ type Arch struct {
 	TieEmbeddings               bool
 	QKNorm                      bool // Qwen3: RMSNorm on each q and k head before RoPE
 	QKVBias                     bool // Qwen2: biases on q, k and v projections
+	// InvFreq are the rotary inverse frequencies (with any rope scaling
+	// applied, from package model); nil computes plain RoPE from RopeTheta.
+	InvFreq []float64
 }
 
 func (a Arch) validate() error {
@@ -116,6 +121,8 @@ type Weights struct {
 	// NameOrPath names the base model in saved adapters
 	// (base_model_name_or_path); "" for none.
 	NameOrPath string
+	// model is the inference view over the same slices, when there is one.
+	model *model.Model
 }
 
 // NewWeights allocates zeroed weights of the given shape, named as in a
