@@ -387,3 +387,72 @@ func gatherValue(reg *prometheus.Registry, name string, labels map[string]string
 	}
 	return 0, errors.New("no metric " + name)
 }
+
+// flakyPublisher fails its first n publishes.
+type flakyPublisher struct {
+	*scripted.Engine
+	fail int
+}
+
+func (p *flakyPublisher) Publish(ctx context.Context, v int64, dir string) error {
+	if p.fail > 0 {
+		p.fail--
+		return errors.New("engine busy loading")
+	}
+	return p.Engine.Publish(ctx, v, dir)
+}
+
+// TestTrainerAndPublishFailures: a failed step records nothing and loses no
+// sample; a publish that fails at first is retried.
+func TestTrainerAndPublishFailures(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := newFixture(t, dir, rl.MethodRL, 2)
+	pub := &flakyPublisher{Engine: f.engine, fail: 2}
+	sch := rl.NewScheduler(f.store, f.trainer, pub, nil, rl.SchedulerConfig{BatchSize: 2, VersionsDir: filepath.Join(dir, "versions")}, quiet())
+	if err := sch.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		tr := f.serve(t, "fail", []chat.Message{{Role: chat.RoleUser, Content: "q" + string(rune('a'+i))}})
+		f.reply(t, tr, `[[say:\boxed{1}]]`)
+	}
+	if _, err := f.runner.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.trainer.StepHook = func(context.Context, []rl.Sample) error { return errors.New("out of memory") }
+	if ok, err := sch.TryStep(ctx); ok || err == nil {
+		t.Fatalf("failing step: %v %v", ok, err)
+	}
+	if st, _ := f.store.LearningStats(ctx); st.SamplesReady != 2 || st.Versions != 0 {
+		t.Fatalf("after a failed step: %+v", st)
+	}
+	if sch.Stats().FailedSteps != 1 {
+		t.Errorf("failed steps %d", sch.Stats().FailedSteps)
+	}
+	f.trainer.StepHook = nil
+	if ok, err := sch.TryStep(ctx); !ok || err != nil {
+		t.Fatalf("retried step: %v %v", ok, err)
+	}
+	if f.engine.Version() != 1 || sch.Stats().PublishErrors != 2 {
+		t.Errorf("engine v%d after %d publish errors", f.engine.Version(), sch.Stats().PublishErrors)
+	}
+}
+
+func TestMethodOffTrainsNothing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir(), rl.MethodOff, 1)
+	if f.runner.Scheduler() != nil {
+		t.Fatal("method off built a train loop")
+	}
+	tr := f.serve(t, "off", []chat.Message{{Role: chat.RoleUser, Content: "q"}})
+	f.reply(t, tr, `[[say:\boxed{1}]]`)
+	if err := f.runner.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.runner.Wait()
+	got, _ := f.turn(t, tr.ID)
+	if got.State != store.Observed {
+		t.Errorf("method off moved the turn to %s", got.State)
+	}
+}

@@ -150,7 +150,11 @@ func (s Settings) nativeTrainer(modelDir string) (rl.Trainer, error) {
 	if s.LearningRate > 0 {
 		cfg.AdamW = train.DefaultAdamW(s.LearningRate)
 	}
+	tr, err := train.New(w, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
 	step := rl.DefaultStepConfig()
 	step.Advantage.WRL, step.Advantage.WOPD = s.WRL, s.WOPD
-	return rl.NewNativeTrainer(w, cfg, step)
+	return rl.NewNativeTrainer(tr, step), nil
 }
