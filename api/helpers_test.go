@@ -2,6 +2,8 @@ package api
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -128,3 +130,37 @@ var lsTool = map[string]any{"type": "function", "function": map[string]any{
 	"name": "ls", "description": "list files",
 	"parameters": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}},
 }}
+
+func newRequest(ctx context.Context, url, body string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err == nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, err
+}
+
+// doComplete is complete for goroutines other than the test's (errors, no
+// t.Fatal).
+func (ts *testServer) doComplete(body []byte, header ...string) (completion, error) {
+	req, err := newRequest(context.Background(), ts.URL+"/v1/chat/completions", string(body))
+	if err != nil {
+		return completion{}, err
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		return completion{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return completion{}, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return completion{}, fmt.Errorf("status %d: %s", resp.StatusCode, raw)
+	}
+	var c completion
+	return c, json.Unmarshal(raw, &c)
+}
