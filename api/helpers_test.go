@@ -2,10 +2,10 @@ package api
 
 import (
 	"bufio"
-	"context"
-	"fmt"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
