@@ -45,13 +45,22 @@ type fixture struct {
 
 func newFixture(t *testing.T, dir string, method rl.Method, batch int) *fixture {
 	t.Helper()
+	return newFixtureWith(t, dir, method, batch, nil)
+}
+
+// newFixtureWith uses tr as the trainer (nil: the rltest double).
+func newFixtureWith(t *testing.T, dir string, method rl.Method, batch int, tr rl.Trainer) *fixture {
+	t.Helper()
 	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+	if tr == nil {
+		tr = f.trainer
+	}
 	t.Cleanup(func() { f.store.Close() })
 	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{
 		EvalVotes: method.DefaultVotes(), Retries: judge.NoRetries, MaxTokens: 512}, quiet())
 	r, err := New(Options{
 		Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: f.engine},
-		Trainer: f.trainer, Publisher: f.engine, Log: quiet(),
+		Trainer: tr, Publisher: f.engine, Log: quiet(),
 		Config: Config{Method: method, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: batch, VersionsDir: filepath.Join(dir, "versions")}},
 	})
 	if err != nil {
@@ -456,3 +465,5 @@ func TestMethodOffTrainsNothing(t *testing.T) {
 		t.Errorf("method off moved the turn to %s", got.State)
 	}
 }
+
+func timeNowPlusHour() time.Time { return time.Now().Add(time.Hour) }
