@@ -28,6 +28,7 @@ type Settings struct {
 	JudgeVotes   int
 	JudgeTimeout time.Duration
 	JudgeRetries int
+	JudgeTokens  int
 	Feedback     string
 	Teacher      string
 	BatchSize    int
@@ -47,6 +48,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.JudgeVotes, "judge-votes", 0, "judge votes per turn (default 3 for rl, 1 for opd and combine)")
 	fs.DurationVar(&s.JudgeTimeout, "judge-timeout", 2*time.Minute, "timeout of one judge call")
 	fs.IntVar(&s.JudgeRetries, "judge-retries", 2, "retries of a failed judge call, with exponential backoff")
+	fs.IntVar(&s.JudgeTokens, "judge-max-tokens", 2048, "most tokens one judge vote may generate")
 	fs.StringVar(&s.Feedback, "feedback", "decide", "how /v1/feedback ratings count: decide (alone) or vote (adds votes)")
 	fs.StringVar(&s.Teacher, "teacher", "policy", "OPD teacher: policy (current adapter) or base (frozen base weights)")
 	fs.IntVar(&s.BatchSize, "batch-size", 16, "samples per trainer step")
@@ -81,7 +83,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if p.Log == nil {
 		p.Log = slog.Default()
 	}
-	jcfg := judge.Config{EvalVotes: s.JudgeVotes, CallTimeout: s.JudgeTimeout, Retries: s.JudgeRetries}
+	jcfg := judge.Config{EvalVotes: s.JudgeVotes, CallTimeout: s.JudgeTimeout, Retries: s.JudgeRetries, MaxTokens: s.JudgeTokens}
 	if jcfg.EvalVotes <= 0 {
 		jcfg.EvalVotes = method.DefaultVotes()
 	}
