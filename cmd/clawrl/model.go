@@ -14,9 +14,14 @@ import (
 
 func init() { subcommands = append(subcommands, newModelCmd) }
 
+// modelSubcommands are the `clawrl model …` commands, each in its own file.
+var modelSubcommands = []func() *cobra.Command{newModelNewCmd}
+
 func newModelCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "model", Short: "Create and inspect model checkpoints"}
-	cmd.AddCommand(newModelNewCmd())
+	cmd := &cobra.Command{Use: "model", Short: "Create and benchmark model checkpoints"}
+	for _, mk := range modelSubcommands {
+		cmd.AddCommand(mk())
+	}
 	return cmd
 }
 
