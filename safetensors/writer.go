@@ -136,6 +136,10 @@ func WriteFile(path string, tensors []Tensor, metadata map[string]string) error 
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	// CreateTemp makes the file 0600; checkpoints are meant to be shared.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

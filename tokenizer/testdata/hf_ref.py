@@ -5,7 +5,8 @@ The Go tests run it live:  $CLAWRL_PYTHON tokenizer/testdata/hf_ref.py REQUEST.j
 REQUEST.json: {"tokenizer": path to tokenizer.json,
                "mode": "parity" | "bench",
                "texts": [...], "decode": [[ids]...],   (parity)
-               "text": "...", "seconds": 2.0}          (bench)
+               "text": "...", "seconds": 2.0,
+               "cold": false}   (bench; cold clears BPE's word cache before each encode)
 It prints one JSON object on stdout:
   parity: {"ids": [[...]] per text (encode, add_special_tokens=False),
            "decoded": [...] decode of those ids, "decoded_skip": [...] the same
@@ -30,7 +31,10 @@ def main() -> None:
         n, start = 0, time.perf_counter()
         deadline = start + float(req.get("seconds", 2.0))
         tokens = 0
+        cold = bool(req.get("cold", False))
         while True:
+            if cold:
+                tok.model._clear_cache()
             tokens = len(tok.encode(text, add_special_tokens=False).ids)
             n += 1
             if time.perf_counter() >= deadline:
