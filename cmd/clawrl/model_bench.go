@@ -243,4 +243,3 @@ func benchReference(python, dir, dtype string, promptLen, decodeLen, batch, thre
 	}
 	return r, nil
 }
-
