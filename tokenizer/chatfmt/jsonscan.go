@@ -27,19 +27,19 @@ type jsonScanner struct {
 type scanState int
 
 const (
-	scanValue         scanState = iota // expecting a value
-	scanString                         // inside a string
-	scanStringEscape                   // after a backslash
-	scanStringHex                      // inside \uXXXX
-	scanNumber                         // inside a number
-	scanLiteral                        // inside true/false/null
-	scanObjectKeyOrEnd                 // after '{'
-	scanObjectKey                      // after ',' in an object
-	scanColon                          // after a key
-	scanObjectNext                     // after a value in an object
-	scanArrayValueOrEnd                // after '['
-	scanArrayNext                      // after a value in an array
-	scanDone                           // the value is complete
+	scanValue           scanState = iota // expecting a value
+	scanString                           // inside a string
+	scanStringEscape                     // after a backslash
+	scanStringHex                        // inside \uXXXX
+	scanNumber                           // inside a number
+	scanLiteral                          // inside true/false/null
+	scanObjectKeyOrEnd                   // after '{'
+	scanObjectKey                        // after ',' in an object
+	scanColon                            // after a key
+	scanObjectNext                       // after a value in an object
+	scanArrayValueOrEnd                  // after '['
+	scanArrayNext                        // after a value in an array
+	scanDone                             // the value is complete
 )
 
 type numState int
