@@ -169,6 +169,12 @@ func (d *daemon) stop(t *testing.T) {
 // waitFor polls cond until it succeeds, the daemon dies, or timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, d *daemon, cond func() error) {
 	t.Helper()
+	waitForEvery(t, timeout, 250*time.Millisecond, what, d, cond)
+}
+
+// waitForEvery is waitFor with a chosen polling interval.
+func waitForEvery(t *testing.T, timeout, every time.Duration, what string, d *daemon, cond func() error) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
@@ -185,7 +191,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, d *daemon, cond f
 			}
 			t.Fatalf("waiting for %s: not after %s: %v\n%s", what, timeout, last, out)
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(every)
 	}
 }
 

@@ -1,0 +1,207 @@
+package openclaw
+
+import (
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	// sessionID is the --session-id OpenClaw gets: the warm start's prompts
+	// (testdata/capture-lean) were recorded with it too.
+	sessionID = "s1"
+	// trainedTimeout bounds the wait for a rated turn to be trained.
+	trainedTimeout = 10 * time.Minute
+	// The names of what the scenario asks for.
+	workspaceFile = "notes.txt"
+	feedbackText  = "right tool, right answer"
+)
+
+// TestOpenClawDrivesClawrl runs a stock OpenClaw against `clawrl serve` on a
+// tiny checkpoint and checks what clawrl recorded: one session across a
+// compaction, main and side turns told apart, tool rounds answered by the
+// model and paired with their results, token ids and logprobs kept, nothing
+// trained from the side turn, and a /v1/feedback rating trained into a new
+// policy version.
+func TestOpenClawDrivesClawrl(t *testing.T) {
+	tc := installToolchain(t)
+	bin := buildClawrl(t)
+
+	base := filepath.Join(t.TempDir(), "base")
+	clawrl(t, bin, 2*time.Minute, "model", "new", "--arch", "qwen3", "--size", "tiny", "--seed", "7", "--out", base)
+	policy := warmStart(t, bin, base)
+
+	// The learning loop runs as a user would run it, with knobs that make a
+	// CPU test quick: one sample per step, a short judge, ratings decide.
+	srv := startServe(t, bin, policy, t.TempDir(),
+		"--method", "rl", "--feedback", "decide", "--batch-size", "1",
+		"--judge-votes", "1", "--judge-max-tokens", "8")
+
+	zero := 0.0
+	oc := newOpenClaw(t, tc, providerConfig{
+		BaseURL: srv.BaseURL + "/v1", APIKey: "clawrl-e2e", ModelID: "tiny",
+		Context: 32768, MaxTokens: 64, Temperature: &zero, LeanAgent: true,
+	})
+	if err := os.MkdirAll(oc.workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(oc.workspace, workspaceFile), []byte("clawrl end-to-end\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oc.startGateway(t)
+
+	// Two turns, each a tool round the model answers; a compaction; one
+	// more turn in the compacted conversation.
+	for _, msg := range []string{"Please list files in the workspace.", "Thanks. Now list files once more."} {
+		r := oc.agent(t, sessionID, msg)
+		t.Logf("turn %q → %q", msg, r.text())
+	}
+	c := oc.compact(t, sessionKey(sessionID))
+	t.Logf("compaction summary: %.200q", c.Result.Summary)
+	r := oc.agent(t, sessionID, "After the summary: list files again.")
+	t.Logf("turn after compaction → %q", r.text())
+
+	// Rate the last answer, as a user would.
+	if err := srv.call(http.MethodPost, "/v1/feedback", nil,
+		map[string]any{"session_id": sessionID, "rating": 1, "text": feedbackText}, nil); err != nil {
+		t.Fatalf("feedback: %v", err)
+	}
+
+	turns := export(t, bin, srv.DataDir)
+	checkRecorded(t, turns)
+	checkTrained(t, bin, srv)
+}
+
+// checkRecorded asserts what clawrl stored about the conversation.
+func checkRecorded(t *testing.T, turns []exportedTurn) {
+	t.Helper()
+	var lines []string
+	for _, tr := range turns {
+		lines = append(lines, tr.summary())
+	}
+	dump := strings.Join(lines, "\n")
+	t.Logf("recorded turns:\n%s", dump)
+
+	// One session, recognised by OpenClaw's affinity header.
+	var main, side []exportedTurn
+	for _, tr := range turns {
+		if tr.SessionID != turns[0].SessionID || tr.SessionKey != sessionID {
+			t.Errorf("turn %s is in session %s (key %q), want all in one session keyed %q\n%s", tr.ID, tr.SessionID, tr.SessionKey, sessionID, dump)
+		}
+		switch tr.Type {
+		case "main":
+			main = append(main, tr)
+		case "side":
+			side = append(side, tr)
+		default:
+			t.Errorf("turn %s has type %q", tr.ID, tr.Type)
+		}
+		// Token ids and behaviour logprobs of exactly what was sampled.
+		if len(tr.PromptIDs) == 0 || len(tr.ResponseIDs) == 0 {
+			t.Errorf("turn %s: %d prompt ids, %d response ids", tr.ID, len(tr.PromptIDs), len(tr.ResponseIDs))
+		}
+		if len(tr.BehaviourLogprobs) != len(tr.ResponseIDs) {
+			t.Errorf("turn %s: %d logprobs for %d response ids", tr.ID, len(tr.BehaviourLogprobs), len(tr.ResponseIDs))
+		}
+		for i, lp := range tr.BehaviourLogprobs {
+			if lp == nil || math.IsNaN(*lp) || *lp > 0 {
+				t.Errorf("turn %s: logprob %d = %v, want a finite value ≤ 0", tr.ID, i, lp)
+				break
+			}
+		}
+	}
+	if t.Failed() {
+		return
+	}
+
+	// The compaction is the one side turn; it is never trained.
+	if len(side) != 1 {
+		t.Fatalf("%d side turns, want 1 (the compaction)\n%s", len(side), dump)
+	}
+	comp := side[0]
+	if len(comp.Messages) == 0 || !strings.Contains(comp.Messages[0].Content, "context summarization assistant") || len(comp.Tools) != 0 {
+		t.Errorf("side turn is not the compaction: %s", comp.summary())
+	}
+	switch comp.State {
+	case "ready", "trained":
+		t.Errorf("side turn reached state %s: a side turn must never become a sample", comp.State)
+	}
+	for _, k := range []string{"sample", "samples"} {
+		if v, ok := comp.Raw[k]; ok && string(v) != "null" && string(v) != "[]" {
+			t.Errorf("side turn has %s %s", k, v)
+		}
+	}
+
+	// Three user turns, each a tool round of two requests: 6 main turns,
+	// epoch 0 before the compaction and 1 after it.
+	if len(main) != 6 {
+		t.Fatalf("%d main turns, want 6 (3 tool rounds of 2 requests)\n%s", len(main), dump)
+	}
+	for i, tr := range main {
+		wantEpoch := 0
+		if i >= 4 {
+			wantEpoch = 1
+		}
+		if tr.Epoch != wantEpoch {
+			t.Errorf("main turn %d: epoch %d, want %d", i, tr.Epoch, wantEpoch)
+		}
+		if i%2 == 0 {
+			// The model called ls, and the call's result is the next state.
+			if len(tr.ToolCalls) != 1 || tr.ToolCalls[0].Function.Name != "ls" {
+				t.Errorf("main turn %d: tool calls %+v, want one call of ls", i, tr.ToolCalls)
+			}
+			if tr.NextStateKind != "tool" || len(tr.NextState) == 0 || tr.NextState[0].Role != "tool" ||
+				!strings.Contains(tr.NextState[0].Content, workspaceFile) {
+				t.Errorf("main turn %d: next state %s %+v, want the ls result naming %s", i, tr.NextStateKind, tr.NextState, workspaceFile)
+			}
+			continue
+		}
+		// The answer after the tool result is text; its next state is the
+		// user's next message (across the compaction too), except for the
+		// last turn, which only the rating follows.
+		if len(tr.ToolCalls) != 0 || strings.TrimSpace(tr.Response.Content) == "" {
+			t.Errorf("main turn %d: want a text answer, got %s", i, tr.summary())
+		}
+		if i == len(main)-1 {
+			if tr.Feedback == nil || tr.Feedback.Rating != 1 || tr.Feedback.Text != feedbackText {
+				t.Errorf("last main turn: feedback %+v, want rating 1 with %q", tr.Feedback, feedbackText)
+			}
+			continue
+		}
+		nextUser := []string{"Thanks. Now list files once more.", "After the summary: list files again."}[i/2]
+		if tr.NextStateKind != "user" || len(tr.NextState) == 0 || !strings.Contains(tr.NextState[len(tr.NextState)-1].Content, nextUser) {
+			t.Errorf("main turn %d: next state %s %+v, want the user's %q", i, tr.NextStateKind, tr.NextState, nextUser)
+		}
+	}
+}
+
+// checkTrained waits (bounded) until the rated turn has been trained into a
+// published policy version.
+func checkTrained(t *testing.T, bin string, srv *server) {
+	t.Helper()
+	var last exportedTurn
+	waitForEvery(t, trainedTimeout, 3*time.Second, "the rated turn to be trained", srv.daemon, func() error {
+		turns := export(t, bin, srv.DataDir)
+		for _, tr := range turns {
+			if tr.Feedback != nil {
+				last = tr
+			}
+		}
+		if last.State != "trained" {
+			return errNotYet
+		}
+		h, err := srv.health()
+		if err != nil {
+			return err
+		}
+		if h.PolicyVersion < 1 {
+			return errNotYet
+		}
+		return nil
+	})
+	t.Logf("rated turn %s: state %s", last.ID, last.State)
+}

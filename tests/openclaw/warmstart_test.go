@@ -1,0 +1,141 @@
+package openclaw
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/tokenizer"
+)
+
+// The warm start: a random tiny model answers OpenClaw with noise, so before
+// the end-to-end run it is taught, with `clawrl train sft`, the answers a
+// tool round needs — a call of ls when the user asks, "Done." after the tool
+// result, a summary when asked to compact. The prompts are OpenClaw's own
+// (testdata/capture-lean) exactly as clawrl renders and tokenises them: the
+// test plays each recorded request to a calibration server and takes the
+// prompt ids it recorded, so the training prompts cannot drift from what
+// serve builds. The answers are the ones the recorder gave.
+
+const (
+	warmStartEpochs = 24 // full-parameter steps over the 7 examples
+	warmStartLR     = 1e-2
+	sftTimeout      = 20 * time.Minute
+)
+
+// sftExample is one line of `clawrl train sft` pre-tokenised data.
+type sftExample struct {
+	PromptIDs     []int32 `json:"prompt_ids"`
+	CompletionIDs []int32 `json:"completion_ids"`
+}
+
+// qwenToolCall is how a Qwen chat template writes a tool call (and so how
+// the model must write one for clawrl's parser to find it).
+func qwenToolCall(name, args string) string {
+	return fmt.Sprintf("<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", name, args)
+}
+
+// warmStart returns a checkpoint folder trained from base to answer the lean
+// OpenClaw agent's requests.
+func warmStart(t *testing.T, bin, base string) string {
+	t.Helper()
+	reqs := loadCapture(t, "testdata/capture-lean")
+	prompts := calibrationPromptIDs(t, bin, base, reqs)
+
+	tok, err := tokenizer.Load(filepath.Join(base, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imEnd, ok := tok.TokenID("<|im_end|>")
+	if !ok {
+		t.Fatal("tokenizer has no <|im_end|>")
+	}
+	var lines []byte
+	for i, r := range reqs {
+		ans, err := parseSSE(r.ResponseSSE)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Label, err)
+		}
+		target := ans.Content
+		if len(ans.ToolCalls) > 0 {
+			c := ans.ToolCalls[0]
+			target = qwenToolCall(c.Name, c.Arguments)
+		}
+		ex := sftExample{PromptIDs: prompts[i], CompletionIDs: append(tok.Encode(target), imEnd)}
+		b, err := json.Marshal(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(append(lines, b...), '\n')
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "warmstart.jsonl")
+	if err := os.WriteFile(data, lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "policy")
+	start := time.Now()
+	log := clawrl(t, bin, sftTimeout, "train", "sft", "--model", base, "--data", data, "--out", out,
+		"--mode", "full", "--lr", strconv.FormatFloat(warmStartLR, 'g', -1, 64),
+		"--epochs", strconv.Itoa(warmStartEpochs), "--batch", strconv.Itoa(len(reqs)), "--seed", "1")
+	t.Logf("warm start: %d examples, %d epochs in %.0fs; last lines:\n%s", len(reqs), warmStartEpochs,
+		time.Since(start).Seconds(), tail(log, 400))
+	// The trainer writes weights and config; serving also needs the
+	// tokenizer and generation settings of the base checkpoint.
+	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err == nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(base, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// calibrationPromptIDs plays each recorded request (one token of answer
+// each) to a server on base and returns the prompt ids it recorded for them.
+func calibrationPromptIDs(t *testing.T, bin, base string, reqs []capturedRequest) [][]int32 {
+	t.Helper()
+	srv := startServe(t, bin, base, t.TempDir(), "--method", "off")
+	for i, r := range reqs {
+		var body map[string]any
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		body["max_completion_tokens"] = 1
+		body["stream"] = false
+		delete(body, "stream_options")
+		h := http.Header{}
+		h.Set("X-Session-Id", fmt.Sprintf("calibration-%02d", i))
+		if err := srv.call(http.MethodPost, "/v1/chat/completions", h, body, nil); err != nil {
+			t.Fatalf("calibration request %s: %v", r.Label, err)
+		}
+	}
+	srv.stop(t)
+	turns := export(t, bin, srv.DataDir)
+	if len(turns) != len(reqs) {
+		t.Fatalf("calibration recorded %d turns for %d requests", len(turns), len(reqs))
+	}
+	out := make([][]int32, len(turns))
+	for i, tr := range turns {
+		if want := fmt.Sprintf("calibration-%02d", i); tr.SessionKey != want {
+			t.Fatalf("calibration turn %d is from session %q, want %q", i, tr.SessionKey, want)
+		}
+		if len(tr.PromptIDs) == 0 {
+			t.Fatalf("calibration turn %d recorded no prompt ids", i)
+		}
+		out[i] = tr.PromptIDs
+	}
+	return out
+}
