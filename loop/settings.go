@@ -41,7 +41,10 @@ type Settings struct {
 
 // AddFlags registers the flags on fs.
 func (s *Settings) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&s.Method, "method", "combine", "training signal: combine, rl, opd or off")
+	// serve may own --method already; then it copies the value into Method.
+	if fs.Lookup("method") == nil {
+		fs.StringVar(&s.Method, "method", "combine", "training signal: combine, rl, opd or off")
+	}
 	fs.StringVar(&s.JudgeURL, "judge-url", "", "OpenAI-compatible endpoint for the judge (default: the served model's base weights)")
 	fs.StringVar(&s.JudgeModel, "judge-model", "", "model name at --judge-url")
 	fs.StringVar(&s.JudgeKey, "judge-key", "", "API key for --judge-url")
