@@ -213,3 +213,27 @@ func BenchmarkInsertTurnSmall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInsertRawFloor is the reference for BenchmarkInsertTurn/NORMAL:
+// the same bytes (JSON messages, blobs, texts) written by one plain INSERT
+// per transaction into a bare table on the same driver and pragmas, with no
+// index, no state machine and no session bookkeeping. The ratio between the
+// two is what the store's own work costs.
+func BenchmarkInsertRawFloor(b *testing.B) {
+	s, sess := benchStore(b, "")
+	if _, err := s.writer.ExecContext(b.Context(), `CREATE TABLE raw_floor (id INTEGER PRIMARY KEY, messages TEXT, prompt_text TEXT,
+		prompt_ids BLOB, response TEXT, response_text TEXT, response_ids BLOB, logprobs BLOB)`); err != nil {
+		b.Fatal(err)
+	}
+	tr := realisticTurn("x", sess.ID)
+	b.ResetTimer()
+	for range b.N {
+		messages, _ := jsonOrEmpty(tr.Messages, "[]")
+		response, _ := jsonOrEmpty(tr.Response, "{}")
+		if _, err := s.writer.ExecContext(b.Context(), `INSERT INTO raw_floor (messages, prompt_text, prompt_ids, response, response_text, response_ids, logprobs)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, messages, tr.PromptText, encodeInt32s(tr.PromptIDs), response, tr.ResponseText,
+			encodeInt32s(tr.ResponseIDs), encodeFloat32s(tr.BehaviourLogprobs)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

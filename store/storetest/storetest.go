@@ -714,13 +714,13 @@ func testStats(t *testing.T, open Opener) {
 		t.Errorf("empty Stats = %+v", st)
 	}
 	a, b := newSession(t, s, "a"), newSession(t, s, "b")
-	for i, v := range []int64{3, 9, 5} {
+	for i, v := range []int64{3, 5, 8} {
 		tr := sampleTurn(fmt.Sprintf("chatcmpl-s%d", i), a.ID)
 		tr.PolicyVersion = v
 		insert(t, s, tr)
 	}
 	side := sampleTurn("chatcmpl-sside", b.ID)
-	side.Type = store.Side
+	side.Type, side.PolicyVersion = store.Side, 9 // the newest turn carries the serving version
 	insert(t, s, side)
 	if err := s.ObserveTurn(ctx(t), "chatcmpl-s0", nil, store.NextUser, time.Now()); err != nil {
 		t.Fatal(err)
