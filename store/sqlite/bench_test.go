@@ -158,11 +158,25 @@ func BenchmarkObserveTurn(b *testing.B) {
 	}
 }
 
-// BenchmarkLookup: the reads the gateway makes per request (hash lookup of a
-// realistic turn, session by key), on the reader pool.
+// BenchmarkLookup: the reads the gateway makes per request (the session's
+// last turn, hash lookup of a realistic turn, session by key), on the reader
+// pool; "cold" opens the store with the payload cache off.
 func BenchmarkLookup(b *testing.B) {
-	s, sess := benchStore(b, "")
-	const rows = 1000
+	b.Run("cached", func(b *testing.B) { benchLookup(b, 0) })
+	b.Run("cold", func(b *testing.B) { benchLookup(b, -1) })
+}
+
+func benchLookup(b *testing.B, cacheBytes int) {
+	s, err := OpenDir(b.Context(), b.TempDir(), Options{PayloadCacheBytes: cacheBytes, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	sess := store.Session{Key: "bench"}
+	if err := s.CreateSession(b.Context(), &sess); err != nil {
+		b.Fatal(err)
+	}
+	const rows = 300 // fits the default cache
 	for i := range rows {
 		tr := realisticTurn(fmt.Sprintf("chatcmpl-%d", i), sess.ID)
 		if err := s.InsertTurn(b.Context(), &tr); err != nil {
@@ -178,6 +192,16 @@ func BenchmarkLookup(b *testing.B) {
 					return
 				}
 				i++
+			}
+		})
+	})
+	b.Run("LastTurn", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := s.LastTurn(b.Context(), sess.ID, store.Main); err != nil {
+					b.Error(err)
+					return
+				}
 			}
 		})
 	})

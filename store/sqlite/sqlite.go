@@ -69,6 +69,10 @@ type Options struct {
 	// PageSize is the SQLite page size of a newly created database (default
 	// 4096; ignored for an existing file). See createDatabase.
 	PageSize int
+	// PayloadCacheBytes bounds the cache of decoded turn payloads (payload.go):
+	// 0 means 64 MiB for a read-write store and none for a read-only one
+	// (export reads each turn once); negative disables it.
+	PayloadCacheBytes int
 	// Logger receives migration and maintenance messages (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -81,6 +85,7 @@ type Store struct {
 	log    *slog.Logger
 	stmts  statements
 	ckpt   *checkpointer // nil when read-only
+	cache  *payloadCache // nil when disabled
 }
 
 var _ store.Store = (*Store)(nil)
@@ -121,6 +126,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		}
 	}
 	s := &Store{path: path, log: opts.Logger}
+	switch {
+	case opts.PayloadCacheBytes > 0:
+		s.cache = newPayloadCache(opts.PayloadCacheBytes)
+	case opts.PayloadCacheBytes == 0 && !opts.ReadOnly:
+		s.cache = newPayloadCache(defaultPayloadCacheBytes)
+	}
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
 	base := "file:" + escapePath(path) + "?" + busy + "&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")"
 

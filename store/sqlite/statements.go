@@ -16,7 +16,7 @@ type statements struct {
 
 	claimIndex, insertTurn, insertPayload, observe, createSession, touchSession *sql.Stmt // writer
 
-	turnByID, lastTurn, turnByHash, sessionByKey, sessionByID *sql.Stmt // reader
+	turnByID, lastTurn, turnByHash, payloadBySeq, sessionByKey, sessionByID *sql.Stmt // reader
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -51,11 +51,12 @@ func (s *Store) prepare(ctx context.Context) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?)`),
 		prep(w, &st.touchSession, `UPDATE sessions SET last_seen = MAX(last_seen, ?1), epoch = ?2, expired = 0 WHERE id = ?3`),
 
-		prep(r, &st.turnByID, `SELECT `+turnColumns+turnsFrom+` WHERE t.id = ?`),
-		prep(r, &st.lastTurn, `SELECT `+turnColumns+turnsFrom+` WHERE t.session_id = ? AND t.type = ? ORDER BY t.idx DESC LIMIT 1`),
+		prep(r, &st.turnByID, `SELECT `+rowColumns+` FROM turns t WHERE t.id = ?`),
+		prep(r, &st.lastTurn, `SELECT `+rowColumns+` FROM turns t WHERE t.session_id = ? AND t.type = ? ORDER BY t.idx DESC LIMIT 1`),
 		// The repeated "<> ''" lets SQLite use the partial indexes.
-		prep(r, &st.turnByHash, `SELECT `+turnColumns+turnsFrom+` WHERE t.conversation_hash = ? AND t.conversation_hash <> ''
+		prep(r, &st.turnByHash, `SELECT `+rowColumns+` FROM turns t WHERE t.conversation_hash = ? AND t.conversation_hash <> ''
 			ORDER BY t.seq DESC LIMIT 1`),
+		prep(r, &st.payloadBySeq, `SELECT `+payloadColumns+` FROM turn_payloads WHERE turn_seq = ?`),
 		prep(r, &st.sessionByKey, `SELECT `+sessionColumns+` FROM sessions WHERE key = ? AND key <> ''`),
 		prep(r, &st.sessionByID, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`),
 	)
