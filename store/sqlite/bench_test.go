@@ -3,6 +3,7 @@ package sqlite
 import (
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -259,5 +260,122 @@ func BenchmarkInsertRawFloor(b *testing.B) {
 			encodeInt32s(tr.ResponseIDs), encodeFloat32s(tr.BehaviourLogprobs)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// sessionTurns builds n turns of one growing conversation: the realistic
+// 30k-character system prompt, then per turn a ~600-character user message
+// and a ~1,500-character reply; prompt text and ids grow with it. Every turn
+// repeats the whole conversation so far, as clients send it.
+func sessionTurns(sessionID string, seed uint64, n int) []store.Turn {
+	base := realisticTurn("", sessionID)
+	msgs := []chat.Message{base.Messages[0]}
+	r := rand.New(rand.NewPCG(seed, 3))
+	var ids []int32
+	var out []store.Turn
+	for k := range n {
+		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: benchWords(r, 100)})
+		var text strings.Builder
+		for _, m := range msgs {
+			text.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")
+		}
+		for len(ids) < text.Len()/4 {
+			ids = append(ids, int32(r.IntN(151000)))
+		}
+		tr := base
+		tr.ID = fmt.Sprintf("chatcmpl-%d-%d", seed, k)
+		tr.Messages = append([]chat.Message(nil), msgs...)
+		tr.PromptText, tr.PromptIDs = text.String(), append([]int32(nil), ids...)
+		tr.ConversationHash = "h-" + tr.ID
+		out = append(out, tr)
+		msgs = append(msgs, chat.Message{Role: chat.RoleAssistant, Content: benchWords(r, 250)})
+	}
+	return out
+}
+
+func benchWords(r *rand.Rand, n int) string {
+	vocab := strings.Fields("the agent reads a file and writes tests for every function it changes then runs them " +
+		"before it commits; when a tool fails it reports the error with the input that caused it and tries again")
+	var b strings.Builder
+	for range n {
+		b.WriteString(vocab[r.IntN(len(vocab))])
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// BenchmarkInsertSession: turns of growing 20-turn conversations (new
+// session every 20 turns), chunked (default) and with every field inline.
+// disk-B/turn is what the database and WAL grew by per turn.
+func BenchmarkInsertSession(b *testing.B) {
+	for _, inline := range []bool{false, true} {
+		name := "chunked"
+		if inline {
+			name = "inline"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, _ := benchStore(b, "")
+			s.inlineOnly = inline
+			var turns []store.Turn
+			for i := 0; len(turns) < b.N; i++ {
+				sess := store.Session{Key: fmt.Sprintf("s%d", i)}
+				if err := s.CreateSession(b.Context(), &sess); err != nil {
+					b.Fatal(err)
+				}
+				turns = append(turns, sessionTurns(sess.ID, uint64(i), 20)...)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if err := s.InsertTurn(b.Context(), &turns[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportSize(b, s, b.N)
+		})
+	}
+}
+
+// BenchmarkReadSessionCold reads turns of growing conversations with the
+// payload cache off (what export and the trainer do), chunked and inline.
+func BenchmarkReadSessionCold(b *testing.B) {
+	for _, inline := range []bool{false, true} {
+		name := "chunked"
+		if inline {
+			name = "inline"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			w, err := OpenDir(b.Context(), dir, Options{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.inlineOnly = inline
+			var ids []string
+			for i := range 10 {
+				sess := store.Session{Key: fmt.Sprintf("s%d", i)}
+				if err := w.CreateSession(b.Context(), &sess); err != nil {
+					b.Fatal(err)
+				}
+				for _, tr := range sessionTurns(sess.ID, uint64(i), 20) {
+					if err := w.InsertTurn(b.Context(), &tr); err != nil {
+						b.Fatal(err)
+					}
+					ids = append(ids, tr.ID)
+				}
+			}
+			w.Close()
+			s, err := OpenDir(b.Context(), dir, Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := s.Turn(b.Context(), ids[i%len(ids)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

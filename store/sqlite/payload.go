@@ -2,14 +2,12 @@ package sqlite
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/store"
@@ -111,20 +109,51 @@ func cloneTools(ts []chat.Tool) []chat.Tool {
 }
 
 // payloadColumns is what payloadRow reads from turn_payloads.
-const payloadColumns = `messages, tools, prompt_text, prompt_ids, response, response_text, response_ids, behaviour_logprobs`
+const payloadColumns = `messages, tools, prompt_text, prompt_ids, response, response_text, response_ids, behaviour_logprobs,
+	messages_chunks, tools_chunks, prompt_text_chunks, prompt_ids_chunks`
 
 // payloadRow holds a turn_payloads row as stored.
 type payloadRow struct {
 	messages, tools, response        string
 	promptText, responseText         string
 	promptIDs, responseIDs, logprobs []byte
+	// Chunk id lists of the fields stored as chunks (NULL: inline).
+	messagesChunks, toolsChunks, promptTextChunks, promptIDsChunks []byte
 }
 
 func (r *payloadRow) dest() []any {
-	return []any{&r.messages, &r.tools, &r.promptText, &r.promptIDs, &r.response, &r.responseText, &r.responseIDs, &r.logprobs}
+	return []any{&r.messages, &r.tools, &r.promptText, &r.promptIDs, &r.response, &r.responseText, &r.responseIDs, &r.logprobs,
+		&r.messagesChunks, &r.toolsChunks, &r.promptTextChunks, &r.promptIDsChunks}
 }
 
-// decode turns the stored row into a payload; id names the turn in errors.
+// unchunk replaces every chunked field of r by the concatenation of its
+// chunks, read through tx when it is not nil.
+func (s *Store) unchunk(ctx context.Context, tx *sql.Tx, r *payloadRow, id string) error {
+	fields := []struct {
+		list []byte
+		set  func([]byte)
+		name string
+	}{
+		{r.messagesChunks, func(b []byte) { r.messages = string(b) }, "messages"},
+		{r.toolsChunks, func(b []byte) { r.tools = string(b) }, "tools"},
+		{r.promptTextChunks, func(b []byte) { r.promptText = string(b) }, "prompt text"},
+		{r.promptIDsChunks, func(b []byte) { r.promptIDs = b }, "prompt ids"},
+	}
+	for _, f := range fields {
+		if f.list == nil {
+			continue
+		}
+		b, err := s.readChunks(ctx, tx, f.list, "turn "+id+": "+f.name)
+		if err != nil {
+			return err
+		}
+		f.set(b)
+	}
+	return nil
+}
+
+// decode turns the stored row (chunks already joined) into a payload; id
+// names the turn in errors.
 func (r *payloadRow) decode(id string) (*payload, error) {
 	p := &payload{promptText: r.promptText, responseText: r.responseText}
 	var err error
@@ -151,82 +180,47 @@ func (r *payloadRow) decode(id string) (*payload, error) {
 	return p, nil
 }
 
-// payloadCache is an LRU of decoded payloads keyed by turn seq, bounded by
-// their approximate size. The zero value and nil are disabled caches.
-type payloadCache struct {
-	mu    sync.Mutex
-	max   int
-	used  int
-	order *list.List // front = most recent; values are *cacheEntry
-	bySeq map[int64]*list.Element
+// inTx binds a prepared reader statement to tx, or returns it as is.
+func inTx(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt) *sql.Stmt {
+	if tx == nil {
+		return stmt
+	}
+	return tx.StmtContext(ctx, stmt)
 }
 
-type cacheEntry struct {
-	seq int64
-	p   *payload
-}
+// payloadCache holds decoded payloads keyed by turn seq.
+type payloadCache = lru[int64, *payload]
 
-func newPayloadCache(maxBytes int) *payloadCache {
-	if maxBytes <= 0 {
-		return nil
-	}
-	return &payloadCache{max: maxBytes, order: list.New(), bySeq: map[int64]*list.Element{}}
-}
-
-func (c *payloadCache) get(seq int64) (*payload, bool) {
-	if c == nil {
-		return nil, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.bySeq[seq]
-	if !ok {
-		return nil, false
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(*cacheEntry).p, true
-}
-
-func (c *payloadCache) put(seq int64, p *payload) {
-	if c == nil || p.size > c.max/4 { // one giant turn must not flush the rest
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.bySeq[seq]; ok {
-		c.order.MoveToFront(e)
-		return
-	}
-	c.bySeq[seq] = c.order.PushFront(&cacheEntry{seq: seq, p: p})
-	c.used += p.size
-	for c.used > c.max {
-		last := c.order.Back()
-		ent := last.Value.(*cacheEntry)
-		c.order.Remove(last)
-		delete(c.bySeq, ent.seq)
-		c.used -= ent.p.size
-	}
-}
+func newPayloadCache(maxBytes int) *payloadCache { return newLRU[int64, *payload](maxBytes) }
 
 // fillPayloads completes turns read from the turns row alone with their
 // payloads, from the cache or turn_payloads.
 func (s *Store) fillPayloads(ctx context.Context, ts []store.Turn) error {
+	return s.fillPayloadsTx(ctx, nil, ts)
+}
+
+// fillPayloadsTx is fillPayloads reading through tx (a caller that holds a
+// read transaction must not wait for a second pool connection).
+func (s *Store) fillPayloadsTx(ctx context.Context, tx *sql.Tx, ts []store.Turn) error {
 	for i := range ts {
 		t := &ts[i]
 		p, ok := s.cache.get(t.Seq)
 		if !ok {
 			var row payloadRow
-			err := s.stmts.payloadBySeq.QueryRowContext(ctx, t.Seq).Scan(row.dest()...)
+			err := inTx(ctx, tx, s.stmts.payloadBySeq).QueryRowContext(ctx, t.Seq).Scan(row.dest()...)
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("turn %s: payload row %d is missing", t.ID, t.Seq)
 			}
 			if err != nil {
 				return fmt.Errorf("turn %s: read payload: %w", t.ID, err)
 			}
+			if err := s.unchunk(ctx, tx, &row, t.ID); err != nil {
+				return err
+			}
 			if p, err = row.decode(t.ID); err != nil {
 				return err
 			}
-			s.cache.put(t.Seq, p)
+			s.cache.put(t.Seq, p, p.size)
 		}
 		p.applyTo(t)
 	}

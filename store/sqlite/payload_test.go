@@ -46,10 +46,10 @@ func TestCloneCoversChatTypes(t *testing.T) {
 func TestPayloadCacheEvicts(t *testing.T) {
 	c := newPayloadCache(1000)
 	for seq := range int64(20) {
-		c.put(seq, &payload{size: 100})
+		c.put(seq, &payload{size: 100}, 100)
 	}
-	if c.used > 1000 || len(c.bySeq) != 10 {
-		t.Errorf("cache holds %d bytes in %d entries, want ≤1000 in 10", c.used, len(c.bySeq))
+	if c.used > 1000 || c.len() != 10 {
+		t.Errorf("cache holds %d bytes in %d entries, want ≤1000 in 10", c.used, c.len())
 	}
 	if _, ok := c.get(0); ok {
 		t.Error("oldest entry survived")
@@ -59,19 +59,19 @@ func TestPayloadCacheEvicts(t *testing.T) {
 	}
 	// Reading an entry keeps it: 10 is the oldest now, touch it, add one.
 	c.get(10)
-	c.put(20, &payload{size: 100})
+	c.put(20, &payload{size: 100}, 100)
 	if _, ok := c.get(10); !ok {
 		t.Error("recently read entry evicted")
 	}
 	if _, ok := c.get(11); ok {
 		t.Error("least recently used entry kept")
 	}
-	c.put(99, &payload{size: 600}) // over a quarter of the cache: not kept
+	c.put(99, &payload{size: 600}, 600) // over a quarter of the cache: not kept
 	if _, ok := c.get(99); ok {
 		t.Error("oversized payload cached")
 	}
 	var off *payloadCache
-	off.put(1, &payload{size: 1})
+	off.put(1, &payload{size: 1}, 1)
 	if _, ok := off.get(1); ok {
 		t.Error("nil cache returned a payload")
 	}

@@ -49,6 +49,11 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
+// defaultChunkCacheBytes bounds the cache of raw chunk data, kept in
+// read-only stores too: an export reads the same system-prompt chunks for
+// every turn.
+const defaultChunkCacheBytes = 32 << 20
+
 // FileName is the database's name inside a data directory.
 const FileName = "clawrl.db"
 
@@ -86,6 +91,12 @@ type Store struct {
 	stmts  statements
 	ckpt   *checkpointer // nil when read-only
 	cache  *payloadCache // nil when disabled
+	// chunks caches chunk data for readers (the system prompt's chunks are
+	// in every turn); chunkIDs the writer's known chunk ids (chunks.go).
+	chunks   *lru[int64, []byte]
+	chunkIDs chunkIDs
+	// inlineOnly writes every payload field inline (benchmarks compare).
+	inlineOnly bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -125,7 +136,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open store %s read-only: %w", path, err)
 		}
 	}
-	s := &Store{path: path, log: opts.Logger}
+	s := &Store{path: path, log: opts.Logger, chunks: newLRU[int64, []byte](defaultChunkCacheBytes)}
 	switch {
 	case opts.PayloadCacheBytes > 0:
 		s.cache = newPayloadCache(opts.PayloadCacheBytes)

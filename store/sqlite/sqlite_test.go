@@ -105,7 +105,9 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"last turn", `SELECT ` + rowColumns + ` FROM turns t WHERE t.session_id = ? AND t.type = ? ORDER BY t.idx DESC LIMIT 1`, []any{"s", "main"}},
 		{"turn by hash", `SELECT ` + rowColumns + ` FROM turns t WHERE t.conversation_hash = ? AND t.conversation_hash <> '' ORDER BY t.seq DESC LIMIT 1`, []any{"h"}},
 		{"payload", `SELECT ` + payloadColumns + ` FROM turn_payloads WHERE turn_seq = ?`, []any{1}},
-		{"whole turn", `SELECT ` + turnColumns + turnsFrom + ` WHERE t.state = 'ready' ORDER BY t.seq`, nil},
+		{"ready turns", `SELECT ` + rowColumns + ` FROM turns t WHERE t.state = 'ready' ORDER BY t.seq`, nil},
+		{"chunk by hash", `SELECT id FROM chunks WHERE hash = ?`, []any{[]byte("h")}},
+		{"chunk by id", `SELECT data FROM chunks WHERE id = ?`, []any{1}},
 		{"session by key", `SELECT ` + sessionColumns + ` FROM sessions WHERE key = ? AND key <> ''`, []any{"k"}},
 	}
 	for _, f := range []store.TurnFilter{

@@ -20,16 +20,6 @@ const rowColumns = `t.seq, t.id, t.session_id, t.idx, t.type, t.epoch, t.state, 
 	t.queue_ns, t.prefill_ns, t.decode_ns, t.total_ns, t.conversation_hash,
 	t.next_state, t.next_state_kind, t.observed_at, t.feedback_rating, t.feedback_text, t.feedback_at, t.drop_reason`
 
-// turnColumns and turnsFrom read a whole turn in one query (row and
-// payload, scanTurn). The store's own reads use rowColumns and the payload
-// cache instead (payload.go); this is for queries inside a transaction of
-// their own, such as the learning loop's.
-const turnColumns = rowColumns + `,
-	p.messages, p.tools, p.prompt_text, p.prompt_ids, p.response, p.response_text, p.response_ids, p.behaviour_logprobs`
-
-// turnsFrom joins a turn's mutable row to its payload.
-const turnsFrom = ` FROM turns t JOIN turn_payloads p ON p.turn_seq = t.seq`
-
 type rowScanner interface{ Scan(dest ...any) error }
 
 // turnRow holds the columns of a turns row that need converting.
@@ -73,25 +63,6 @@ func scanTurnRow(r rowScanner) (store.Turn, error) {
 	if err := row.finish(&t); err != nil {
 		return store.Turn{}, err
 	}
-	return t, nil
-}
-
-// scanTurn reads turnColumns: a whole turn from one joined row.
-func scanTurn(r rowScanner) (store.Turn, error) {
-	var t store.Turn
-	var row turnRow
-	var pr payloadRow
-	if err := r.Scan(append(row.dest(&t), pr.dest()...)...); err != nil {
-		return store.Turn{}, err
-	}
-	if err := row.finish(&t); err != nil {
-		return store.Turn{}, err
-	}
-	p, err := pr.decode(t.ID)
-	if err != nil {
-		return store.Turn{}, err
-	}
-	p.applyTo(&t)
 	return t, nil
 }
 
@@ -154,9 +125,12 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 		}
 		next = string(b)
 	}
+	promptIDs := encodeInt32s(t.PromptIDs)
 	var index int
 	var seq int64
+	chunks := chunkWriter{s: s, seen: map[chunkHash]int64{}}
 	err = s.write(ctx, func(tx *sql.Tx) error {
+		chunks.tx = tx
 		if err := tx.StmtContext(ctx, s.stmts.claimIndex).QueryRowContext(ctx, nanos(created), t.SessionID).Scan(&index); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("session %s: %w", t.SessionID, store.ErrNotFound)
@@ -174,19 +148,45 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 		if seq, err = res.LastInsertId(); err != nil {
 			return err
 		}
+		// A chunked field keeps an empty inline value; readers go by the
+		// *_chunks column.
+		inlineMessages, inlineTools, inlinePromptText, inlinePromptIDs := messages, tools, t.PromptText, promptIDs
+		var msgChunks, toolChunks, textChunks, idChunks []byte
+		if msgChunks, err = chunks.put(ctx, []byte(messages)); err != nil {
+			return err
+		} else if msgChunks != nil {
+			inlineMessages = ""
+		}
+		if toolChunks, err = chunks.put(ctx, []byte(tools)); err != nil {
+			return err
+		} else if toolChunks != nil {
+			inlineTools = ""
+		}
+		if textChunks, err = chunks.put(ctx, []byte(t.PromptText)); err != nil {
+			return err
+		} else if textChunks != nil {
+			inlinePromptText = ""
+		}
+		if idChunks, err = chunks.put(ctx, promptIDs); err != nil {
+			return err
+		} else if idChunks != nil {
+			inlinePromptIDs = nil
+		}
 		_, err = tx.StmtContext(ctx, s.stmts.insertPayload).ExecContext(ctx, seq,
-			messages, tools, t.PromptText, encodeInt32s(t.PromptIDs), string(response), t.ResponseText,
-			encodeInt32s(t.ResponseIDs), encodeFloat32s(t.BehaviourLogprobs))
+			inlineMessages, inlineTools, inlinePromptText, inlinePromptIDs, string(response), t.ResponseText,
+			encodeInt32s(t.ResponseIDs), encodeFloat32s(t.BehaviourLogprobs),
+			msgChunks, toolChunks, textChunks, idChunks)
 		return classify(err)
 	})
 	if err != nil {
 		return fmt.Errorf("insert turn %s: %w", t.ID, err)
 	}
+	s.chunkIDs.addAll(chunks.seen)
 	t.Index, t.Seq, t.State, t.CreatedAt = index, seq, store.Generated, fromNanos(nanos(created))
 	if s.cache != nil {
 		size := len(messages) + len(tools) + len(t.PromptText) + len(response) + len(t.ResponseText) +
 			4*(len(t.PromptIDs)+len(t.ResponseIDs)+len(t.BehaviourLogprobs))
-		s.cache.put(seq, payloadOf(t, size))
+		s.cache.put(seq, payloadOf(t, size), size)
 	}
 	return nil
 }
