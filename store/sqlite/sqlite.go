@@ -49,6 +49,11 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
+// defaultChunkCacheBytes bounds the cache of raw chunk data, kept in
+// read-only stores too: an export reads the same system-prompt chunks for
+// every turn.
+const defaultChunkCacheBytes = 32 << 20
+
 // FileName is the database's name inside a data directory.
 const FileName = "clawrl.db"
 
@@ -69,6 +74,10 @@ type Options struct {
 	// PageSize is the SQLite page size of a newly created database (default
 	// 4096; ignored for an existing file). See createDatabase.
 	PageSize int
+	// PayloadCacheBytes bounds the cache of decoded turn payloads (payload.go):
+	// 0 means 64 MiB for a read-write store and none for a read-only one
+	// (export reads each turn once); negative disables it.
+	PayloadCacheBytes int
 	// Logger receives migration and maintenance messages (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -81,6 +90,13 @@ type Store struct {
 	log    *slog.Logger
 	stmts  statements
 	ckpt   *checkpointer // nil when read-only
+	cache  *payloadCache // nil when disabled
+	// chunks caches chunk data for readers (the system prompt's chunks are
+	// in every turn); chunkIDs the writer's known chunk ids (chunks.go).
+	chunks   *lru[int64, []byte]
+	chunkIDs chunkIDs
+	// inlineOnly writes every payload field inline (benchmarks compare).
+	inlineOnly bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -120,7 +136,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open store %s read-only: %w", path, err)
 		}
 	}
-	s := &Store{path: path, log: opts.Logger}
+	s := &Store{path: path, log: opts.Logger, chunks: newLRU[int64, []byte](defaultChunkCacheBytes)}
+	switch {
+	case opts.PayloadCacheBytes > 0:
+		s.cache = newPayloadCache(opts.PayloadCacheBytes)
+	case opts.PayloadCacheBytes == 0 && !opts.ReadOnly:
+		s.cache = newPayloadCache(defaultPayloadCacheBytes)
+	}
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
 	base := "file:" + escapePath(path) + "?" + busy + "&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")"
 
