@@ -111,8 +111,13 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 			b.Session = s
 		}
 	}
-	if err := t.store.TouchSession(ctx, b.Session.ID, now, b.Epoch); err != nil {
-		return Begun{}, fmt.Errorf("touch session %s: %w", b.Session.ID, err)
+	// Inserting the turn marks the session live; a write of its own is only
+	// needed when the compaction epoch moved.
+	if b.Epoch != b.Session.Epoch {
+		if err := t.store.TouchSession(ctx, b.Session.ID, now, b.Epoch); err != nil {
+			return Begun{}, fmt.Errorf("touch session %s: %w", b.Session.ID, err)
+		}
+		b.Session.Epoch = b.Epoch
 	}
 	if typ == store.Main && prev != nil && prev.Type == store.Main && prev.State == store.Generated {
 		next, kind := NextState(req.Messages, prevAt)
@@ -133,6 +138,12 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 
 // sessionByKey returns the session named by id, creating it on first use.
 func (t *Tracker) sessionByKey(ctx context.Context, id Identity, now time.Time) (store.Session, error) {
+	// Known sessions (every request but a conversation's first) need no lock.
+	if s, err := t.store.SessionByKey(ctx, id.Key); err == nil {
+		return s, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return store.Session{}, fmt.Errorf("session by key: %w", err)
+	}
 	h := fnv.New32a()
 	h.Write([]byte(id.Key))
 	mu := &t.stripes[h.Sum32()%uint32(len(t.stripes))]
