@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -16,7 +17,10 @@ import (
 
 	"github.com/clawrl/clawrl/api"
 	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/safetensors"
 	"github.com/clawrl/clawrl/store/sqlite"
 )
 
@@ -79,13 +83,44 @@ func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
 		log.Warn("serving the deterministic test engine (" + testEngineEnv + "=scripted): not a model")
 		return scripted.New(scripted.Options{}), nil
 	}
-	if o.model == "" {
-		// TODO(lead): without --model, create (once, under --data) a tiny
-		// model with `clawrl model new` and serve it.
-		return nil, errors.New("--model is required: pass a Hugging Face model folder (e.g. one made by `clawrl model new --size tiny --out DIR`)")
+	dir := o.model
+	if dir == "" {
+		var err error
+		if dir, err = defaultModel(o.data, log); err != nil {
+			return nil, err
+		}
 	}
-	// TODO(native engine): return native.Open(o.model, …) here.
-	return nil, fmt.Errorf("--model %s: the native engine is not wired into serve yet", o.model)
+	return native.Open(dir, native.Options{})
+}
+
+// defaultModel returns the embedded default checkpoint under data, writing
+// it on first use: a random tiny Qwen3 with the real Qwen3 tokenizer. No
+// pretrained weights ship with clawrl; this lets `clawrl serve` run the whole
+// loop out of the box, and --model points it at a real checkpoint.
+func defaultModel(data string, log *slog.Logger) (string, error) {
+	dir := filepath.Join(data, "models", "tiny-qwen3")
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
+		return dir, nil
+	}
+	log.Warn("no --model given: serving a random tiny Qwen3 (it talks nonsense; pass --model DIR for a real checkpoint)", "dir", dir)
+	tmp := dir + ".partial"
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", err
+	}
+	cfg, err := model.NewConfig(model.Qwen3, model.SizeTiny)
+	if err != nil {
+		return "", err
+	}
+	if err := model.WriteRandom(tmp, cfg, 0, safetensors.F32); err != nil {
+		return "", fmt.Errorf("default model: %w", err)
+	}
+	if err := writeTokenizer(tmp, model.Qwen3, ""); err != nil {
+		return "", fmt.Errorf("default model: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", fmt.Errorf("default model: %w", err)
+	}
+	return dir, nil
 }
 
 func runServe(ctx context.Context, o serveOptions) error {
