@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -390,4 +391,32 @@ func FuzzDecodeChatRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A generation that streams for longer than the body read timeout is not
+// cut: the deadline covers reading the body only.
+func TestLongStreamOutlivesBodyTimeout(t *testing.T) {
+	st := openTestStore(t)
+	eng := newTestServer(t, serverOptions{store: st}).engine
+	srv, err := New(Config{Engine: eng, Store: st, BodyReadTimeout: 100 * time.Millisecond, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := srv.HTTPServer(ln.Addr().String())
+	go hs.Serve(ln)
+	defer hs.Close()
+	resp, err := http.Post("http://"+ln.Addr().String()+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"[[slow:40]][[say:0123456789]]"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := readSSE(t, resp.Body)
+	if events[len(events)-1] != "[DONE]" {
+		t.Fatalf("stream of ~450 ms ended early: %v", events[len(events)-3:])
+	}
 }
