@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ func Run(t *testing.T, open Opener) {
 		{"DropTurn", testDropTurn},
 		{"SettleSessions", testSettle},
 		{"Reopen", testReopen},
+		{"LargePayloadsReady", testLargePayloads},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
@@ -299,5 +301,46 @@ func testReopen(t *testing.T, open Opener) {
 	}
 	if j, err := s2.Judgment(ctx, turns[0].ID); err != nil || j.Score != 1 {
 		t.Errorf("judgment after reopen: %+v %v", j, err)
+	}
+}
+
+// testLargePayloads: a ready sample's turn comes back whole however the
+// store keeps big prompts (store/sqlite cuts them into shared chunks).
+func testLargePayloads(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := fresh(t, open)
+	sess := store.Session{Key: "big", KeySource: "header", CreatedAt: time.Now(), LastSeen: time.Now()}
+	if err := s.CreateSession(ctx, &sess); err != nil {
+		t.Fatal(err)
+	}
+	prompt := make([]int32, 20000)
+	for i := range prompt {
+		prompt[i] = int32(i * 7 % 151000)
+	}
+	system := strings.Repeat("You are a careful assistant. ", 2000)
+	tr := store.Turn{ID: "chatcmpl-big", SessionID: sess.ID, Type: store.Main, CreatedAt: time.Now(),
+		Messages:   []chat.Message{{Role: chat.RoleSystem, Content: system}, {Role: chat.RoleUser, Content: "q"}},
+		PromptText: system, PromptIDs: prompt, Response: chat.Message{Role: chat.RoleAssistant, Content: "a"},
+		ResponseIDs: []int32{1, 2}, BehaviourLogprobs: []float32{-1, -2}}
+	if err := s.InsertTurn(ctx, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ObserveTurn(ctx, tr.ID, []chat.Message{{Role: chat.RoleUser, Content: "thanks"}}, store.NextUser, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordJudgment(ctx, judgment(tr, 1, true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSample(ctx, store.Sample{TurnID: tr.ID, Method: "rl", UseRL: true, Reward: 1, Why: "score +1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, turns, err := s.ReadySamples(ctx, 0)
+	if err != nil || len(turns) != 1 {
+		t.Fatalf("ReadySamples: %d turns, %v", len(turns), err)
+	}
+	got := turns[0]
+	if !reflect.DeepEqual(got.PromptIDs, prompt) || got.Messages[0].Content != system || got.PromptText != system ||
+		!reflect.DeepEqual(got.ResponseIDs, tr.ResponseIDs) {
+		t.Errorf("large ready turn came back changed: %d prompt ids, %d-byte system prompt", len(got.PromptIDs), len(got.Messages[0].Content))
 	}
 }
