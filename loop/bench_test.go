@@ -17,6 +17,7 @@ import (
 // the native trainer idle and then stepping in the background (yielding
 // through the gate as serve does), in one run, and reports time to first
 // token and decode rate for both and their ratio (target: p99 ≤ 1.5× idle).
+// Requests come one at a time with a pause between them, like an agent's.
 //
 //	go test ./loop -run '^$' -bench ServingWhileTraining -benchtime 1x
 func BenchmarkServingWhileTraining(b *testing.B) {
@@ -28,10 +29,20 @@ func BenchmarkServingWhileTraining(b *testing.B) {
 	defer eng.Close()
 	gate := rl.NewGate()
 	served := rl.GatedEngine{Engine: eng, Gate: gate}
-	s := Settings{TrainMode: "lora", LoRARank: 16, LearningRate: 1e-4, WRL: 1, WOPD: 1}
+	s := Settings{TrainMode: "lora", LoRARank: 16, LearningRate: 1e-4, WRL: 1, WOPD: 1, MicroTokens: 128}
 	tr, err := s.nativeTrainer(modelDir)
 	if err != nil {
 		b.Fatal(err)
+	}
+	// As the scheduler does: a trainer that can pause between micro-batches
+	// waits while serving runs.
+	yields := false
+	if y, ok := tr.(rl.Yielder); ok {
+		yields = true
+		y.SetYield(func(ctx context.Context) error {
+			_, err := gate.WaitIdle(ctx, 30*time.Second)
+			return err
+		})
 	}
 	f := eng.Format()
 	text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: "Tell me a story about a lighthouse keeper."}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
@@ -48,7 +59,9 @@ func BenchmarkServingWhileTraining(b *testing.B) {
 		}
 		batch[i] = rl.Sample{TurnID: "bench", PromptIDs: prompt, ResponseIDs: resp, BehaviourLogprobs: lp, UseRL: true, Reward: 1}
 	}
-	const requests = 40
+	// Agents pause between requests (tool runs, the user reading); training
+	// uses those pauses (rl.Gate.Quiet).
+	const requests, thinkTime = 40, 400 * time.Millisecond
 	measure := func() (ttft, rate []float64) {
 		for range requests {
 			start := time.Now()
@@ -70,7 +83,7 @@ func BenchmarkServingWhileTraining(b *testing.B) {
 			if n > 1 {
 				rate = append(rate, float64(n-1)/(total-first).Seconds())
 			}
-			time.Sleep(10 * time.Millisecond) // think time: the trainer gets gaps
+			time.Sleep(thinkTime) // the agent runs a tool or the user reads
 		}
 		return ttft, rate
 	}
@@ -110,5 +123,8 @@ func BenchmarkServingWhileTraining(b *testing.B) {
 		b.ReportMetric(p(idleRate, 0.5), "idle-tok/s")
 		b.ReportMetric(p(trainRate, 0.5), "train-tok/s")
 		b.ReportMetric(float64(steps.Load()), "steps")
+		if yields {
+			b.ReportMetric(1, "yields-between-micro-batches")
+		}
 	}
 }
