@@ -30,7 +30,6 @@ func TestServeRefusesBadSetups(t *testing.T) {
 	}{
 		{"public address without a key", func(o *serveOptions) { o.addr = "0.0.0.0:30000" }, "API key"},
 		{"unknown method", func(o *serveOptions) { o.method = "sft" }, "--method"},
-		{"no model", func(o *serveOptions) {}, "--model is required"},
 		{"bad idle", func(o *serveOptions) { o.sessionIdle = 0 }, "--session-idle"},
 	}
 	for _, tt := range tests {
