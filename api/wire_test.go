@@ -6,11 +6,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -104,25 +106,70 @@ func chunksID(prev []chunk, id string) string {
 	return prev[0].ID
 }
 
-// Tokens reach the client while the engine is still generating.
+// gatedEngine holds a generation after its first token until the gate
+// opens, so a test can see what the client has received meanwhile.
+type gatedEngine struct {
+	engine.Engine
+	gate chan struct{}
+}
+
+func (g gatedEngine) Generate(ctx context.Context, req engine.GenerateRequest, emit func(engine.Token) error) (engine.Generation, error) {
+	n := 0
+	return g.Engine.Generate(ctx, req, func(tok engine.Token) error {
+		if err := emit(tok); err != nil {
+			return err
+		}
+		if n++; n == 1 {
+			select {
+			case <-g.gate:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+}
+
+// Tokens reach the client while the engine is still generating: the first
+// content delta arrives while the engine is held after its first token.
 func TestStreamingIsIncremental(t *testing.T) {
-	ts := newTestServer(t, serverOptions{})
-	resp := ts.post(t, "/v1/chat/completions", map[string]any{"stream": true, "messages": msgs("user", "[[slow:100]][[say:abcdefgh]]")})
+	st := openTestStore(t)
+	gated := gatedEngine{Engine: newTestServer(t, serverOptions{store: st}).engine, gate: make(chan struct{})}
+	srv, err := New(Config{Engine: gated, Store: st, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	resp, err := http.Post(hs.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"[[say:abcdefgh]]"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer resp.Body.Close()
-	start := time.Now()
-	buf := make([]byte, 4096)
-	got := ""
-	for !strings.Contains(got, `"content":"a"`) {
-		n, err := resp.Body.Read(buf)
+	first := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		got := ""
+		for !strings.Contains(got, `"content":"a"`) {
+			n, err := resp.Body.Read(buf)
+			if err != nil {
+				first <- err
+				return
+			}
+			got += string(buf[:n])
+		}
+		first <- nil
+	}()
+	select {
+	case err := <-first:
 		if err != nil {
 			t.Fatal(err)
 		}
-		got += string(buf[:n])
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first token never reached the client while the engine was still generating")
 	}
-	// 9 tokens at 100 ms each: the first content arrives long before the end.
-	if el := time.Since(start); el > 600*time.Millisecond {
-		t.Fatalf("first content delta after %v", el)
-	}
+	close(gated.gate)
 	io.Copy(io.Discard, resp.Body)
 }
 
