@@ -467,3 +467,55 @@ func TestLongStreamOutlivesBodyTimeout(t *testing.T) {
 		t.Fatalf("stream of ~450 ms ended early: %v", events[len(events)-3:])
 	}
 }
+
+func TestStreamedLogprobs(t *testing.T) {
+	ts := newTestServer(t, serverOptions{})
+	resp := ts.post(t, "/v1/chat/completions", map[string]any{"stream": true, "logprobs": true, "top_logprobs": 3,
+		"messages": msgs("user", "[[think:hm]][[say:héllo]]")})
+	defer resp.Body.Close()
+	var id string
+	var lps []tokenLogprob
+	for _, e := range readSSE(t, resp.Body) {
+		var c chunk
+		if e == "[DONE]" || json.Unmarshal([]byte(e), &c) != nil || len(c.Choices) == 0 {
+			continue
+		}
+		id = c.ID
+		if c.Choices[0].Logprobs != nil {
+			lps = append(lps, c.Choices[0].Logprobs.Content...)
+		}
+	}
+	turn, err := ts.store.Turn(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every generated token but the stop token, in order, with the
+	// behaviour logprob that was recorded.
+	if len(lps) != len(turn.ResponseIDs)-1 {
+		t.Fatalf("%d streamed logprobs for %d tokens", len(lps), len(turn.ResponseIDs))
+	}
+	var raw []byte
+	for i, lp := range lps {
+		if lp.Logprob != turn.BehaviourLogprobs[i] || len(lp.TopLogprobs) != 3 {
+			t.Fatalf("logprob %d = %+v, recorded %v", i, lp, turn.BehaviourLogprobs[i])
+		}
+		for _, b := range lp.Bytes {
+			raw = append(raw, byte(b))
+		}
+	}
+	if string(raw) != "<think>\nhm\n</think>\n\nhéllo" {
+		t.Fatalf("token bytes spell %q", raw)
+	}
+}
+
+func TestToolChoiceNone(t *testing.T) {
+	ts := newTestServer(t, serverOptions{})
+	c := ts.complete(t, map[string]any{"messages": msgs("user", "hi"), "tools": []any{lsTool}, "tool_choice": "none"})
+	turn, err := ts.store.Turn(context.Background(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(turn.PromptText, `"ls"`) || len(turn.Tools) != 1 {
+		t.Fatalf("tool_choice none: tools rendered into the prompt %q, recorded %+v", turn.PromptText, turn.Tools)
+	}
+}
