@@ -38,6 +38,8 @@ type Tokenizer struct {
 	rawAdded  *addedMatcher    // added tokens matched in the raw text
 	normAdded *addedMatcher    // added tokens matched after normalization
 	maxID     int32
+
+	segments segmentCache // tokens of long text stretches seen before
 }
 
 // Load reads a tokenizer.json file.
@@ -410,20 +412,31 @@ func (t *Tokenizer) AppendEncode(dst []int32, text string) []int32 {
 			continue
 		}
 		piece := text[seg.start:seg.end]
-		if t.normalizer != nil {
-			piece = t.normalizer.normalize(piece)
-		}
-		if t.normAdded == nil {
-			dst = t.encodePiece(dst, piece, sc)
+		if ids, ok := t.segments.get(piece); ok {
+			dst = append(dst, ids...)
 			continue
 		}
-		var segs2 [16]segment
-		for _, s2 := range t.normAdded.split(segs2[:0], piece) {
-			if s2.id >= 0 {
-				dst = append(dst, s2.id)
-			} else {
-				dst = t.encodePiece(dst, piece[s2.start:s2.end], sc)
-			}
+		start := len(dst)
+		dst = t.encodeSegment(dst, piece, sc)
+		t.segments.put(piece, dst[start:])
+	}
+	return dst
+}
+
+// encodeSegment encodes text between two added tokens of the raw text.
+func (t *Tokenizer) encodeSegment(dst []int32, piece string, sc *scratch) []int32 {
+	if t.normalizer != nil {
+		piece = t.normalizer.normalize(piece)
+	}
+	if t.normAdded == nil {
+		return t.encodePiece(dst, piece, sc)
+	}
+	var segs [16]segment
+	for _, seg := range t.normAdded.split(segs[:0], piece) {
+		if seg.id >= 0 {
+			dst = append(dst, seg.id)
+		} else {
+			dst = t.encodePiece(dst, piece[seg.start:seg.end], sc)
 		}
 	}
 	return dst
