@@ -11,6 +11,8 @@ import (
 	"embed"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 )
 
@@ -52,6 +54,22 @@ func Files(family string) (tokenizerJSON, tokenizerConfigJSON []byte, err error)
 		return nil, nil, err
 	}
 	return tokenizerJSON, tokenizerConfigJSON, nil
+}
+
+// Write writes the family's tokenizer.json and tokenizer_config.json into
+// dir (which must exist), as a Hugging Face checkpoint folder holds them.
+func Write(family, dir string) error {
+	tok, cfg, err := Files(family)
+	if err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{"tokenizer.json": tok, "tokenizer_config.json": cfg} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("vocab: write %s: %w", path, err)
+		}
+	}
+	return nil
 }
 
 func gunzip(name string) ([]byte, error) {

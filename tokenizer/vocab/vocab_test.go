@@ -1,7 +1,10 @@
 package vocab
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -51,5 +54,28 @@ func TestFiles(t *testing.T) {
 	}
 	if _, _, err := Files("gpt2"); err == nil {
 		t.Error("Files(gpt2): want an error for an unknown family")
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write("llama3", dir); err != nil {
+		t.Fatal(err)
+	}
+	tok, cfg, err := Files("llama3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]byte{"tokenizer.json": tok, "tokenizer_config.json": cfg} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: written file differs from Files", name)
+		}
+	}
+	if err := Write("llama3", filepath.Join(dir, "missing")); err == nil {
+		t.Error("Write into a missing folder: want an error")
 	}
 }
