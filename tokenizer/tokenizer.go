@@ -60,6 +60,8 @@ type fileJSON struct {
 	Normalizer   json.RawMessage  `json:"normalizer"`
 	PreTokenizer json.RawMessage  `json:"pre_tokenizer"`
 	Decoder      json.RawMessage  `json:"decoder"`
+	Truncation   json.RawMessage  `json:"truncation"`
+	Padding      json.RawMessage  `json:"padding"`
 	Model        struct {
 		Type                    string            `json:"type"`
 		Vocab                   map[string]int32  `json:"vocab"`
@@ -108,6 +110,11 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("BPE model has an empty vocab")
 	}
 
+	if !isNull(f.Truncation) || !isNull(f.Padding) {
+		// Hugging Face would truncate or pad encodings; clawrl budgets the
+		// context itself, so Encode always returns every token.
+		slog.Warn("tokenizer.json: truncation and padding settings are ignored")
+	}
 	t := &Tokenizer{vocab: m.Vocab, added: make(map[string]int32)}
 	var err error
 	if t.normalizer, err = parseNormalizer(f.Normalizer); err != nil {
