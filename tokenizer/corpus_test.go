@@ -254,3 +254,58 @@ func parityCorpus(n int) []string {
 	}
 	return out
 }
+
+// conversations returns OpenAI-style chat requests (system prompts, tool
+// schemas, tool calls and results, reasoning) for the reference to render
+// with each family's real chat template: the text the engine tokenizes.
+func conversations(n int) []map[string]any {
+	g := &corpusGen{r: rand.New(rand.NewPCG(corpusSeed, 3))}
+	tool := func() map[string]any {
+		return map[string]any{"type": "function", "function": map[string]any{
+			"name": g.pick(words) + "_" + g.pick(words), "description": g.sentence(8),
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{
+				"path":  map[string]any{"type": "string", "description": g.sentence(4)},
+				"limit": map[string]any{"type": "integer"},
+			}, "required": []string{"path"}},
+		}}
+	}
+	var out []map[string]any
+	for i := 0; i < n; i++ {
+		var msgs []map[string]any
+		if g.r.IntN(4) > 0 {
+			msgs = append(msgs, map[string]any{"role": "system", "content": g.sentence(5 + g.r.IntN(200))})
+		}
+		for turn := g.r.IntN(3); turn >= 0; turn-- {
+			msgs = append(msgs, map[string]any{"role": "user", "content": g.mixed(1 + g.r.IntN(5))})
+			switch g.r.IntN(3) {
+			case 0:
+				id := fmt.Sprintf("call%d", g.r.IntN(1e6))
+				msgs = append(msgs,
+					map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
+						"id": id, "type": "function", "function": map[string]any{
+							"name": g.pick(words), "arguments": map[string]any{"path": g.mixed(1), "limit": g.r.IntN(100)}},
+					}}},
+					map[string]any{"role": "tool", "tool_call_id": id, "content": g.mixed(1 + g.r.IntN(4))})
+			case 1:
+				msgs = append(msgs, map[string]any{"role": "assistant", "content": g.sentence(3 + g.r.IntN(30)),
+					"reasoning_content": g.sentence(3 + g.r.IntN(20))})
+			default:
+				msgs = append(msgs, map[string]any{"role": "assistant", "content": g.mixed(1 + g.r.IntN(6))})
+			}
+		}
+		msgs = append(msgs, map[string]any{"role": "user", "content": g.mixed(1 + g.r.IntN(3))})
+		conv := map[string]any{"messages": msgs, "add_generation_prompt": g.r.IntN(5) > 0}
+		if g.r.IntN(2) == 0 {
+			var tools []any
+			for k := 1 + g.r.IntN(12); k > 0; k-- {
+				tools = append(tools, tool())
+			}
+			conv["tools"] = tools
+		}
+		if g.r.IntN(3) == 0 {
+			conv["enable_thinking"] = g.r.IntN(2) == 0
+		}
+		out = append(out, conv)
+	}
+	return out
+}
