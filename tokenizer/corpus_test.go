@@ -93,7 +93,7 @@ func (g *corpusGen) sentence(n int) string {
 // distinguishes, including unassigned code points and other scripts.
 func (g *corpusGen) randomRune() rune {
 	ranges := [][2]rune{
-		{0x20, 0x7e}, {0x20, 0x7e}, {0x09, 0x0d}, {0xa0, 0x24f}, {0x300, 0x36f},
+		{0x20, 0x7e}, {0x20, 0x7e}, {0x09, 0x0d}, {0x00, 0x1f}, {0x7f, 0x9f}, {0xa0, 0x24f}, {0x300, 0x36f},
 		{0x370, 0x3ff}, {0x400, 0x4ff}, {0x590, 0x6ff}, {0x900, 0x97f}, {0xe00, 0xe7f},
 		{0x1100, 0x11ff}, {0x1e00, 0x1eff}, {0x2000, 0x206f}, {0x2070, 0x209f},
 		{0x2100, 0x218f}, {0x2190, 0x23ff}, {0x2460, 0x24ff}, {0x2500, 0x27bf},
@@ -226,6 +226,8 @@ func parityCorpus(n int) []string {
 		"<|eot_id|><|eot_id|>", "text<|endoftext|>text", "\u00a0\u00a0x", "x\u00a0\u00a0",
 		"\r\n\r\n", " \r\n ", "1234567", "١٢٣٤", "e\u0301", "\ufeffbom", "\x00nul\x00",
 		"\u200b\u200c\u200d", "a\u0085b", "x\u180ey", "\U0001F600\U0001F600", "  \t  \n\n  \t",
+		"a\x1cb\x1d c\x1e\x1f d", "\x00\x01\x7f x", " \x1c\x1c a", "a \u0085 b", "a\u2028\u2029b", "\u00a0", " \u00a0a",
+		"x\u200b y", "\ufeff", "x\u1680y \u2007z \u202f w", "ſ's 'ſ", "\u212a'K",
 	}
 	kinds := []func() string{
 		func() string { return g.sentence(1 + g.r.IntN(30)) },
