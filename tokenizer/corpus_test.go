@@ -105,6 +105,33 @@ func (g *corpusGen) randomRune() rune {
 	return rg[0] + g.r.Int32N(rg[1]-rg[0]+1)
 }
 
+// anyCodePoint draws from all of Unicode (surrogates aside), with runs of
+// combining marks: it finds where Unicode versions differ (Go's tables are
+// 15.0, Hugging Face normalizes with 9.0 and splits with 16.0).
+func (g *corpusGen) anyCodePoint(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		var c rune
+		switch g.r.IntN(5) {
+		case 0:
+			c = g.r.Int32N(0x3000)
+		case 1:
+			c = g.r.Int32N(0x10000)
+		case 2:
+			c = g.r.Int32N(0x110000)
+		case 3:
+			c = []rune{0x300, 0x1dc0, 0x20d0, 0xfe20, 0x1ab0, 0x0591}[g.r.IntN(6)] + g.r.Int32N(48)
+		default:
+			c = rune(" \t\n'sS1a"[g.r.IntN(8)])
+		}
+		if c >= 0xd800 && c < 0xe000 {
+			c = 'x'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
 func (g *corpusGen) randomUnicode(n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
@@ -228,6 +255,9 @@ func parityCorpus(n int) []string {
 		"\u200b\u200c\u200d", "a\u0085b", "x\u180ey", "\U0001F600\U0001F600", "  \t  \n\n  \t",
 		"a\x1cb\x1d c\x1e\x1f d", "\x00\x01\x7f x", " \x1c\x1c a", "a \u0085 b", "a\u2028\u2029b", "\u00a0", " \u00a0a",
 		"x\u200b y", "\ufeff", "x\u1680y \u2007z \u202f w", "ſ's 'ſ", "\u212a'K",
+		// Unicode versions: letters and digits new in 16.0 (Egyptian
+		// hieroglyph, Garay, outlined digits), marks new since 9.0.
+		"x\U00013fde'a", "\U00010d50'b", "1\U0001ccf5\U0001ccf62", "\u2178\u1acb\u1cd4", "a\u0d3b\u0301", "e\u1df6\u0316\u0301",
 	}
 	kinds := []func() string{
 		func() string { return g.sentence(1 + g.r.IntN(30)) },
@@ -243,6 +273,7 @@ func parityCorpus(n int) []string {
 		g.chatML,
 		g.llama3Chat,
 		func() string { return g.randomUnicode(1 + g.r.IntN(40)) },
+		func() string { return g.anyCodePoint(1 + g.r.IntN(20)) },
 		func() string { return g.mixed(1 + g.r.IntN(12)) },
 		g.longText,
 	}

@@ -15,3 +15,12 @@ func (t *Tokenizer) ClearCacheForTest() {
 // ClearSegmentCacheForTest empties only the segment cache: encoding then
 // runs the whole pipeline with warm word cache.
 func (t *Tokenizer) ClearSegmentCacheForTest() { t.segments.clear() }
+
+// NormalizeForTest applies the tokenizer's normalizer (Hugging Face's NFC,
+// with Unicode 9.0 data, for Qwen) to s.
+func (t *Tokenizer) NormalizeForTest(s string) string {
+	if t.normalizer == nil {
+		return s
+	}
+	return t.normalizer.normalize(s)
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"unicode"
 
 	"github.com/clawrl/clawrl/tokenizer/vocab"
 )
@@ -38,6 +39,11 @@ func FuzzScannerMatchesRegexp(f *testing.F) {
 		regexps[i] = &regexpMatcher{re: re}
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		for _, r := range s {
+			if unicode.Is(unicode16Letters, r) || unicode.Is(unicode16Numbers, r) {
+				return // regexp2 has Unicode 15.0 tables; the scanners know 16.0
+			}
+		}
 		for i, sc := range scanners {
 			got, want := sc.scanner.find(nil, s), regexps[i].find(nil, s)
 			if !slices.Equal(got, want) {
