@@ -40,6 +40,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -61,6 +62,7 @@ type Tokenizer struct {
 	maxID     int32
 
 	segments segmentCache // tokens of long text stretches seen before
+	scratch  sync.Pool    // *scratch buffers, one per encode in flight
 }
 
 // Load reads a tokenizer.json file.
@@ -431,8 +433,11 @@ func (t *Tokenizer) Encode(text string) []int32 {
 
 // AppendEncode appends the tokens of text to dst and returns it.
 func (t *Tokenizer) AppendEncode(dst []int32, text string) []int32 {
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
+	sc, _ := t.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
+	}
+	defer t.scratch.Put(sc)
 	var segs [16]segment
 	for _, seg := range t.rawAdded.split(segs[:0], text) {
 		if seg.id >= 0 {
