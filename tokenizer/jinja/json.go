@@ -147,6 +147,8 @@ func writeJSON(b *strings.Builder, v any, o jsonOptions, level int) error {
 		}
 	case string:
 		writeJSONString(b, x, o.ensureASCII)
+	case Markup:
+		writeJSONString(b, string(x), o.ensureASCII)
 	case []any, Tuple:
 		items, _ := iterate(x)
 		if len(items) == 0 {
