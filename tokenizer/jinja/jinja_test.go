@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // refPython returns the interpreter for reference runs, after checking it
@@ -331,4 +333,39 @@ func TestRealTemplatesMatchJinja2(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d renders byte-identical, the rest fail on both sides", rendered, len(cases))
+}
+
+// FuzzFromJSON checks the ordered JSON decoder against encoding/json: the
+// same inputs are accepted, and an accepted document re-serialises to JSON
+// that encoding/json reads as the same value.
+func FuzzFromJSON(f *testing.F) {
+	for _, s := range []string{`{"b": 1, "a": [1.5, "x\n", null, true, {"k": {}}]}`, `[]`, `"\u00e9"`, `-0.0e+1`, `{"a":1}x`, `[1,]`, `{"a" 1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := FromJSON(data)
+		if (err == nil) != json.Valid(data) {
+			if err == nil && !utf8.Valid(data) {
+				return // encoding/json rejects nothing for bad UTF-8 either way; skip
+			}
+			t.Fatalf("FromJSON error %v, json.Valid %v for %q", err, json.Valid(data), data)
+		}
+		if err != nil {
+			return
+		}
+		out, err := ToJSON(v)
+		if err != nil {
+			t.Fatalf("ToJSON: %v", err)
+		}
+		if strings.Contains(out, "Infinity") {
+			return // 1e999 is inf in Python too, and json.dumps writes Infinity
+		}
+		var a, b any
+		if json.Unmarshal(data, &a) != nil || json.Unmarshal([]byte(out), &b) != nil {
+			t.Fatalf("re-serialised %q is not JSON", out)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("round trip changed the value: %q -> %q", data, out)
+		}
+	})
 }
