@@ -1,0 +1,85 @@
+package blas
+
+import (
+	"fmt"
+	"math"
+)
+
+// bf16DirectMaxRows is the number of rows of x up to which SgemmBF16 reads
+// bf16 weights directly (decode: bandwidth-bound, half the bytes of f32);
+// above it, weights are widened panel by panel and handed to Sgemm, which is
+// compute-bound there anyway.
+const bf16DirectMaxRows = 8
+
+// bf16PanelRows is how many weight rows are widened to f32 at a time.
+const bf16PanelRows = 128
+
+// SgemmBF16 computes Y = alpha·X·Wᵀ + beta·Y where X is m×k float32 (row
+// stride ldx), W is n×k bfloat16 bits (row stride ldw) and Y is m×n (row
+// stride ldy): a linear layer with weights kept in bf16.
+func SgemmBF16(m, n, k int, alpha float32, x []float32, ldx int, w []uint16, ldw int, beta float32, y []float32, ldy int) {
+	if m < 0 || n < 0 || k < 0 || (m > 0 && k > 0 && len(x) < (m-1)*ldx+k) || (n > 0 && k > 0 && len(w) < (n-1)*ldw+k) || (m > 0 && n > 0 && len(y) < (m-1)*ldy+n) {
+		panic(fmt.Sprintf("blas: SgemmBF16 m=%d n=%d k=%d with len(x)=%d len(w)=%d len(y)=%d", m, n, k, len(x), len(w), len(y)))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if m <= bf16DirectMaxRows {
+		parallelFor(n, 4, 2*int64(m)*int64(n)*int64(k), func(j0, j1 int) {
+			bf16Direct(m, j0, j1, k, alpha, x, ldx, w, ldw, beta, y, ldy)
+		})
+		return
+	}
+	panel := make([]float32, min(n, bf16PanelRows)*k)
+	for j0 := 0; j0 < n; j0 += bf16PanelRows {
+		j1 := min(j0+bf16PanelRows, n)
+		rows := j1 - j0
+		p := panel[:rows*k]
+		for r := 0; r < rows; r++ {
+			WidenBF16(p[r*k:(r+1)*k], w[(j0+r)*ldw:(j0+r)*ldw+k])
+		}
+		Sgemm(false, true, m, rows, k, alpha, x, ldx, p, k, beta, y[j0:], ldy)
+	}
+}
+
+// WidenBF16 converts bf16 bits in src to float32 in dst (exact).
+func WidenBF16(dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	for i, b := range src {
+		dst[i] = math.Float32frombits(uint32(b) << 16)
+	}
+}
+
+// bf16Direct computes columns [j0,j1) reading each weight row once and
+// widening on the fly, for every row of x at once.
+func bf16Direct(m, j0, j1, k int, alpha float32, x []float32, ldx int, w []uint16, ldw int, beta float32, y []float32, ldy int) {
+	for j := j0; j < j1; j++ {
+		wj := w[j*ldw : j*ldw+k]
+		for i := 0; i < m; i++ {
+			s := dotBF16(x[i*ldx:i*ldx+k], wj)
+			p := &y[i*ldy+j]
+			if beta == 0 {
+				*p = alpha * s
+			} else {
+				*p = alpha*s + beta**p
+			}
+		}
+	}
+}
+
+// dotBF16 is the dot product of float32 x with bf16 w.
+func dotBF16(x []float32, w []uint16) float32 {
+	w = w[:len(x)]
+	var s0, s1, s2, s3 float32
+	p := 0
+	for ; p+4 <= len(x); p += 4 {
+		s0 += x[p] * math.Float32frombits(uint32(w[p])<<16)
+		s1 += x[p+1] * math.Float32frombits(uint32(w[p+1])<<16)
+		s2 += x[p+2] * math.Float32frombits(uint32(w[p+2])<<16)
+		s3 += x[p+3] * math.Float32frombits(uint32(w[p+3])<<16)
+	}
+	for ; p < len(x); p++ {
+		s0 += x[p] * math.Float32frombits(uint32(w[p])<<16)
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,0 +1,251 @@
+// Package blas holds the dense linear algebra the model needs: a row-major
+// Sgemm (C = alpha·op(A)·op(B) + beta·C) and a bf16-weight variant for
+// half-size weights.
+//
+// The pure-Go implementation is always built and always correct; building
+// with cgo and `-tags openblas` routes Sgemm to OpenBLAS's cblas_sgemm
+// (pkg-config name openblas). SgemmGo stays available either way, for tests
+// and benchmarks that compare the two.
+package blas
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C with row-major matrices,
+// where op(X) is X or Xᵀ. op(A) is m×k, op(B) is k×n, C is m×n; lda, ldb and
+// ldc are the row strides of A, B and C as stored. With beta = 0, C is
+// overwritten (NaNs in C do not leak through).
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func checkArgs(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	need := func(name string, buf []float32, rows, cols, ld int) {
+		if rows == 0 || cols == 0 {
+			return
+		}
+		if ld < cols {
+			panic(fmt.Sprintf("blas: %s stride %d < %d columns", name, ld, cols))
+		}
+		if len(buf) < (rows-1)*ld+cols {
+			panic(fmt.Sprintf("blas: %s has %d elements, %dx%d with stride %d needs %d", name, len(buf), rows, cols, ld, (rows-1)*ld+cols))
+		}
+	}
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("blas: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	need("A", a, ar, ac, lda)
+	need("B", b, br, bc, ldb)
+	need("C", c, m, n, ldc)
+}
+
+// SgemmGo is the pure-Go Sgemm, whatever the build tags.
+func SgemmGo(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	// Bring both operands to the "rows along k" layout the kernel wants:
+	// A as m×k and B as n×k (that is, Bᵀ), each contiguous along k. The
+	// model's hot case, x·Wᵀ with W stored [out,in], needs no packing.
+	if transA {
+		a, lda = transpose(a, lda, k, m), k
+	}
+	if !transB {
+		b, ldb = transpose(b, ldb, k, n), k
+	}
+	gemmNT(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// transpose returns the cols×rows transpose of the rows×cols matrix x.
+func transpose(x []float32, ld, rows, cols int) []float32 {
+	t := make([]float32, rows*cols)
+	const blk = 32
+	for i0 := 0; i0 < rows; i0 += blk {
+		for j0 := 0; j0 < cols; j0 += blk {
+			for i := i0; i < min(i0+blk, rows); i++ {
+				row := x[i*ld : i*ld+cols]
+				for j := j0; j < min(j0+blk, cols); j++ {
+					t[j*rows+i] = row[j]
+				}
+			}
+		}
+	}
+	return t
+}
+
+// parallelMinFlops is the work below which splitting across goroutines costs
+// more than it saves.
+const parallelMinFlops = 1 << 17
+
+// parallelFor splits [0,n) into chunks (multiples of align) across
+// GOMAXPROCS goroutines when work (in flops) justifies it.
+func parallelFor(n, align int, work int64, fn func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if work < parallelMinFlops || workers <= 1 || n <= align {
+		fn(0, n)
+		return
+	}
+	chunks := min(workers, (n+align-1)/align)
+	per := ((n+chunks-1)/chunks + align - 1) / align * align
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// gemmNT computes C = alpha·A·Bᵀ + beta·C, A m×k, B n×k, both contiguous
+// along k. Goroutines split the n (output column) range, so each streams its
+// own rows of B — for decode (m small) that is the whole memory traffic.
+func gemmNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	parallelFor(n, 4, 2*int64(m)*int64(n)*int64(k), func(j0, j1 int) {
+		gemmNTRange(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	})
+}
+
+// gemmNTRange computes columns [j0,j1) of C. It walks B in panels of 4 rows
+// (which stay in L1/L2 while every row of A streams past) and computes 4×4
+// tiles of C with 16 independent accumulators.
+func gemmNTRange(m, j0, j1, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	store := func(i, j int, v float32) {
+		p := &c[i*ldc+j]
+		if beta == 0 {
+			*p = alpha * v
+		} else {
+			*p = alpha*v + beta**p
+		}
+	}
+	j := j0
+	for ; j+4 <= j1; j += 4 {
+		b0 := b[j*ldb : j*ldb+k]
+		b1 := b[(j+1)*ldb : (j+1)*ldb+k]
+		b2 := b[(j+2)*ldb : (j+2)*ldb+k]
+		b3 := b[(j+3)*ldb : (j+3)*ldb+k]
+		i := 0
+		for ; i+4 <= m; i += 4 {
+			var s [16]float32
+			dot4x4(&s, a[i*lda:i*lda+k], a[(i+1)*lda:(i+1)*lda+k], a[(i+2)*lda:(i+2)*lda+k], a[(i+3)*lda:(i+3)*lda+k], b0, b1, b2, b3)
+			for r := 0; r < 4; r++ {
+				for q := 0; q < 4; q++ {
+					store(i+r, j+q, s[4*r+q])
+				}
+			}
+		}
+		for ; i < m; i++ {
+			s0, s1, s2, s3 := dot1x4(a[i*lda:i*lda+k], b0, b1, b2, b3)
+			store(i, j, s0)
+			store(i, j+1, s1)
+			store(i, j+2, s2)
+			store(i, j+3, s3)
+		}
+	}
+	for ; j < j1; j++ {
+		bj := b[j*ldb : j*ldb+k]
+		for i := 0; i < m; i++ {
+			store(i, j, Dot(a[i*lda:i*lda+k], bj))
+		}
+	}
+}
+
+// dot4x4 computes the 16 dot products of a0..a3 with b0..b3 (all length k).
+func dot4x4(s *[16]float32, a0, a1, a2, a3, b0, b1, b2, b3 []float32) {
+	k := len(a0)
+	a1, a2, a3 = a1[:k], a2[:k], a3[:k]
+	b0, b1, b2, b3 = b0[:k], b1[:k], b2[:k], b3[:k]
+	var s00, s01, s02, s03, s10, s11, s12, s13, s20, s21, s22, s23, s30, s31, s32, s33 float32
+	for p := 0; p < k; p++ {
+		x0, x1, x2, x3 := a0[p], a1[p], a2[p], a3[p]
+		y0, y1, y2, y3 := b0[p], b1[p], b2[p], b3[p]
+		s00 += x0 * y0
+		s01 += x0 * y1
+		s02 += x0 * y2
+		s03 += x0 * y3
+		s10 += x1 * y0
+		s11 += x1 * y1
+		s12 += x1 * y2
+		s13 += x1 * y3
+		s20 += x2 * y0
+		s21 += x2 * y1
+		s22 += x2 * y2
+		s23 += x2 * y3
+		s30 += x3 * y0
+		s31 += x3 * y1
+		s32 += x3 * y2
+		s33 += x3 * y3
+	}
+	*s = [16]float32{s00, s01, s02, s03, s10, s11, s12, s13, s20, s21, s22, s23, s30, s31, s32, s33}
+}
+
+// dot1x4 computes the dot products of a with b0..b3, two accumulators each
+// so the adds do not form one long dependency chain.
+func dot1x4(a, b0, b1, b2, b3 []float32) (float32, float32, float32, float32) {
+	k := len(a)
+	b0, b1, b2, b3 = b0[:k], b1[:k], b2[:k], b3[:k]
+	var s0, s1, s2, s3, t0, t1, t2, t3 float32
+	p := 0
+	for ; p+2 <= k; p += 2 {
+		x, y := a[p], a[p+1]
+		s0 += x * b0[p]
+		s1 += x * b1[p]
+		s2 += x * b2[p]
+		s3 += x * b3[p]
+		t0 += y * b0[p+1]
+		t1 += y * b1[p+1]
+		t2 += y * b2[p+1]
+		t3 += y * b3[p+1]
+	}
+	for ; p < k; p++ {
+		x := a[p]
+		s0 += x * b0[p]
+		s1 += x * b1[p]
+		s2 += x * b2[p]
+		s3 += x * b3[p]
+	}
+	return s0 + t0, s1 + t1, s2 + t2, s3 + t3
+}
+
+// Dot is the dot product of two equal-length vectors.
+func Dot(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float32
+	p := 0
+	for ; p+4 <= len(x); p += 4 {
+		s0 += x[p] * y[p]
+		s1 += x[p+1] * y[p+1]
+		s2 += x[p+2] * y[p+2]
+		s3 += x[p+3] * y[p+3]
+	}
+	for ; p < len(x); p++ {
+		s0 += x[p] * y[p]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// Axpy computes y += alpha·x.
+func Axpy(alpha float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}

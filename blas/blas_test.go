@@ -1,0 +1,137 @@
+package blas
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// naive is the textbook triple loop in float64, the reference for Sgemm.
+func naive(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for p := 0; p < k; p++ {
+				av := a[i*lda+p]
+				if transA {
+					av = a[p*lda+i]
+				}
+				bv := b[p*ldb+j]
+				if transB {
+					bv = b[j*ldb+p]
+				}
+				s += float64(av) * float64(bv)
+			}
+			v := float64(alpha) * s
+			if beta != 0 {
+				v += float64(beta) * float64(c[i*ldc+j])
+			}
+			c[i*ldc+j] = float32(v)
+		}
+	}
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+func TestSgemm(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	shapes := [][3]int{{1, 1, 1}, {1, 7, 5}, {5, 1, 9}, {4, 4, 4}, {7, 13, 33}, {33, 70, 129}, {64, 256, 96}, {3, 5, 0}}
+	impls := map[string]func(bool, bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int){"Sgemm": Sgemm, "SgemmGo": SgemmGo}
+	for name, f := range impls {
+		for _, s := range shapes {
+			for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+				for _, ab := range [][2]float32{{1, 0}, {0.5, 2}} {
+					m, n, k := s[0], s[1], s[2]
+					t.Run(fmt.Sprintf("%s/%dx%dx%d/tA=%v,tB=%v/alpha=%v,beta=%v", name, m, n, k, tr[0], tr[1], ab[0], ab[1]), func(t *testing.T) {
+						lda, ldb, ldc := k+3, n+1, n+2
+						if tr[0] {
+							lda = m + 3
+						}
+						if tr[1] {
+							ldb = k + 1
+						}
+						a := randSlice(r, max(m, k)*lda)
+						b := randSlice(r, max(n, k)*ldb)
+						c := randSlice(r, m*ldc)
+						want := append([]float32(nil), c...)
+						if ab[1] == 0 {
+							for i := range c {
+								c[i] = float32(math.NaN()) // beta=0 must overwrite
+							}
+						}
+						f(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
+						naive(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], want, ldc)
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								g, w := c[i*ldc+j], want[i*ldc+j]
+								if math.Abs(float64(g-w)) > 1e-4*math.Sqrt(float64(k+1))*(1+math.Abs(float64(w))) {
+									t.Fatalf("C[%d,%d] = %v, want %v", i, j, g, w)
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func TestSgemmBF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, m := range []int{1, 3, 8, 9, 40} {
+		n, k := 300, 70
+		x := randSlice(r, m*k)
+		wf := randSlice(r, n*k)
+		w := make([]uint16, n*k)
+		for i, v := range wf {
+			w[i] = uint16(math.Float32bits(v) >> 16) // truncation is fine: we compare against the widened values
+			wf[i] = math.Float32frombits(uint32(w[i]) << 16)
+		}
+		y := randSlice(r, m*n)
+		want := append([]float32(nil), y...)
+		SgemmBF16(m, n, k, 1, x, k, w, k, 1, y, n)
+		naive(false, true, m, n, k, 1, x, k, wf, k, 1, want, n)
+		for i := range y {
+			if math.Abs(float64(y[i]-want[i])) > 1e-4*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("m=%d: y[%d] = %v, want %v", m, i, y[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkSgemm compares the build's Sgemm (OpenBLAS with -tags openblas)
+// with the pure-Go one on the model's shapes: x·Wᵀ for prefill (m=128) and
+// decode (m=1), Qwen3-0.6B's q/up projections.
+func BenchmarkSgemm(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, s := range [][3]int{{128, 1024, 1024}, {128, 3072, 1024}, {1, 3072, 1024}, {4, 3072, 1024}} {
+		m, n, k := s[0], s[1], s[2]
+		x, w, y := randSlice(r, m*k), randSlice(r, n*k), make([]float32, m*n)
+		wb := make([]uint16, n*k)
+		for i, v := range w {
+			wb[i] = uint16(math.Float32bits(v) >> 16)
+		}
+		for _, impl := range []struct {
+			name string
+			f    func()
+		}{
+			{"backend=" + Backend, func() { Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
+			{"backend=go", func() { SgemmGo(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
+			{"bf16", func() { SgemmBF16(m, n, k, 1, x, k, wb, k, 0, y, n) }},
+		} {
+			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, impl.name), func(b *testing.B) {
+				for b.Loop() {
+					impl.f()
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

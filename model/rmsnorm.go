@@ -1,0 +1,23 @@
+package model
+
+import "math"
+
+// rmsnormForward normalises each of the N rows of C values in inp by its
+// root mean square and scales by weight: out = w · x / sqrt(mean(x²) + eps).
+// It also serves Qwen3's per-head q/k norms (rows = tokens × heads,
+// C = head_dim). out may alias inp.
+func rmsnormForward(out, inp, weight []float32, N, C int, eps float32) {
+	weight = weight[:C]
+	for r := 0; r < N; r++ {
+		x := inp[r*C : (r+1)*C]
+		o := out[r*C : (r+1)*C]
+		var ss float64
+		for _, v := range x {
+			ss += float64(v) * float64(v)
+		}
+		rstd := float32(1 / math.Sqrt(float64(float32(ss/float64(C))+eps)))
+		for i, v := range x {
+			o[i] = weight[i] * (v * rstd)
+		}
+	}
+}
