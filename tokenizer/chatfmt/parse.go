@@ -592,3 +592,10 @@ func (p *Parser) llamaKeyOK() bool {
 	}
 	return c.emitted
 }
+
+// NewParser returns an output parser for a generation that continues
+// prompt (rendered by t): the syntax the template teaches, starting inside
+// reasoning when the prompt left a <think> open.
+func (t *Template) NewParser(prompt string) *Parser {
+	return NewParser(ParserOptions{Syntax: DetectSyntax(t.source), StartInReasoning: PromptOpensReasoning(prompt)})
+}
