@@ -20,6 +20,9 @@ import (
 // through; a stop with tool calls is reported as tool_calls).
 const finishToolCalls = "tool_calls"
 
+// maxToolCalls bounds the tool calls of one answer.
+const maxToolCalls = 1024
+
 // errClientGone marks a failed write to the client: it left, as a
 // cancelled context says too.
 var errClientGone = errors.New("client gone")
@@ -161,6 +164,9 @@ func (t *turnRun) deliver(d engine.Delta) error {
 		chunks = append(chunks, chunkDelta{Content: &c})
 	}
 	for _, tc := range d.ToolCalls {
+		if tc.Index < 0 || tc.Index > maxToolCalls {
+			continue // a parser bug must not take the server down
+		}
 		for len(t.callIDs) <= tc.Index {
 			t.callIDs = append(t.callIDs, "")
 		}
