@@ -81,23 +81,21 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 	return cmd
 }
 
-// openEngine returns the engine serve runs and the model folder it loaded
-// (which the trainer trains; "" for the test engine). Adding an engine is one
-// case here.
-func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, string, error) {
+// openEngine returns the engine serve runs. Adding an engine is one case
+// here.
+func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
 	if os.Getenv(testEngineEnv) == "scripted" {
 		log.Warn("serving the deterministic test engine (" + testEngineEnv + "=scripted): not a model")
-		return scripted.New(scripted.Options{}), "", nil
+		return scripted.New(scripted.Options{}), nil
 	}
 	dir := o.model
 	if dir == "" {
 		var err error
 		if dir, err = defaultModel(o.data, log); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 	}
-	eng, err := native.Open(dir, native.Options{})
-	return eng, dir, err
+	return native.Open(dir, native.Options{})
 }
 
 // defaultModel returns the embedded default checkpoint under data, writing
@@ -150,7 +148,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	eng, modelDir, err := openEngine(o, log)
+	eng, err := openEngine(o, log)
 	if err != nil {
 		return err
 	}
@@ -177,8 +175,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	loops, stopLoops := context.WithCancel(context.Background())
 	defer stopLoops()
 	go gw.Tracker().Expire(loops, o.sessionIdle, min(max(o.sessionIdle/10, time.Second), time.Minute))
-	o.learning.Method = o.method
-	learning, err := startLearning(loops, o.learning, eng, modelDir, o.data, st, gate, registry, log)
+	learning, err := startLearning(loops, o, eng, st, gate, registry, log)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -16,13 +17,19 @@ import (
 // startLearning builds and starts the judge and train loops of `clawrl
 // serve` (package loop) for the served engine: the judge and the OPD teacher
 // run on its base weights (or --judge-url), the native trainer trains a copy
-// of the model in modelDir ("" = no trainer: samples are built and kept),
-// and new adapter versions are published to the engine. The loops stop when
-// ctx ends; Wait on the returned runner.
-func startLearning(ctx context.Context, s loop.Settings, eng engine.Engine, modelDir, data string,
+// of the served model (none for the test engine: samples are built and
+// kept), and new adapter versions are published to the engine. The loops
+// stop when ctx ends; Wait on the returned runner.
+func startLearning(ctx context.Context, o serveOptions, eng engine.Engine,
 	st store.LearningStore, gate *rl.Gate, reg *prometheus.Registry, log *slog.Logger) (*loop.Runner, error) {
+	modelDir, err := trainedModelDir(o, log)
+	if err != nil {
+		return nil, err
+	}
 	pub, _ := eng.(engine.Publisher)
-	r, err := s.Build(loop.Parts{Engine: eng, Publisher: pub, Store: st, Gate: gate, DataDir: data, ModelDir: modelDir, Log: log})
+	s := o.learning
+	s.Method = o.method
+	r, err := s.Build(loop.Parts{Engine: eng, Publisher: pub, Store: st, Gate: gate, DataDir: o.data, ModelDir: modelDir, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("learning loop: %w", err)
 	}
@@ -33,4 +40,17 @@ func startLearning(ctx context.Context, s loop.Settings, eng engine.Engine, mode
 		return nil, fmt.Errorf("learning loop: %w", err)
 	}
 	return r, nil
+}
+
+// trainedModelDir is the folder of the served model, which the trainer loads
+// its own copy of: --model, or the default model (already written by
+// openEngine); "" for the test engine, which has no weights.
+func trainedModelDir(o serveOptions, log *slog.Logger) (string, error) {
+	switch {
+	case os.Getenv(testEngineEnv) == "scripted":
+		return "", nil
+	case o.model != "":
+		return o.model, nil
+	}
+	return defaultModel(o.data, log)
 }
