@@ -22,11 +22,30 @@
 // fsync rate, which is what bounds the gateway. Pass Options.Synchronous =
 // "FULL" where power-loss durability is worth that.
 //
-// # Migrations
+// # Layout
+//
+// A turn is a small mutable row in turns (state, next state, feedback, what
+// the loops filter on) and a write-once row in turn_payloads (messages,
+// tools, prompt and response text and ids). Large payload fields are stored
+// as content-defined chunks shared across turns and sessions (chunks.go).
+// Reads take the row fresh and the payload from an LRU of decoded payloads
+// or from turn_payloads (payload.go); callers always get deep copies.
+//
+// # Migrations and extending the store
 //
 // migrations/NNNN_name.sql are embedded and applied in order, each in its
-// own transaction that also records it in schema_migrations. Other parts add
-// their tables in later numbered files of their own.
+// own transaction that also records it in schema_migrations; a database
+// with a step this binary does not know is refused. 0001 (sessions, turns,
+// the state machine) and 0003 (chunks) are the store's, 0002 the learning
+// loop's; new steps take the next free number, in files of their own.
+//
+// Code in this package that adds tables (learning.go) changes rows with
+// s.write (one IMMEDIATE transaction on the single writer), moves turns with
+// s.transition inside it (guarded by the current state, ErrConflict
+// otherwise; the schema's trigger refuses anything store.CanTransition does
+// not allow), and reads whole turns as SELECT rowColumns FROM turns t …,
+// scanTurnRow, then fillPayloads (or fillPayloadsTx inside a read
+// transaction).
 package sqlite
 
 import (
