@@ -53,16 +53,36 @@ func WidenBF16(dst []float32, src []uint16) {
 // bf16Direct computes columns [j0,j1) reading each weight row once and
 // widening on the fly, for every row of x at once.
 func bf16Direct(m, j0, j1, k int, alpha float32, x []float32, ldx int, w []uint16, ldw int, beta float32, y []float32, ldy int) {
+	store := func(i, j int, s float32) {
+		p := &y[i*ldy+j]
+		if beta == 0 {
+			*p = alpha * s
+		} else {
+			*p = alpha*s + beta**p
+		}
+	}
+	if k8 := k &^ 7; useAVX2 && k8 > 0 {
+		var t4 [4]float32
+		for ; j0+4 <= j1; j0 += 4 {
+			_ = w[(j0+3)*ldw+k-1]
+			for i := 0; i < m; i++ {
+				xi := x[i*ldx : i*ldx+k]
+				kern1x4bf16(k8, &xi[0], &w[j0*ldw], ldw, &t4)
+				for q := 0; q < 4; q++ {
+					s := t4[q]
+					wq := w[(j0+q)*ldw : (j0+q)*ldw+k]
+					for p := k8; p < k; p++ {
+						s += xi[p] * math.Float32frombits(uint32(wq[p])<<16)
+					}
+					store(i, j0+q, s)
+				}
+			}
+		}
+	}
 	for j := j0; j < j1; j++ {
 		wj := w[j*ldw : j*ldw+k]
 		for i := 0; i < m; i++ {
-			s := dotBF16(x[i*ldx:i*ldx+k], wj)
-			p := &y[i*ldy+j]
-			if beta == 0 {
-				*p = alpha * s
-			} else {
-				*p = alpha*s + beta**p
-			}
+			store(i, j, dotBF16(x[i*ldx:i*ldx+k], wj))
 		}
 	}
 }

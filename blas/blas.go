@@ -119,8 +119,12 @@ func parallelFor(n, align int, work int64, fn func(lo, hi int)) {
 // along k. Goroutines split the n (output column) range, so each streams its
 // own rows of B — for decode (m small) that is the whole memory traffic.
 func gemmNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	parallelFor(n, 4, 2*int64(m)*int64(n)*int64(k), func(j0, j1 int) {
-		gemmNTRange(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	parallelFor(n, 12, 2*int64(m)*int64(n)*int64(k), func(j0, j1 int) {
+		if useAVX2 {
+			gemmNTRangeAVX2(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		} else {
+			gemmNTRange(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		}
 	})
 }
 

@@ -85,8 +85,8 @@ func TestSgemm(t *testing.T) {
 
 func TestSgemmBF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, m := range []int{1, 3, 8, 9, 40} {
-		n, k := 300, 70
+	for _, s := range [][3]int{{1, 300, 70}, {3, 300, 70}, {8, 301, 64}, {9, 300, 70}, {40, 300, 70}, {2, 7, 5}} {
+		m, n, k := s[0], s[1], s[2]
 		x := randSlice(r, m*k)
 		wf := randSlice(r, n*k)
 		w := make([]uint16, n*k)
@@ -118,14 +118,20 @@ func BenchmarkSgemm(b *testing.B) {
 		for i, v := range w {
 			wb[i] = uint16(math.Float32bits(v) >> 16)
 		}
-		for _, impl := range []struct {
+		impls := []struct {
 			name string
 			f    func()
 		}{
-			{"backend=" + Backend, func() { Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
-			{"backend=go", func() { SgemmGo(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
+			{"go", func() { SgemmGo(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
 			{"bf16", func() { SgemmBF16(m, n, k, 1, x, k, wb, k, 0, y, n) }},
-		} {
+		}
+		if Backend != "go" {
+			impls = append(impls, struct {
+				name string
+				f    func()
+			}{Backend, func() { Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }})
+		}
+		for _, impl := range impls {
 			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, impl.name), func(b *testing.B) {
 				for b.Loop() {
 					impl.f()
