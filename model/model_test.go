@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -383,5 +384,40 @@ func TestTopLogprobs(t *testing.T) {
 	}
 	if len(TopLogprobs(logits, 10)) != 5 || TopLogprobs(logits, 0) != nil {
 		t.Error("wrong length for n ≥ vocab or n = 0")
+	}
+}
+
+func BenchmarkSample(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	logits := make([]float32, 151936)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64() * 2)
+	}
+	for _, p := range []SamplingParams{{}, {Temperature: 1}, {Temperature: 0.6, TopP: 0.95, TopK: 20}, {Temperature: 0.7, TopP: 0.8}} {
+		b.Run(fmt.Sprintf("T=%v,top_p=%v,top_k=%d", p.Temperature, p.TopP, p.TopK), func(b *testing.B) {
+			for b.Loop() {
+				Sample(logits, p, r)
+			}
+		})
+	}
+}
+
+func TestExpf(t *testing.T) {
+	worst := 0.0
+	for x := -103.0; x <= 88.7; x += 0.0137 {
+		got, want := float64(expf(float32(x))), math.Exp(float64(float32(x)))
+		if want < 1e-37 {
+			if math.Abs(got-want) > 1e-44 {
+				t.Fatalf("expf(%v) = %g, want %g", x, got, want)
+			}
+			continue
+		}
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	if worst > 3e-7 {
+		t.Errorf("expf worst relative error %.3g, want ≤ 3e-7", worst)
+	}
+	if expf(0) != 1 || expf(-200) != 0 || !math.IsInf(float64(expf(100)), 1) {
+		t.Error("expf edge cases")
 	}
 }
