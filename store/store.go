@@ -20,7 +20,8 @@ import (
 var ErrNotFound = errors.New("store: not found")
 
 // ErrConflict is returned when a transition does not apply to the row's
-// current state (for example observing a turn that already expired).
+// current state (for example observing a turn that already expired), or when
+// a create would duplicate a unique key (a turn id, a session key).
 var ErrConflict = errors.New("store: state conflict")
 
 // TurnType says whether a turn is trained (main) or only served (side).
@@ -43,6 +44,35 @@ const (
 	Trained   TurnState = "trained"   // used by a trainer step
 	Dropped   TurnState = "dropped"   // will never be trained; DropReason says why
 )
+
+// TurnStates lists every state in the order of a turn's life.
+func TurnStates() []TurnState {
+	return []TurnState{Generated, Observed, Expired, Judged, Ready, Trained, Dropped}
+}
+
+// CanTransition reports whether the state machine allows from → to. It is the
+// one table every implementation enforces (store/sqlite mirrors it in a
+// trigger, so no code path can skip it).
+//
+// Beyond DESIGN.md's arrows: any state before trained may be dropped (a side
+// turn, a prompt too long to train, a sample too stale); an expired turn may
+// still become observed, but only through explicit feedback (AddFeedback),
+// because a thumbs-up that arrives after the idle timeout is still a signal.
+func CanTransition(from, to TurnState) bool {
+	switch from {
+	case Generated:
+		return to == Observed || to == Expired || to == Dropped
+	case Expired:
+		return to == Observed || to == Dropped
+	case Observed:
+		return to == Judged || to == Dropped
+	case Judged:
+		return to == Ready || to == Dropped
+	case Ready:
+		return to == Trained || to == Dropped
+	}
+	return false
+}
 
 // NextState kinds: what followed a turn.
 const (
@@ -73,6 +103,7 @@ type Feedback struct {
 // Turn is one served completion with everything needed to train on it.
 type Turn struct {
 	ID        string // the completion id returned to the client (chatcmpl-…)
+	Seq       int64  // the store's row order, assigned by InsertTurn; TurnFilter.AfterID pages on it
 	SessionID string
 	Index     int // 0-based position among the session's turns
 	Type      TurnType
@@ -109,18 +140,25 @@ type Turn struct {
 // TurnFilter selects turns for listing and export.
 type TurnFilter struct {
 	SessionID string
+	Type      TurnType // empty: any
 	States    []TurnState
-	Since     time.Time
-	AfterID   int64 // keyset pagination on the store's row order
-	Limit     int
+	Since     time.Time // CreatedAt at or after
+	AfterID   int64     // keyset pagination: only turns with Seq > AfterID, in Seq order
+	Limit     int       // 0: no limit
 }
 
 // Stats is a summary for `clawrl status` and /metrics.
 type Stats struct {
-	Sessions      int
-	TurnsByState  map[TurnState]int
-	TurnsByType   map[TurnType]int
-	PolicyVersion int64
+	Sessions        int
+	ExpiredSessions int
+	Turns           int
+	TurnsByState    map[TurnState]int
+	TurnsByType     map[TurnType]int
+	// Queue depths of the learning loop, main turns only (side turns are
+	// never judged or trained).
+	AwaitingJudge   int   // main turns observed, not yet judged
+	AwaitingTrainer int   // main turns ready, not yet trained
+	PolicyVersion   int64 // the newest policy version that produced a recorded turn
 }
 
 // Sessions finds and creates sessions.
@@ -148,11 +186,37 @@ type Turns interface {
 	ObserveTurn(ctx context.Context, id string, next []chat.Message, kind string, at time.Time) error
 	// AddFeedback attaches explicit feedback; a generated turn becomes observed.
 	AddFeedback(ctx context.Context, id string, f Feedback) error
-	// ExpireIdle marks the last generated turn of every session idle since
-	// before cutoff as expired, and returns how many turns changed.
+	// ExpireIdle marks every session whose last activity is before cutoff as
+	// expired, and every turn of those sessions still waiting for its next
+	// state (generated) as expired; it returns how many turns changed. A later
+	// request with the same key continues the same session (TouchSession or
+	// InsertTurn clears Expired); its expired turns stay expired.
 	ExpireIdle(ctx context.Context, cutoff time.Time) (int, error)
 	ListTurns(ctx context.Context, f TurnFilter) ([]Turn, error)
 	Stats(ctx context.Context) (Stats, error)
+}
+
+// Transitioner is implemented by stores that move a turn along any arrow of
+// the state machine (the judge and trainer use it for judged, ready, trained
+// and dropped). from guards the move: a turn not in from gives ErrConflict.
+// dropReason is recorded when to is Dropped.
+type Transitioner interface {
+	Transition(ctx context.Context, id string, from, to TurnState, dropReason string) error
+}
+
+// Annotator is an optional capability: a store that keeps more about turns
+// than the Turn type (judgments, samples) returns it here, keyed by turn id
+// and then by field name, and `clawrl export` adds those fields to each
+// turn's record. Missing ids simply have nothing to add.
+type Annotator interface {
+	AnnotateTurns(ctx context.Context, turnIDs []string) (map[string]map[string]any, error)
+}
+
+// Reporter is an optional capability: a store that keeps learning-loop
+// state (adapter versions, trainer steps, losses) summarises it for
+// `clawrl status`, as named values.
+type Reporter interface {
+	Report(ctx context.Context) (map[string]any, error)
 }
 
 // Store is everything a clawrl process keeps.

@@ -243,13 +243,3 @@ func benchReference(python, dir, dtype string, promptLen, decodeLen, batch, thre
 	}
 	return r, nil
 }
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
-}

@@ -1,0 +1,111 @@
+package judge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/clawrl/clawrl/chat"
+)
+
+// HTTPBackend asks any OpenAI-compatible endpoint (--judge-url, --judge-model,
+// --judge-key) with a plain chat completion.
+type HTTPBackend struct {
+	URL    string // base URL, e.g. http://host:8000/v1
+	Model  string
+	Key    string // sent as a Bearer token when set
+	Client *http.Client
+}
+
+// Name implements Backend.
+func (b *HTTPBackend) Name() string { return "http:" + b.Model }
+
+// maxJudgeBody bounds what we read from a judge endpoint.
+const maxJudgeBody = 8 << 20
+
+// Complete implements Backend.
+func (b *HTTPBackend) Complete(ctx context.Context, msgs []chat.Message, p Params) (string, error) {
+	type wireMsg struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	req := struct {
+		Model       string    `json:"model"`
+		Messages    []wireMsg `json:"messages"`
+		Temperature float64   `json:"temperature"`
+		MaxTokens   int       `json:"max_tokens,omitempty"`
+		Stream      bool      `json:"stream"`
+	}{Model: b.Model, Temperature: p.Temperature, MaxTokens: p.MaxTokens}
+	for _, m := range msgs {
+		req.Messages = append(req.Messages, wireMsg{Role: m.Role, Content: m.Content})
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return "", fmt.Errorf("judge request to %s: %w", b.URL, err)
+	}
+	url := strings.TrimRight(b.URL, "/") + "/chat/completions"
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return "", fmt.Errorf("judge request to %s: %w", url, err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if b.Key != "" {
+		hr.Header.Set("Authorization", "Bearer "+b.Key)
+	}
+	client := b.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(hr)
+	if err != nil {
+		return "", fmt.Errorf("judge POST %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJudgeBody))
+	if err != nil {
+		return "", fmt.Errorf("judge POST %s: read body: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("judge POST %s: HTTP %d: %s", url, resp.StatusCode, clip(string(data), 300))
+	}
+	return ParseCompletion(data)
+}
+
+// ParseCompletion extracts the assistant text of an OpenAI chat completion
+// response: reasoning (when the server splits it off) followed by content, so
+// a \boxed{} in either is found.
+func ParseCompletion(data []byte) (string, error) {
+	var out struct {
+		Choices []struct {
+			Message struct {
+				Content          *string `json:"content"`
+				ReasoningContent string  `json:"reasoning_content"`
+				Reasoning        string  `json:"reasoning"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return "", fmt.Errorf("judge response %q: %w", clip(string(data), 200), err)
+	}
+	if len(out.Choices) == 0 {
+		return "", fmt.Errorf("judge response %q: no choices", clip(string(data), 200))
+	}
+	m := out.Choices[0].Message
+	var parts []string
+	for _, s := range []string{m.ReasoningContent, m.Reasoning} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if m.Content != nil {
+		parts = append(parts, *m.Content)
+	}
+	if len(parts) == 0 {
+		return "", fmt.Errorf("judge response %q: empty message", clip(string(data), 200))
+	}
+	return strings.Join(parts, "\n"), nil
+}

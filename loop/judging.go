@@ -1,0 +1,248 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/store"
+)
+
+// judgeRound runs one pass of the judge loop: expire idle sessions, drop side
+// turns that were observed, judge observed main turns, build the samples of
+// judged turns that are kept, and settle sessions that ended. Every step
+// moves rows from one state to the next in a transaction, so a round cut
+// short by a crash is simply redone.
+func (r *Runner) judgeRound(ctx context.Context) (int, error) {
+	if r.cfg.SessionTimeout > 0 {
+		if _, err := r.store.ExpireIdle(ctx, time.Now().Add(-r.cfg.SessionTimeout)); err != nil {
+			return 0, err
+		}
+	}
+	side, err := r.store.ListTurns(ctx, store.TurnFilter{Type: store.Side, States: []store.TurnState{store.Observed}, Limit: 100})
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range side {
+		r.drop(ctx, t.ID, "side turn: served and recorded, never trained")
+	}
+
+	observed, err := r.store.ListTurns(ctx, store.TurnFilter{Type: store.Main, States: []store.TurnState{store.Observed}, Limit: r.cfg.JudgeBatch})
+	if err != nil {
+		return 0, err
+	}
+	var wg sync.WaitGroup
+	var judged atomic.Int32
+	sem := make(chan struct{}, r.cfg.JudgeConcurrency)
+	for _, t := range observed {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := r.judgeTurn(ctx, t); err != nil {
+				if ctx.Err() == nil {
+					r.log.Warn("judge turn", "turn", t.ID, "err", err)
+				}
+				return
+			}
+			judged.Add(1)
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+
+	// Judged turns whose sample is not built yet: the ones just judged, and
+	// any a crash left between judgment and sample.
+	todo, err := r.store.JudgedToSample(ctx, r.cfg.JudgeBatch)
+	if err != nil {
+		return 0, err
+	}
+	built := 0
+	for _, j := range todo {
+		ok, err := r.buildSample(ctx, j)
+		if err != nil {
+			if ctx.Err() != nil {
+				return built, ctx.Err()
+			}
+			r.log.Warn("build sample", "turn", j.TurnID, "err", err)
+			continue
+		}
+		if ok {
+			built++
+		}
+	}
+
+	sessions, err := r.store.SessionsToSettle(ctx, 100)
+	if err != nil {
+		return built, err
+	}
+	for _, id := range sessions {
+		n, err := r.settle(ctx, id)
+		if err != nil {
+			r.log.Warn("settle session", "session", id, "err", err)
+		}
+		built += n
+	}
+	if built > 0 && r.scheduler != nil {
+		r.scheduler.Notify()
+	}
+	return int(judged.Load()) + built, nil
+}
+
+// Input builds what the judge sees from a stored turn.
+func Input(t store.Turn) judge.Input {
+	in := judge.Input{TurnID: t.ID, SessionID: t.SessionID, Messages: t.Messages, Response: t.Response,
+		Next: t.NextState, NextKind: t.NextStateKind}
+	if t.Feedback != nil {
+		in.FeedbackRating, in.FeedbackText = t.Feedback.Rating, t.Feedback.Text
+	}
+	return in
+}
+
+// judgeTurn judges one observed main turn and records the judgment with the
+// method's decision.
+func (r *Runner) judgeTurn(ctx context.Context, t store.Turn) error {
+	if len(t.ResponseIDs) == 0 {
+		r.drop(ctx, t.ID, "no response tokens: nothing to train on")
+		return nil
+	}
+	if r.cfg.YieldToServing {
+		if _, err := r.gate.WaitIdle(ctx, r.cfg.IdleWait); err != nil {
+			return err
+		}
+	}
+	j, err := r.judge.Judge(ctx, Input(t), judge.Request{Score: r.cfg.Method.WantsScore(), Hint: r.cfg.Method.WantsHint()})
+	if err != nil {
+		return err
+	}
+	d := rl.Decide(r.cfg.Method, j.Score, j.HintAccepted)
+	// A turn that is not kept stays judged until its session ends, when
+	// the at-least-one rule decides (settle).
+	j.Keep, j.Why = d.Keep, d.Reason
+	if err := r.store.RecordJudgment(ctx, j); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil // judged meanwhile (feedback raced, or another round)
+		}
+		return err
+	}
+	r.count(func(c *Counters) {
+		c.Judged++
+		if j.HintAccepted {
+			c.HintsAccepted++
+		}
+		if j.Score > 0 {
+			c.Positive++
+		} else if j.Score < 0 {
+			c.Negative++
+		}
+	})
+	return nil
+}
+
+// buildSample turns a kept judgment into a sample: with the teacher's
+// logprobs when the method uses the hint.
+func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error) {
+	t, err := r.store.Turn(ctx, j.TurnID)
+	if err != nil {
+		return false, err
+	}
+	d := rl.Decide(r.cfg.Method, j.Score, j.HintAccepted)
+	if !d.Keep {
+		// The method changed since the judgment: drop with the new reason.
+		r.drop(ctx, t.ID, d.Reason)
+		return false, nil
+	}
+	smp := store.Sample{TurnID: t.ID, SessionID: t.SessionID, Method: string(r.cfg.Method), Why: d.Reason, PolicyVersion: t.PolicyVersion}
+	if d.UseRL {
+		smp.UseRL, smp.Reward = true, float64(j.Score)
+	}
+	if d.UseOPD {
+		if r.cfg.YieldToServing {
+			if _, err := r.gate.WaitIdle(ctx, r.cfg.IdleWait); err != nil {
+				return false, err
+			}
+		}
+		lp, v, err := r.teacher.Logprobs(ctx, t.Messages, t.Tools, t.ResponseIDs, j.Hint)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return false, ctx.Err()
+		case err != nil && d.UseRL:
+			smp.Why = fmt.Sprintf("score %+d: RL term only, the teacher failed: %v", j.Score, err)
+		case err != nil:
+			r.drop(ctx, t.ID, "teacher failed: "+err.Error())
+			return false, nil
+		default:
+			smp.TeacherLogprobs, smp.TeacherVersion, smp.TeacherAdapter = lp, v, r.teacher.Adapter
+		}
+	}
+	if err := r.store.AddSample(ctx, smp); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return false, nil
+		}
+		return false, err
+	}
+	r.count(func(c *Counters) { c.Samples++ })
+	return true, nil
+}
+
+// settle applies the at-least-one rule to an ended session: if it produced no
+// sample, its first held turn (the first with a next state that was judged
+// but not kept) becomes a sample with reward 0; the other held turns are
+// dropped with the reason their judgment gave.
+func (r *Runner) settle(ctx context.Context, sessionID string) (int, error) {
+	samples, err := r.store.ListSamples(ctx, store.TurnFilter{SessionID: sessionID, Limit: 1})
+	if err != nil {
+		return 0, err
+	}
+	judgments, err := r.store.ListJudgments(ctx, store.TurnFilter{SessionID: sessionID, Type: store.Main, States: []store.TurnState{store.Judged}})
+	if err != nil {
+		return 0, err
+	}
+	var held []store.Judgment
+	for _, j := range judgments {
+		if !j.Keep {
+			held = append(held, j)
+		}
+	}
+	if len(held) == 0 {
+		return 0, nil
+	}
+	// ListJudgments is in row order, which is the session's turn order, so
+	// held[0] is the session's first turn with a next state still undecided.
+	kept := 0
+	if len(samples) == 0 && r.cfg.Method != rl.MethodOff {
+		first := held[0]
+		err := r.store.AddSample(ctx, store.Sample{TurnID: first.TurnID, SessionID: sessionID, Method: string(r.cfg.Method),
+			UseRL: true, Reward: 0, Why: rl.AtLeastOneReason})
+		if err != nil && !errors.Is(err, store.ErrConflict) {
+			return 0, err
+		}
+		if err == nil {
+			kept = 1
+			r.count(func(c *Counters) { c.Samples++; c.AtLeastOne++ })
+		}
+		held = held[1:]
+	}
+	for _, j := range held {
+		r.drop(ctx, j.TurnID, j.Why)
+	}
+	return kept, nil
+}
+
+func (r *Runner) drop(ctx context.Context, id, reason string) {
+	if err := r.store.DropTurn(ctx, id, reason); err != nil {
+		if !errors.Is(err, store.ErrConflict) {
+			r.log.Warn("drop turn", "turn", id, "reason", reason, "err", err)
+		}
+		return
+	}
+	r.count(func(c *Counters) { c.Dropped++ })
+}

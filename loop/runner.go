@@ -1,0 +1,247 @@
+// Package loop runs clawrl's learning loops in the background of `clawrl
+// serve` (DESIGN.md, "The four loops"): the judge loop turns observed turns
+// into judgments and samples, the train loop (rl.Scheduler) turns batches of
+// samples into adapter versions the engine serves. Neither waits for the
+// other, and neither ever blocks serving: they only read and move rows in the
+// Store, and yield the CPU to serving through an rl.Gate.
+//
+// Wiring, from serve.go:
+//
+//	gate := rl.NewGate()
+//	served := rl.GatedEngine{Engine: eng, Gate: gate} // what the gateway serves from
+//	r, err := loop.New(loop.Options{Store: st, Engine: eng, Publisher: eng, Trainer: tr, Gate: gate, ...})
+//	err = r.Start(ctx) // recovers, then runs until ctx ends
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/store"
+)
+
+// Config tunes the loops. Zero fields take the defaults.
+type Config struct {
+	Method rl.Method // default combine
+	// SessionTimeout, when positive, makes the judge loop expire sessions
+	// idle this long itself. By default (0) the gateway's session tracker
+	// does it; either way the at-least-one rule settles expired sessions.
+	SessionTimeout time.Duration
+	// Poll is how often the judge loop looks for work; default 500ms.
+	Poll time.Duration
+	// JudgeConcurrency is how many turns are judged at once (each with its
+	// votes in parallel); default 2.
+	JudgeConcurrency int
+	// JudgeBatch bounds the turns one judge round takes; default 64.
+	JudgeBatch int
+	// YieldToServing makes judge and teacher calls wait for serving to go
+	// idle (at most IdleWait); on by default (set NoYield to turn it off).
+	NoYield        bool
+	YieldToServing bool
+	IdleWait       time.Duration // default 30s
+	// Training: batch size, staleness bound, versions folder.
+	Train rl.SchedulerConfig
+}
+
+func (c Config) withDefaults() Config {
+	if c.Method == "" {
+		c.Method = rl.MethodCombine
+	}
+	if c.Poll <= 0 {
+		c.Poll = 500 * time.Millisecond
+	}
+	if c.JudgeConcurrency <= 0 {
+		c.JudgeConcurrency = 2
+	}
+	if c.JudgeBatch <= 0 {
+		c.JudgeBatch = 64
+	}
+	c.YieldToServing = !c.NoYield
+	if c.IdleWait <= 0 {
+		c.IdleWait = 30 * time.Second
+	}
+	c.Train.Method = c.Method
+	if c.Train.IdleWait <= 0 {
+		c.Train.IdleWait = c.IdleWait
+	}
+	return c
+}
+
+// Options are the parts the runner joins.
+type Options struct {
+	Store store.LearningStore
+	// Judge votes on turns (judge.New on an EngineBackend or HTTPBackend).
+	Judge *judge.Judge
+	// Teacher scores responses with hints; needed for opd and combine.
+	Teacher *judge.Teacher
+	// Trainer and Publisher run the train loop; with no Trainer, samples
+	// are built and kept ready but nothing trains.
+	Trainer   rl.Trainer
+	Publisher engine.Publisher
+	Gate      *rl.Gate
+	Config    Config
+	Log       *slog.Logger
+}
+
+// Counters are the judge loop's running totals since start.
+type Counters struct {
+	Judged, Positive, Negative, HintsAccepted int
+	Samples, AtLeastOne, Dropped              int
+	RoundErrors                               int
+	LastError                                 string
+}
+
+// Runner runs the judge and train loops.
+type Runner struct {
+	store     store.LearningStore
+	judge     *judge.Judge
+	teacher   *judge.Teacher
+	scheduler *rl.Scheduler
+	gate      *rl.Gate
+	cfg       Config
+	log       *slog.Logger
+
+	wake chan struct{}
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	counters Counters
+}
+
+// New checks the options and builds a runner.
+func New(o Options) (*Runner, error) {
+	cfg := o.Config.withDefaults()
+	if o.Store == nil {
+		return nil, errors.New("learning loop: no store")
+	}
+	if cfg.Method != rl.MethodOff && o.Judge == nil {
+		return nil, fmt.Errorf("learning loop: method %s needs a judge", cfg.Method)
+	}
+	if cfg.Method.WantsHint() && o.Teacher == nil {
+		return nil, fmt.Errorf("learning loop: method %s needs a teacher", cfg.Method)
+	}
+	if o.Trainer != nil && cfg.Train.VersionsDir == "" {
+		return nil, errors.New("learning loop: a trainer needs Config.Train.VersionsDir")
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	gate := o.Gate
+	if gate == nil {
+		gate = rl.NewGate()
+	}
+	r := &Runner{store: o.Store, judge: o.Judge, teacher: o.Teacher, gate: gate, cfg: cfg,
+		log: log.With("part", "loop"), wake: make(chan struct{}, 1)}
+	if o.Trainer != nil && cfg.Method != rl.MethodOff {
+		r.scheduler = rl.NewScheduler(o.Store, o.Trainer, o.Publisher, gate, cfg.Train, log.With("part", "train"))
+	}
+	return r, nil
+}
+
+// Scheduler is the train loop (nil without a trainer); tests set crash points
+// on it.
+func (r *Runner) Scheduler() *rl.Scheduler { return r.scheduler }
+
+// Config is the effective configuration.
+func (r *Runner) Config() Config { return r.cfg }
+
+// Start recovers the train loop's state (last recorded version: weights,
+// optimizer state, served adapter) and starts both loops in the background.
+// They run until ctx ends; Wait waits for them.
+func (r *Runner) Start(ctx context.Context) error {
+	if r.scheduler != nil {
+		if err := r.scheduler.Recover(ctx); err != nil {
+			return err
+		}
+	}
+	if r.cfg.Method == rl.MethodOff {
+		r.log.Info("learning loop off: serving and recording only")
+		return nil
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.runJudge(ctx)
+	}()
+	if r.scheduler != nil {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			if err := r.scheduler.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				r.log.Error("train loop stopped", "err", err)
+			}
+		}()
+	}
+	r.log.Info("learning loop started", "method", r.cfg.Method, "batch", r.cfg.Train.BatchSize, "trainer", r.scheduler != nil)
+	return nil
+}
+
+// Wait waits until both loops have stopped.
+func (r *Runner) Wait() { r.wg.Wait() }
+
+// Notify wakes the judge loop early: the gateway calls it when a turn got its
+// next state or feedback. Polling catches everything anyway.
+func (r *Runner) Notify() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// RunOnce runs one judge round (and, with a trainer, one training attempt):
+// for tests and `clawrl` tools that drive the loop step by step.
+func (r *Runner) RunOnce(ctx context.Context) (trained bool, err error) {
+	if _, err := r.judgeRound(ctx); err != nil {
+		return false, err
+	}
+	if r.scheduler == nil {
+		return false, nil
+	}
+	return r.scheduler.TryStep(ctx)
+}
+
+func (r *Runner) runJudge(ctx context.Context) {
+	for {
+		n, err := r.judgeRound(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			r.count(func(c *Counters) { c.RoundErrors++; c.LastError = err.Error() })
+			r.log.Warn("judge round", "err", err)
+		}
+		if n > 0 && err == nil {
+			continue // more work may be waiting
+		}
+		t := time.NewTimer(r.cfg.Poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-r.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Runner) count(f func(*Counters)) {
+	r.mu.Lock()
+	f(&r.counters)
+	r.mu.Unlock()
+}
+
+// Counters returns the judge loop's totals since start.
+func (r *Runner) Counters() Counters {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counters
+}

@@ -1,0 +1,117 @@
+package rl
+
+import (
+	"fmt"
+	"math"
+)
+
+// Advantages: how much better than expected each response token was. The
+// three training signals of the design (Binary RL, OPD, Combined) differ only
+// here; the loss is the same PPO-clip for all of them.
+
+// Method is a training signal.
+type Method string
+
+const (
+	MethodRL      Method = "rl"      // Binary RL: A_t = r for every token
+	MethodOPD     Method = "opd"     // on-policy distillation: A_t = log π_teacher − log π_old
+	MethodCombine Method = "combine" // A_t = w_opd·(teacher − old) + w_rl·r
+)
+
+// AdvantageConfig weighs the Combined method's two terms.
+type AdvantageConfig struct {
+	Method Method
+	WOPD   float64 // default 1
+	WRL    float64 // default 1
+}
+
+// DefaultAdvantage is Combined with both weights 1.
+func DefaultAdvantage() AdvantageConfig {
+	return AdvantageConfig{Method: MethodCombine, WOPD: 1, WRL: 1}
+}
+
+// TokenAdvantages returns one advantage per response token. teacher is nil
+// when no hint was accepted; in Combined mode the OPD term is then absent
+// (and with reward 0 the RL term is, so a hint with r = 0 is OPD only).
+func (c AdvantageConfig) TokenAdvantages(reward float64, teacher, old []float32) ([]float32, error) {
+	n := len(old)
+	if teacher != nil && len(teacher) != n {
+		return nil, fmt.Errorf("advantages: %d teacher logprobs for %d response tokens", len(teacher), n)
+	}
+	out := make([]float32, n)
+	switch c.Method {
+	case MethodRL:
+		for i := range out {
+			out[i] = float32(reward)
+		}
+	case MethodOPD:
+		if teacher == nil {
+			return nil, fmt.Errorf("advantages: method opd needs teacher logprobs")
+		}
+		for i := range out {
+			out[i] = teacher[i] - old[i]
+		}
+	case MethodCombine:
+		for i := range out {
+			a := c.WRL * reward
+			if teacher != nil {
+				a += c.WOPD * float64(teacher[i]-old[i])
+			}
+			out[i] = float32(a)
+		}
+	default:
+		return nil, fmt.Errorf("advantages: unknown method %q", c.Method)
+	}
+	return out, nil
+}
+
+// GroupNormalize replaces each reward by (r − mean)/(std + 1e-6) over the
+// samples of its group (n samples of one prompt, as in GRPO), with the
+// unbiased standard deviation torch.std uses. Group 0 means "alone": the
+// reward is left as it is. A group of one is centred to 0.
+func GroupNormalize(rewards []float64, groups []int) ([]float64, error) {
+	if len(groups) != len(rewards) {
+		return nil, fmt.Errorf("group normalise: %d groups for %d rewards", len(groups), len(rewards))
+	}
+	type acc struct {
+		n       int
+		sum, sq float64
+	}
+	stats := map[int]*acc{}
+	for i, g := range groups {
+		if g == 0 {
+			continue
+		}
+		a := stats[g]
+		if a == nil {
+			a = &acc{}
+			stats[g] = a
+		}
+		a.n++
+		a.sum += rewards[i]
+	}
+	for i, g := range groups {
+		if g == 0 {
+			continue
+		}
+		a := stats[g]
+		d := rewards[i] - a.sum/float64(a.n)
+		a.sq += d * d
+	}
+	out := make([]float64, len(rewards))
+	for i, g := range groups {
+		if g == 0 {
+			out[i] = rewards[i]
+			continue
+		}
+		a := stats[g]
+		mean := a.sum / float64(a.n)
+		if a.n < 2 {
+			out[i] = 0
+			continue
+		}
+		std := math.Sqrt(a.sq / float64(a.n-1))
+		out[i] = (rewards[i] - mean) / (std + 1e-6)
+	}
+	return out, nil
+}

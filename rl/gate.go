@@ -1,0 +1,113 @@
+package rl
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/clawrl/clawrl/engine"
+)
+
+// Gate gives serving priority over background work on a small machine:
+// serving generations register while they run, and training steps (and judge
+// calls on the served engine) wait until none is running. Serving never waits
+// on the gate, so training can never cause a 503 or a 429.
+type Gate struct {
+	mu     sync.Mutex
+	active int
+	idle   chan struct{} // closed while active == 0
+}
+
+// NewGate returns an idle gate.
+func NewGate() *Gate {
+	g := &Gate{idle: make(chan struct{})}
+	close(g.idle)
+	return g
+}
+
+// Serve marks a serving generation as running until done is called.
+func (g *Gate) Serve() (done func()) {
+	g.mu.Lock()
+	if g.active == 0 {
+		g.idle = make(chan struct{})
+	}
+	g.active++
+	g.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.active--
+			if g.active == 0 {
+				close(g.idle)
+			}
+			g.mu.Unlock()
+		})
+	}
+}
+
+// Active is the number of serving generations running.
+func (g *Gate) Active() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.active
+}
+
+// WaitIdle waits until no serving generation runs, at most maxWait (0 = no
+// bound), so that continuous traffic delays training but cannot starve it.
+// It returns whether the gate was idle, or ctx's error.
+func (g *Gate) WaitIdle(ctx context.Context, maxWait time.Duration) (bool, error) {
+	if g == nil {
+		return true, nil
+	}
+	var timeout <-chan time.Time
+	if maxWait > 0 {
+		t := time.NewTimer(maxWait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for {
+		g.mu.Lock()
+		idle := g.idle
+		g.mu.Unlock()
+		select {
+		case <-idle:
+			return true, nil
+		case <-timeout:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+// GatedEngine is the engine the gateway serves from: every Generate call
+// holds the gate while it runs. Background users (judge, teacher, trainer)
+// use the engine underneath directly.
+type GatedEngine struct {
+	engine.Engine
+	Gate *Gate
+}
+
+// Generate implements engine.Engine.
+func (e GatedEngine) Generate(ctx context.Context, req engine.GenerateRequest, emit func(engine.Token) error) (engine.Generation, error) {
+	done := e.Gate.Serve()
+	defer done()
+	return e.Engine.Generate(ctx, req, emit)
+}
+
+// Publish forwards to the wrapped engine when it takes adapter versions.
+func (e GatedEngine) Publish(ctx context.Context, v int64, dir string) error {
+	if p, ok := e.Engine.(engine.Publisher); ok {
+		return p.Publish(ctx, v, dir)
+	}
+	return errNoPublisher
+}
+
+// Version forwards to the wrapped engine; 0 when it takes no versions.
+func (e GatedEngine) Version() int64 {
+	if p, ok := e.Engine.(engine.Publisher); ok {
+		return p.Version()
+	}
+	return 0
+}

@@ -1,0 +1,68 @@
+package rl
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/clawrl/clawrl/train"
+)
+
+// NativeTrainer implements Trainer with the in-process Go trainer
+// (package train). Which advantage terms a sample gets is already decided
+// (Sample.UseRL, Sample.TeacherLogprobs; see Decide), so every sample goes
+// through the Combined formula A = w_opd·(teacher − old) + w_rl·r with the
+// configured weights, each term present only when the sample carries it.
+type NativeTrainer struct {
+	tr  *train.Trainer
+	cfg StepConfig
+}
+
+var _ Trainer = (*NativeTrainer)(nil)
+
+// NewNativeTrainer wraps tr. cfg.Advantage.Method is ignored (see above);
+// zero weights take 1.
+func NewNativeTrainer(tr *train.Trainer, cfg StepConfig) *NativeTrainer {
+	if cfg.Advantage.WOPD == 0 {
+		cfg.Advantage.WOPD = 1
+	}
+	if cfg.Advantage.WRL == 0 {
+		cfg.Advantage.WRL = 1
+	}
+	cfg.Advantage.Method = MethodCombine
+	if cfg.Loss.Kind == "" {
+		cfg.Loss = DefaultLoss()
+	}
+	return &NativeTrainer{tr: tr, cfg: cfg}
+}
+
+// Trainer is the wrapped trainer.
+func (n *NativeTrainer) Trainer() *train.Trainer { return n.tr }
+
+// Step implements Trainer.
+func (n *NativeTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, error) {
+	ts := make([]TrainSample, len(batch))
+	for i, s := range batch {
+		if err := s.Validate(); err != nil {
+			return StepMetrics{}, err
+		}
+		ts[i] = TrainSample{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs,
+			BehaviourLogprobs: s.BehaviourLogprobs, TeacherLogprobs: s.TeacherLogprobs}
+		if s.UseRL {
+			ts[i].Reward = s.Reward
+		}
+	}
+	m, err := PolicyStep(ctx, n.tr, n.cfg, ts)
+	if err != nil {
+		return StepMetrics{}, fmt.Errorf("native trainer: %w", err)
+	}
+	return StepMetrics{Loss: m.Loss, ClipFraction: m.ClipFraction, KL: m.KL, Entropy: m.Entropy,
+		Tokens: m.Tokens, ImportanceWeightMean: m.ISWeight, ImportanceWeightMax: m.ISWeightMax,
+		ImportanceTruncated: m.ISTruncated}, nil
+}
+
+// Save implements Trainer: the PEFT adapter (or full weights) with the
+// optimizer state beside it.
+func (n *NativeTrainer) Save(dir string) error { return n.tr.SaveCheckpoint(dir) }
+
+// Load implements Trainer.
+func (n *NativeTrainer) Load(dir string) error { return n.tr.LoadCheckpoint(dir) }

@@ -1,0 +1,175 @@
+package rl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/clawrl/clawrl/train"
+)
+
+// The policy update: turn ready samples into one optimizer step of the
+// native trainer. π_old is recomputed under the trainer's current weights;
+// the behaviour logprobs recorded at generation time only enter through the
+// truncated importance weight.
+
+// TrainSample is one sample as the trainer needs it. Logprob slices have one
+// entry per response token.
+type TrainSample struct {
+	PromptIDs   []int32
+	ResponseIDs []int32
+	// BehaviourLogprobs are what the engine reported when it sampled the
+	// response (policy version at generation time); nil = on-policy.
+	BehaviourLogprobs []float32
+	// OldLogprobs are π_old; nil = recomputed by PolicyStep.
+	OldLogprobs []float32
+	// TeacherLogprobs are the OPD teacher's (hint-conditioned) logprobs of
+	// the same response tokens; nil = no accepted hint.
+	TeacherLogprobs []float32
+	// RefLogprobs are the reference policy's, needed when LossConfig.KLCoef ≠ 0.
+	RefLogprobs []float32
+	// Reward is the judge's score (−1, 0, +1) or any scalar outcome.
+	Reward float64
+	// Group ties the n samples of one prompt together for group-normalised
+	// rewards; 0 = not grouped.
+	Group int
+}
+
+// StepConfig is the loss and advantage configuration of policy steps.
+type StepConfig struct {
+	Loss      LossConfig
+	Advantage AdvantageConfig
+}
+
+// DefaultStepConfig is Combined advantages with the default PPO loss.
+func DefaultStepConfig() StepConfig {
+	return StepConfig{Loss: DefaultLoss(), Advantage: DefaultAdvantage()}
+}
+
+// Metrics describe one policy step (per-token means over the step).
+type Metrics struct {
+	Step          int64
+	Loss          float64
+	PolicyLoss    float64
+	KL            float64
+	Entropy       float64
+	ClipFraction  float64
+	Ratio         float64
+	ISWeight      float64
+	ISWeightMax   float64
+	ISTruncated   float64 // fraction of tokens whose importance weight hit the cap
+	Advantage     float64
+	GradNorm      float64
+	Samples       int
+	Tokens        int
+	Elapsed       time.Duration
+	TokensPerSec  float64
+	LearningRate  float64
+	OldLogprobGap float64 // mean |old − behaviour|: how off-policy the batch was
+}
+
+// batchObjective adapts per-sample TokenInputs to train.Objective.
+type batchObjective struct {
+	cfg    LossConfig
+	inputs []TokenInputs
+	stats  TokenStats
+}
+
+func (o *batchObjective) TokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float64 {
+	l, st := o.cfg.TokenLoss(o.inputsFor(i), logp, entropy, dlogp, dentropy)
+	o.stats.Add(st)
+	return l
+}
+
+// SFTObjective is the negative log-likelihood of every response token.
+func SFTObjective() train.Objective {
+	return &batchObjective{cfg: LossConfig{Kind: LossSFT}}
+}
+
+func (o *batchObjective) inputsFor(i int) TokenInputs {
+	if o.inputs == nil {
+		return TokenInputs{}
+	}
+	return o.inputs[i]
+}
+
+// PolicyStep takes one optimizer step of tr on samples.
+func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples []TrainSample) (Metrics, error) {
+	if len(samples) == 0 {
+		return Metrics{}, errors.New("policy step: no samples")
+	}
+	seqs := make([]train.Sequence, len(samples))
+	var need []int
+	for i, s := range samples {
+		seqs[i] = train.Sequence{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs}
+		if s.OldLogprobs == nil && cfg.Loss.Kind != LossSFT {
+			need = append(need, i)
+		}
+	}
+	old := make([][]float32, len(samples))
+	for i, s := range samples {
+		old[i] = s.OldLogprobs
+	}
+	if len(need) > 0 {
+		sub := make([]train.Sequence, len(need))
+		for j, i := range need {
+			sub[j] = seqs[i]
+		}
+		scores, err := tr.Score(ctx, sub)
+		if err != nil {
+			return Metrics{}, fmt.Errorf("policy step: recompute old logprobs: %w", err)
+		}
+		for j, i := range need {
+			old[i] = scores[j].Logprobs
+		}
+	}
+	rewards := make([]float64, len(samples))
+	groups := make([]int, len(samples))
+	for i, s := range samples {
+		rewards[i], groups[i] = s.Reward, s.Group
+	}
+	rewards, err := GroupNormalize(rewards, groups)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("policy step: %w", err)
+	}
+	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples))}
+	var gap float64
+	var gapN int
+	for i, s := range samples {
+		if cfg.Loss.Kind == LossSFT {
+			continue
+		}
+		adv, err := cfg.Advantage.TokenAdvantages(rewards[i], s.TeacherLogprobs, old[i])
+		if err != nil {
+			return Metrics{}, fmt.Errorf("policy step: sample %d: %w", i, err)
+		}
+		in := TokenInputs{Advantages: adv, OldLogprobs: old[i], BehaviourLogprobs: s.BehaviourLogprobs, RefLogprobs: s.RefLogprobs}
+		if err := cfg.Loss.Validate(in, len(s.ResponseIDs)); err != nil {
+			return Metrics{}, fmt.Errorf("policy step: sample %d: %w", i, err)
+		}
+		for t, b := range s.BehaviourLogprobs {
+			d := float64(old[i][t] - b)
+			gap += max(d, -d)
+			gapN++
+		}
+		obj.inputs[i] = in
+	}
+	st, err := tr.Step(ctx, seqs, obj)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("policy step: %w", err)
+	}
+	n := float64(max(obj.stats.Tokens, 1))
+	m := Metrics{
+		Step: st.Step, Loss: st.Loss, PolicyLoss: obj.stats.PolicyLoss / n, KL: obj.stats.KL / n,
+		Entropy: obj.stats.Entropy / n, ClipFraction: float64(obj.stats.Clipped) / n,
+		Ratio: obj.stats.Ratio / n, ISWeight: obj.stats.ISWeight / n, ISWeightMax: obj.stats.ISWeightMax,
+		ISTruncated: float64(obj.stats.ISTruncated) / n, Advantage: obj.stats.Advantage / n,
+		GradNorm: st.GradNorm, Samples: len(samples), Tokens: st.Tokens, Elapsed: st.Elapsed,
+		TokensPerSec: st.TokensPerSec, LearningRate: st.LearningRate,
+	}
+	if gapN > 0 {
+		m.OldLogprobGap = gap / float64(gapN)
+	}
+	return m, nil
+}

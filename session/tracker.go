@@ -1,0 +1,226 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/store"
+)
+
+// maxAnchorLookups bounds the store lookups one request makes while looking
+// for the turn its history extends (the latest assistant messages first).
+const maxAnchorLookups = 16
+
+// Tracker resolves sessions and pairs next states against a store. It is
+// safe for concurrent use.
+type Tracker struct {
+	store store.Store
+	log   *slog.Logger
+	now   func() time.Time
+	// Creating a session for a key is check-then-insert; requests for the
+	// same key are serialised on one of these stripes.
+	stripes [64]sync.Mutex
+}
+
+// NewTracker returns a tracker over st.
+func NewTracker(st store.Store, log *slog.Logger) *Tracker {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Tracker{store: st, log: log, now: time.Now}
+}
+
+// Request is what the tracker needs from a chat completion request.
+type Request struct {
+	Hints    Hints
+	Messages []chat.Message
+	Tools    []chat.Tool
+}
+
+// Begun is a request placed in its session.
+type Begun struct {
+	Session    store.Session
+	Type       store.TurnType
+	TypeReason string
+	Epoch      int
+	// Observed is the id of the earlier turn this request's history answered
+	// (now observed), or "".
+	Observed string
+}
+
+// ErrBadHints wraps identity or turn-type values the client got wrong.
+var ErrBadHints = errors.New("session: bad hints")
+
+// Begin finds or creates the request's session, classifies its turn, and —
+// for main turns — records the next state of the earlier turn the history
+// answers.
+func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
+	now := t.now()
+	typ, reason, err := Classify(req.Hints, req.Messages, req.Tools)
+	if err != nil {
+		return Begun{}, fmt.Errorf("%w: %w", ErrBadHints, err)
+	}
+	id, explicit, err := Identify(req.Hints)
+	if err != nil {
+		return Begun{}, fmt.Errorf("%w: %w", ErrBadHints, err)
+	}
+	b := Begun{Type: typ, TypeReason: reason, Epoch: id.Epoch}
+	anchors := Anchors(req.Messages)
+	if len(anchors) > maxAnchorLookups {
+		anchors = anchors[:maxAnchorLookups]
+	}
+
+	var prev *store.Turn // the recorded turn this history extends
+	var prevAt int
+	if explicit {
+		s, err := t.sessionByKey(ctx, id, now)
+		if err != nil {
+			return Begun{}, err
+		}
+		b.Session = s
+		if typ == store.Main {
+			prev, prevAt, err = t.findPrevious(ctx, anchors, s.ID)
+			if err != nil {
+				return Begun{}, err
+			}
+		}
+	} else {
+		prev, prevAt, err = t.findPrevious(ctx, anchors, "")
+		if err != nil {
+			return Begun{}, err
+		}
+		if prev != nil {
+			s, err := t.store.Session(ctx, prev.SessionID)
+			if err != nil {
+				return Begun{}, fmt.Errorf("session %s of turn %s: %w", prev.SessionID, prev.ID, err)
+			}
+			b.Session = s
+			b.Epoch = s.Epoch
+		} else {
+			s := store.Session{Key: "anon:" + rand.Text(), KeySource: SourceNew, CreatedAt: now, LastSeen: now}
+			if err := t.store.CreateSession(ctx, &s); err != nil {
+				return Begun{}, fmt.Errorf("create session: %w", err)
+			}
+			b.Session = s
+		}
+	}
+	if err := t.store.TouchSession(ctx, b.Session.ID, now, b.Epoch); err != nil {
+		return Begun{}, fmt.Errorf("touch session %s: %w", b.Session.ID, err)
+	}
+	if typ == store.Main && prev != nil && prev.Type == store.Main && prev.State == store.Generated {
+		next, kind := NextState(req.Messages, prevAt)
+		if next != nil {
+			err := t.store.ObserveTurn(ctx, prev.ID, next, kind, now)
+			switch {
+			case err == nil:
+				b.Observed = prev.ID
+			case errors.Is(err, store.ErrConflict):
+				// Another request (a retry) observed it first, or it expired.
+			default:
+				return Begun{}, fmt.Errorf("observe turn %s: %w", prev.ID, err)
+			}
+		}
+	}
+	return b, nil
+}
+
+// sessionByKey returns the session named by id, creating it on first use.
+func (t *Tracker) sessionByKey(ctx context.Context, id Identity, now time.Time) (store.Session, error) {
+	h := fnv.New32a()
+	h.Write([]byte(id.Key))
+	mu := &t.stripes[h.Sum32()%uint32(len(t.stripes))]
+	mu.Lock()
+	defer mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		s, err := t.store.SessionByKey(ctx, id.Key)
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return store.Session{}, fmt.Errorf("session by key: %w", err)
+		}
+		s = store.Session{Key: id.Key, KeySource: id.Source, Epoch: id.Epoch, CreatedAt: now, LastSeen: now}
+		err = t.store.CreateSession(ctx, &s)
+		if err == nil {
+			return s, nil
+		}
+		// Another process sharing the store may have created it meanwhile.
+		if !errors.Is(err, store.ErrConflict) || attempt > 0 {
+			return store.Session{}, fmt.Errorf("create session: %w", err)
+		}
+	}
+}
+
+// findPrevious looks for the latest recorded turn whose request and response
+// the history repeats; sessionID restricts it to one session ("" = any).
+func (t *Tracker) findPrevious(ctx context.Context, anchors []Anchor, sessionID string) (*store.Turn, int, error) {
+	if len(anchors) == 0 {
+		return nil, 0, nil
+	}
+	if sessionID != "" {
+		// The common case, and the one hashes alone cannot decide when two
+		// sessions said the same words: the session's own last main turn.
+		last, err := t.store.LastTurn(ctx, sessionID, store.Main)
+		switch {
+		case err == nil:
+			for _, a := range anchors {
+				if a.Hash == last.ConversationHash {
+					return &last, a.Index, nil
+				}
+			}
+			// After compaction the history before the last answer is a
+			// summary, so the prefix differs; the answer itself, as the
+			// latest assistant message, still names the turn.
+			if anchors[0].Message == ResponseHash(last.Response) {
+				return &last, anchors[0].Index, nil
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, 0, fmt.Errorf("last main turn of session %s: %w", sessionID, err)
+		}
+	}
+	for _, a := range anchors {
+		turn, err := t.store.TurnByConversationHash(ctx, a.Hash)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("turn by conversation hash %s: %w", a.Hash, err)
+		}
+		if sessionID != "" && turn.SessionID != sessionID {
+			continue
+		}
+		return &turn, a.Index, nil
+	}
+	return nil, 0, nil
+}
+
+// Expire marks the last generated turn of every session idle for longer than
+// idle as expired, every interval, until ctx ends.
+func (t *Tracker) Expire(ctx context.Context, idle, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			n, err := t.store.ExpireIdle(ctx, t.now().Add(-idle))
+			if err != nil {
+				if ctx.Err() == nil {
+					t.log.Error("expire idle sessions", "err", err)
+				}
+				continue
+			}
+			if n > 0 {
+				t.log.Info("expired idle turns", "turns", n)
+			}
+		}
+	}
+}

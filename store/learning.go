@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// This file extends the Store with what the learning loop keeps: judgments,
+// training samples and published policy versions. Each state change of a
+// turn happens in the same transaction as the row that justifies it, so a
+// crash never leaves a turn judged without its judgment, or trained without
+// the version that trained it.
+
+// Vote is one judge vote, raw text included.
+type Vote struct {
+	Kind   string // VoteEval (score) or VoteHint (hindsight)
+	Source string // "judge" or "feedback"
+	Score  int    // −1, 0 or +1; 0 when invalid
+	Valid  bool   // a \boxed{} value was found
+	Hint   string // the hint the vote wrote, if any
+	Raw    string // the judge's whole answer
+	Err    string // why the vote failed (timeout, HTTP status, …)
+}
+
+// Vote kinds.
+const (
+	VoteEval = "eval" // did the answer serve the user? \boxed{-1|0|1}
+	VoteHint = "hint" // does the next state reveal a better answer? \boxed{1} + hint
+)
+
+// Judgment is the judge's verdict on one turn.
+type Judgment struct {
+	TurnID       string
+	SessionID    string
+	Score        int // majority of the valid eval votes; tie or none → 0
+	Votes        []Vote
+	Hint         string // the longest hint of the positive hint votes
+	HintAccepted bool
+	Judge        string // which backend judged (engine:base, http:model, feedback, …)
+	Reason       string // how the score came about (majority, tie, feedback, judge unavailable: …)
+	// Keep says whether the turn becomes a sample under the training method;
+	// Why says why or why not. A turn that is not kept stays judged until its
+	// session ends, when the at-least-one rule may still keep it.
+	Keep      bool
+	Why       string
+	CreatedAt time.Time
+}
+
+// Sample is a training sample recorded for a turn. The token ids and
+// behaviour logprobs stay on the turn; the sample adds the training terms.
+type Sample struct {
+	TurnID          string
+	SessionID       string
+	Method          string
+	UseRL           bool
+	Reward          float64
+	TeacherLogprobs []float32 // nil without the OPD term
+	TeacherAdapter  string    // the adapter the teacher ran on
+	TeacherVersion  int64
+	PolicyVersion   int64  // the version that generated the turn
+	Why             string // why the turn became a sample
+	CreatedAt       time.Time
+	TrainedVersion  int64 // 0 until a version trained on it
+}
+
+// VersionMetrics are a trainer step's numbers, kept with the version.
+type VersionMetrics struct {
+	Loss                 float64 `json:"loss"`
+	MeanReward           float64 `json:"mean_reward"`
+	Samples              int     `json:"samples"`       // trained on
+	DroppedStale         int     `json:"dropped_stale"` // refused as too stale
+	RLSamples            int     `json:"rl_samples"`
+	OPDSamples           int     `json:"opd_samples"`
+	Tokens               int     `json:"tokens"`
+	ClipFraction         float64 `json:"clip_fraction"`
+	KL                   float64 `json:"kl"`
+	Entropy              float64 `json:"entropy"`
+	StalenessMean        float64 `json:"staleness_mean"`
+	StalenessMax         int64   `json:"staleness_max"`
+	ImportanceWeightMean float64 `json:"importance_weight_mean"`
+	ImportanceWeightMax  float64 `json:"importance_weight_max"`
+	ImportanceTruncated  float64 `json:"importance_truncated"`
+	StepNanos            int64   `json:"step_nanos"`
+}
+
+// Version is a published policy version.
+type Version struct {
+	Version   int64
+	Dir       string // the adapter directory (PEFT layout + optimizer state)
+	Method    string
+	Metrics   VersionMetrics
+	CreatedAt time.Time
+}
+
+// LearningStats summarises the learning loop for `clawrl status` and /metrics.
+type LearningStats struct {
+	Judgments     int
+	HintsAccepted int
+	SamplesReady  int
+	SamplesTotal  int
+	Trained       int
+	DroppedBy     map[string]int // drop reason → turns
+	Versions      int
+	Latest        *Version
+}
+
+// Learning is the learning loop's part of the Store.
+type Learning interface {
+	// RecordJudgment stores j and moves its turn observed → judged, in one
+	// transaction. ErrConflict if the turn is in another state (already
+	// judged: a restarted judge redoes nothing).
+	RecordJudgment(ctx context.Context, j Judgment) error
+	// Judgment returns a turn's judgment, or ErrNotFound.
+	Judgment(ctx context.Context, turnID string) (Judgment, error)
+	ListJudgments(ctx context.Context, f TurnFilter) ([]Judgment, error)
+
+	// JudgedToSample returns judgments of turns still judged whose judgment
+	// says Keep: the sample is not built yet (teacher pending, or a crash).
+	JudgedToSample(ctx context.Context, limit int) ([]Judgment, error)
+
+	// AddSample stores s and moves its turn judged → ready in one
+	// transaction. ErrConflict if the turn is not judged.
+	AddSample(ctx context.Context, s Sample) error
+	// DropTurn moves a turn that is not yet trained to dropped with reason.
+	DropTurn(ctx context.Context, turnID, reason string) error
+	// ReadySamples returns up to limit samples whose turns are ready, oldest
+	// first, together with their turns.
+	ReadySamples(ctx context.Context, limit int) ([]Sample, []Turn, error)
+	ListSamples(ctx context.Context, f TurnFilter) ([]Sample, error)
+
+	// CommitVersion, in one transaction, records v, marks the turns trained
+	// (ready → trained, sample.TrainedVersion = v) and the stale ones dropped.
+	// It fails with ErrConflict, changing nothing, if any trained turn is no
+	// longer ready or v is not newer than the latest version.
+	CommitVersion(ctx context.Context, v Version, trained []string, stale []string, staleReason string) error
+	// LatestVersion returns the newest version, or ErrNotFound.
+	LatestVersion(ctx context.Context) (Version, error)
+	Versions(ctx context.Context, limit int) ([]Version, error)
+
+	// SessionsToSettle returns expired sessions with no main turn waiting for
+	// the judge (observed) and at least one judged main turn that was not
+	// kept: the at-least-one rule decides what becomes of those.
+	SessionsToSettle(ctx context.Context, limit int) ([]string, error)
+
+	LearningStats(ctx context.Context) (LearningStats, error)
+}
+
+// LearningStore is a Store with the learning loop's extension.
+type LearningStore interface {
+	Store
+	Learning
+}

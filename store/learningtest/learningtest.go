@@ -1,0 +1,303 @@
+// Package learningtest is the conformance suite for store.Learning, the
+// learning loop's extension of the Store: every LearningStore implementation
+// runs it (store/sqlite does in learning_test.go).
+package learningtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/store"
+)
+
+// Opener opens the store kept at dir, creating it when dir is empty.
+type Opener func(t *testing.T, dir string) store.LearningStore
+
+// Run runs every case as a subtest.
+func Run(t *testing.T, open Opener) {
+	cases := []struct {
+		name string
+		fn   func(t *testing.T, open Opener)
+	}{
+		{"JudgmentMovesTurn", testJudgment},
+		{"SampleAndReady", testSample},
+		{"CommitVersionAtomic", testCommitVersion},
+		{"DropTurn", testDropTurn},
+		{"SettleSessions", testSettle},
+		{"Reopen", testReopen},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
+	}
+}
+
+func fresh(t *testing.T, open Opener) (store.LearningStore, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s := open(t, dir)
+	t.Cleanup(func() { s.Close() })
+	return s, dir
+}
+
+// Seed records a session with n main turns, each answered and observed by the
+// next user message, and returns the turns. It is exported for the loop's
+// tests, which need realistic rows in a real store.
+func Seed(t *testing.T, s store.Store, key string, n int, observe bool) []store.Turn {
+	t.Helper()
+	ctx := context.Background()
+	sess := store.Session{Key: key, KeySource: "header", CreatedAt: time.Now(), LastSeen: time.Now()}
+	if err := s.CreateSession(ctx, &sess); err != nil {
+		t.Fatalf("create session %s: %v", key, err)
+	}
+	var turns []store.Turn
+	for i := range n {
+		tr := store.Turn{
+			ID: fmt.Sprintf("chatcmpl-%s-%d", key, i), SessionID: sess.ID, Type: store.Main, CreatedAt: time.Now(),
+			Messages:          []chat.Message{{Role: chat.RoleUser, Content: fmt.Sprintf("question %d", i)}},
+			PromptIDs:         []int32{1, 2, 3, int32(i)},
+			Response:          chat.Message{Role: chat.RoleAssistant, Content: "answer"},
+			ResponseIDs:       []int32{7, 8, 9},
+			BehaviourLogprobs: []float32{-0.1, -0.2, -0.3},
+		}
+		if err := s.InsertTurn(ctx, &tr); err != nil {
+			t.Fatalf("insert turn: %v", err)
+		}
+		if observe {
+			next := []chat.Message{{Role: chat.RoleUser, Content: "next"}}
+			if err := s.ObserveTurn(ctx, tr.ID, next, store.NextUser, time.Now()); err != nil {
+				t.Fatalf("observe turn: %v", err)
+			}
+		}
+		turns = append(turns, tr)
+	}
+	return turns
+}
+
+func state(t *testing.T, s store.Store, id string) store.TurnState {
+	t.Helper()
+	tr, err := s.Turn(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.State
+}
+
+func judgment(tr store.Turn, score int, keep bool) store.Judgment {
+	return store.Judgment{TurnID: tr.ID, SessionID: tr.SessionID, Score: score, Keep: keep, Why: "test",
+		Votes: []store.Vote{{Kind: store.VoteEval, Source: "judge", Score: score, Valid: true, Raw: `ok \boxed{1}`}},
+		Hint:  "use metric units please", HintAccepted: true, Judge: "test", Reason: "majority"}
+}
+
+func testJudgment(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := fresh(t, open)
+	turns := Seed(t, s, "j", 2, true)
+	j := judgment(turns[0], 1, true)
+	if err := s.RecordJudgment(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, s, turns[0].ID); st != store.Judged {
+		t.Fatalf("state %s, want judged", st)
+	}
+	if err := s.RecordJudgment(ctx, j); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second judgment: %v, want ErrConflict", err)
+	}
+	got, err := s.Judgment(ctx, turns[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.CreatedAt = time.Time{}
+	j.CreatedAt = time.Time{}
+	if !reflect.DeepEqual(got, j) {
+		t.Errorf("judgment round trip:\n got %+v\nwant %+v", got, j)
+	}
+	if _, err := s.Judgment(ctx, turns[1].ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing judgment: %v", err)
+	}
+	unobserved := Seed(t, s, "j2", 1, false)
+	if err := s.RecordJudgment(ctx, judgment(unobserved[0], 0, false)); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("judging a generated turn: %v, want ErrConflict", err)
+	}
+	list, err := s.ListJudgments(ctx, store.TurnFilter{SessionID: turns[0].SessionID})
+	if err != nil || len(list) != 1 {
+		t.Errorf("ListJudgments: %d, %v", len(list), err)
+	}
+	todo, err := s.JudgedToSample(ctx, 0)
+	if err != nil || len(todo) != 1 || todo[0].TurnID != turns[0].ID {
+		t.Errorf("JudgedToSample = %+v, %v", todo, err)
+	}
+}
+
+func testSample(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := fresh(t, open)
+	turns := Seed(t, s, "s", 2, true)
+	if err := s.AddSample(ctx, store.Sample{TurnID: turns[0].ID, Method: "combine"}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("sample of an observed turn: %v, want ErrConflict", err)
+	}
+	for _, tr := range turns {
+		if err := s.RecordJudgment(ctx, judgment(tr, 1, true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	smp := store.Sample{TurnID: turns[1].ID, SessionID: turns[1].SessionID, Method: "combine", UseRL: true, Reward: 1,
+		TeacherLogprobs: []float32{-1, -2, -3}, TeacherAdapter: "", TeacherVersion: 2, Why: "score +1"}
+	if err := s.AddSample(ctx, smp); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSample(ctx, smp); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second sample: %v, want ErrConflict", err)
+	}
+	samples, ts, err := s.ReadySamples(ctx, 0)
+	if err != nil || len(samples) != 1 || len(ts) != 1 {
+		t.Fatalf("ReadySamples: %d %d %v", len(samples), len(ts), err)
+	}
+	got := samples[0]
+	if got.TurnID != smp.TurnID || !reflect.DeepEqual(got.TeacherLogprobs, smp.TeacherLogprobs) || !got.UseRL ||
+		got.Reward != 1 || got.TeacherVersion != 2 || got.Why != smp.Why || got.TrainedVersion != 0 {
+		t.Errorf("sample round trip: %+v", got)
+	}
+	if !reflect.DeepEqual(ts[0].ResponseIDs, turns[1].ResponseIDs) || !reflect.DeepEqual(ts[0].BehaviourLogprobs, turns[1].BehaviourLogprobs) {
+		t.Errorf("ready turn lost its tokens: %+v", ts[0])
+	}
+	todo, _ := s.JudgedToSample(ctx, 0)
+	if len(todo) != 1 || todo[0].TurnID != turns[0].ID {
+		t.Errorf("JudgedToSample after one sample: %+v", todo)
+	}
+}
+
+// ready brings n fresh turns to ready.
+func ready(t *testing.T, s store.LearningStore, key string, n int) []store.Turn {
+	t.Helper()
+	ctx := context.Background()
+	turns := Seed(t, s, key, n, true)
+	for _, tr := range turns {
+		if err := s.RecordJudgment(ctx, judgment(tr, 1, true)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddSample(ctx, store.Sample{TurnID: tr.ID, Method: "rl", UseRL: true, Reward: 1, Why: "score +1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return turns
+}
+
+func testCommitVersion(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := fresh(t, open)
+	turns := ready(t, s, "c", 4)
+	if _, err := s.LatestVersion(ctx); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("LatestVersion of an empty store: %v", err)
+	}
+	v1 := store.Version{Version: 1, Dir: "/v/1", Method: "rl", Metrics: store.VersionMetrics{Loss: 0.5, Samples: 2, DroppedStale: 1, ClipFraction: 0.1}}
+	if err := s.CommitVersion(ctx, v1, []string{turns[0].ID, turns[1].ID}, []string{turns[2].ID}, "stale: test"); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []store.TurnState{store.Trained, store.Trained, store.Dropped, store.Ready} {
+		if st := state(t, s, turns[i].ID); st != want {
+			t.Errorf("turn %d: %s, want %s", i, st, want)
+		}
+	}
+	// A second commit that includes an already trained turn changes nothing.
+	v2 := store.Version{Version: 2, Dir: "/v/2"}
+	if err := s.CommitVersion(ctx, v2, []string{turns[3].ID, turns[0].ID}, nil, ""); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("commit with a trained turn: %v, want ErrConflict", err)
+	}
+	if st := state(t, s, turns[3].ID); st != store.Ready {
+		t.Errorf("failed commit moved turn 3 to %s", st)
+	}
+	if latest, err := s.LatestVersion(ctx); err != nil || latest.Version != 1 {
+		t.Errorf("latest after failed commit: %+v %v", latest, err)
+	}
+	// A version that is not newer is refused.
+	if err := s.CommitVersion(ctx, v1, []string{turns[3].ID}, nil, ""); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("re-commit of v1: %v, want ErrConflict", err)
+	}
+	latest, err := s.LatestVersion(ctx)
+	if err != nil || latest.Version != 1 || latest.Dir != "/v/1" || latest.Metrics != v1.Metrics {
+		t.Errorf("latest %+v, %v", latest, err)
+	}
+	samples, err := s.ListSamples(ctx, store.TurnFilter{SessionID: turns[0].SessionID})
+	if err != nil || len(samples) != 4 || samples[0].TrainedVersion != 1 || samples[3].TrainedVersion != 0 {
+		t.Errorf("samples after commit: %+v %v", samples, err)
+	}
+	tr, _ := s.Turn(ctx, turns[2].ID)
+	if tr.DropReason != "stale: test" {
+		t.Errorf("stale drop reason %q", tr.DropReason)
+	}
+	st, err := s.LearningStats(ctx)
+	if err != nil || st.Trained != 2 || st.SamplesReady != 1 || st.Versions != 1 || st.DroppedBy["stale"] != 1 || st.Latest == nil {
+		t.Errorf("stats %+v %v", st, err)
+	}
+}
+
+func testDropTurn(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := fresh(t, open)
+	turns := Seed(t, s, "d", 2, true)
+	if err := s.DropTurn(ctx, turns[0].ID, "side turn: never trained"); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := s.Turn(ctx, turns[0].ID)
+	if tr.State != store.Dropped || tr.DropReason != "side turn: never trained" {
+		t.Errorf("dropped turn: %s %q", tr.State, tr.DropReason)
+	}
+	if err := s.DropTurn(ctx, turns[0].ID, "again"); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("dropping a dropped turn: %v, want ErrConflict", err)
+	}
+	if err := s.DropTurn(ctx, "nope", "x"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("dropping a missing turn: %v, want ErrNotFound", err)
+	}
+}
+
+func testSettle(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := fresh(t, open)
+	held := Seed(t, s, "held", 2, true)    // judged, not kept → settles
+	pending := Seed(t, s, "pend", 2, true) // one still observed → waits
+	kept := Seed(t, s, "kept", 1, true)    // kept, sample not built → waits
+	for _, tr := range held {
+		if err := s.RecordJudgment(ctx, judgment(tr, 0, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RecordJudgment(ctx, judgment(pending[0], 0, false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordJudgment(ctx, judgment(kept[0], 1, true)); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := s.SessionsToSettle(ctx, 0); err != nil || len(ids) != 0 {
+		t.Fatalf("live sessions settle: %v %v", ids, err)
+	}
+	if _, err := s.ExpireIdle(ctx, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.SessionsToSettle(ctx, 0)
+	if err != nil || len(ids) != 1 || ids[0] != held[0].SessionID {
+		t.Fatalf("SessionsToSettle = %v, %v; want [%s]", ids, err, held[0].SessionID)
+	}
+}
+
+func testReopen(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, dir := fresh(t, open)
+	turns := ready(t, s, "r", 1)
+	if err := s.CommitVersion(ctx, store.Version{Version: 1, Dir: "/v/1"}, []string{turns[0].ID}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2 := open(t, dir)
+	defer s2.Close()
+	if v, err := s2.LatestVersion(ctx); err != nil || v.Version != 1 {
+		t.Errorf("after reopen: %+v %v", v, err)
+	}
+	if j, err := s2.Judgment(ctx, turns[0].ID); err != nil || j.Score != 1 {
+		t.Errorf("judgment after reopen: %+v %v", j, err)
+	}
+}

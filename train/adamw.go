@@ -1,0 +1,90 @@
+package train
+
+import "math"
+
+// AdamW with decoupled weight decay, step for step what torch.optim.AdamW
+// (single-tensor path, amsgrad off) does:
+//
+//	θ ← θ·(1 − lr·λ)
+//	m ← β1·m + (1−β1)·g        v ← β2·v + (1−β2)·g²
+//	θ ← θ − lr/(1−β1ᵗ) · m / (√v/√(1−β2ᵗ) + ε)
+
+// AdamWConfig are the optimizer's hyper-parameters.
+type AdamWConfig struct {
+	LR          float64
+	Beta1       float64
+	Beta2       float64
+	Eps         float64
+	WeightDecay float64
+}
+
+// DefaultAdamW is the seed system's setting with the given learning rate.
+func DefaultAdamW(lr float64) AdamWConfig {
+	return AdamWConfig{LR: lr, Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, WeightDecay: 0.1}
+}
+
+// adamW holds the moments of every trainable tensor, in the trainer's
+// parameter order.
+type adamW struct {
+	cfg  AdamWConfig
+	step int64
+	m, v [][]float32
+}
+
+func newAdamW(cfg AdamWConfig, params []*Tensor) *adamW {
+	o := &adamW{cfg: cfg}
+	for _, p := range params {
+		o.m = append(o.m, make([]float32, p.Size()))
+		o.v = append(o.v, make([]float32, p.Size()))
+	}
+	return o
+}
+
+func (o *adamW) update(params []*Tensor, lr float64) {
+	o.step++
+	c := o.cfg
+	bc1 := 1 - math.Pow(c.Beta1, float64(o.step))
+	bc2 := 1 - math.Pow(c.Beta2, float64(o.step))
+	stepSize := float32(lr / bc1)
+	bc2sqrt := float32(math.Sqrt(bc2))
+	decay := float32(1 - lr*c.WeightDecay)
+	b1, b2, eps := float32(c.Beta1), float32(c.Beta2), float32(c.Eps)
+	for i, p := range params {
+		m, v := o.m[i], o.v[i]
+		parallelRows(len(p.Data), len(p.Data)*4, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				g := p.Grad[j]
+				x := p.Data[j] * decay
+				m[j] = b1*m[j] + (1-b1)*g
+				v[j] = b2*v[j] + (1-b2)*g*g
+				denom := float32(math.Sqrt(float64(v[j])))/bc2sqrt + eps
+				p.Data[j] = x - stepSize*(m[j]/denom)
+			}
+		})
+	}
+}
+
+// clipGradNorm scales all gradients so their global L2 norm is at most
+// maxNorm, as torch.nn.utils.clip_grad_norm_ does, and returns the norm
+// before clipping. maxNorm ≤ 0 only measures.
+func clipGradNorm(params []*Tensor, maxNorm float64) float64 {
+	var ss float64
+	for _, p := range params {
+		for _, g := range p.Grad {
+			ss += float64(g) * float64(g)
+		}
+	}
+	norm := math.Sqrt(ss)
+	if maxNorm > 0 {
+		coef := maxNorm / (norm + 1e-6)
+		if coef < 1 {
+			c := float32(coef)
+			for _, p := range params {
+				for j := range p.Grad {
+					p.Grad[j] *= c
+				}
+			}
+		}
+	}
+	return norm
+}

@@ -1,0 +1,83 @@
+package train
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/clawrl/clawrl/blas"
+)
+
+// The three matrix products a linear layer's forward and backward need, all
+// row-major float32, on package blas (pure Go, or OpenBLAS with -tags
+// openblas).
+//
+//	matmulNT: out[M,N] (+)= a[M,K] · b[N,K]ᵀ   forward  y = x Wᵀ
+//	matmulNN: out[M,N] (+)= a[M,K] · b[K,N]    backward dx = dy W
+//	matmulTN: out[M,N] (+)= a[K,M]ᵀ · b[K,N]   backward dW = dyᵀ x
+
+// parallelRows calls fn on disjoint row ranges of [0,n), using at most
+// GOMAXPROCS goroutines, and only when the work is big enough to pay.
+func parallelRows(n int, work int, fn func(lo, hi int)) {
+	p := runtime.GOMAXPROCS(0)
+	if p > n {
+		p = n
+	}
+	if p <= 1 || work < 1<<15 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + p - 1) / p
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpy: y += alpha·x
+func axpy(alpha float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}
+
+func beta(accumulate bool) float32 {
+	if accumulate {
+		return 1
+	}
+	return 0
+}
+
+func matmulNT(out, a, b []float32, m, n, k int, accumulate bool) {
+	blas.Sgemm(false, true, m, n, k, 1, a, k, b, k, beta(accumulate), out, n)
+}
+
+func matmulNN(out, a, b []float32, m, n, k int, accumulate bool) {
+	blas.Sgemm(false, false, m, n, k, 1, a, k, b, n, beta(accumulate), out, n)
+}
+
+func matmulTN(out, a, b []float32, m, n, k int, accumulate bool) {
+	blas.Sgemm(true, false, m, n, k, 1, a, m, b, n, beta(accumulate), out, n)
+}

@@ -1,0 +1,120 @@
+package train
+
+import "math/rand/v2"
+
+// A projection with an optional LoRA adapter, PEFT semantics:
+//
+//	y = x·Wᵀ + b + scale·(dropout(x)·Aᵀ)·Bᵀ,   scale = alpha / r
+//
+// Its backward adds to dx, to dW and db when the base weights train, and to
+// dA and dB when an adapter is attached.
+
+// loraActs are the activations one adapter keeps for its backward, sized for
+// a token capacity and reused.
+type loraActs struct {
+	u    []float32 // [T, r]  dropout(x)·Aᵀ
+	g    []float32 // [T, r]  scratch: dy·B
+	mask []float32 // [T, In] 0 or 1/(1−p); nil without dropout
+	xd   []float32 // [T, In] dropout(x); nil without dropout
+	dxd  []float32 // [T, In] scratch for the dropout backward
+}
+
+func newLoRAActs(l *Linear, tokens int) *loraActs {
+	if l.LoRA == nil {
+		return nil
+	}
+	r := l.LoRA.Rank
+	a := &loraActs{u: make([]float32, tokens*r), g: make([]float32, tokens*r)}
+	if l.LoRA.Dropout > 0 {
+		a.mask = make([]float32, tokens*l.In)
+		a.xd = make([]float32, tokens*l.In)
+		a.dxd = make([]float32, tokens*l.In)
+	}
+	return a
+}
+
+// linearForward overwrites out[:T·Out]. rng draws the dropout mask; the same
+// seed reproduces it, which activation recomputation relies on.
+func linearForward(out, inp []float32, T int, l *Linear, a *loraActs, rng *rand.Rand) {
+	matmulNT(out, inp, l.W.Data, T, l.Out, l.In, false)
+	if l.B != nil {
+		for t := range T {
+			axpy(1, l.B.Data, out[t*l.Out:t*l.Out+l.Out])
+		}
+	}
+	if l.LoRA == nil {
+		return
+	}
+	lo := l.LoRA
+	r := lo.Rank
+	xd := inp
+	if lo.Dropout > 0 {
+		keep := 1 / (1 - lo.Dropout)
+		xd = a.xd[:T*l.In]
+		for i, v := range inp[:T*l.In] {
+			m := float32(0)
+			if rng.Float32() >= lo.Dropout {
+				m = keep
+			}
+			a.mask[i] = m
+			xd[i] = v * m
+		}
+	}
+	u := a.u[:T*r]
+	matmulNT(u, xd, lo.A.Data, T, r, l.In, false)
+	// out += (scale·u)·Bᵀ; g is free scratch until the backward.
+	us := a.g[:T*r]
+	for i, v := range u {
+		us[i] = lo.Scale * v
+	}
+	matmulNT(out, us, lo.B.Data, T, l.Out, r, true)
+}
+
+// linearBackward adds dx to dinp[:T·In] and accumulates parameter gradients.
+func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs) {
+	matmulNN(dinp, dout, l.W.Data, T, l.In, l.Out, true)
+	if l.W.Grad != nil {
+		matmulTN(l.W.Grad, dout, inp, l.Out, l.In, T, true)
+	}
+	if l.B != nil && l.B.Grad != nil {
+		for t := range T {
+			axpy(1, dout[t*l.Out:t*l.Out+l.Out], l.B.Grad)
+		}
+	}
+	if l.LoRA == nil {
+		return
+	}
+	lo := l.LoRA
+	r := lo.Rank
+	u := a.u[:T*r]
+	g := a.g[:T*r]
+	// dB += dyᵀ·(scale·u)
+	us := g
+	for i, v := range u {
+		us[i] = lo.Scale * v
+	}
+	if lo.B.Grad != nil {
+		matmulTN(lo.B.Grad, dout, us, l.Out, r, T, true)
+	}
+	// g = scale·(dy·B); dA += gᵀ·dropout(x); dx += (g·A) ∘ mask
+	matmulNN(g, dout, lo.B.Data, T, r, l.Out, false)
+	for i := range g {
+		g[i] *= lo.Scale
+	}
+	xd := inp
+	if lo.Dropout > 0 {
+		xd = a.xd[:T*l.In]
+	}
+	if lo.A.Grad != nil {
+		matmulTN(lo.A.Grad, g, xd, r, l.In, T, true)
+	}
+	if lo.Dropout > 0 {
+		dxd := a.dxd[:T*l.In]
+		matmulNN(dxd, g, lo.A.Data, T, l.In, r, false)
+		for i, m := range a.mask[:T*l.In] {
+			dinp[i] += dxd[i] * m
+		}
+		return
+	}
+	matmulNN(dinp, g, lo.A.Data, T, l.In, r, true)
+}

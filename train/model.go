@@ -1,0 +1,316 @@
+package train
+
+import (
+	"math/rand/v2"
+)
+
+// The whole-model training forward and backward over one packed micro-batch.
+// A workspace owns every activation and gradient buffer; it grows to the
+// largest micro-batch seen and is reused for every later one.
+
+// layerActs are one block's saved activations. With activation
+// recomputation a single layerActs is shared by all blocks and refilled from
+// the block's saved input during the backward.
+type layerActs struct {
+	ln1, rstd1       []float32
+	q, k, v          []float32
+	qn, kn           []float32 // after the q/k norms (Qwen3)
+	rstdq, rstdk     []float32
+	qr, kr           []float32 // after RoPE
+	probs            []float32
+	att              []float32
+	h1               []float32 // residual after attention
+	ln2, rstd2       []float32
+	gate, up, act    []float32
+	lora             [7]*loraActs
+	capTok, capProbs int
+}
+
+// workspace holds everything one micro-batch needs.
+type workspace struct {
+	w      *Weights
+	capTok int
+
+	ids  []int32
+	pos  []int32
+	segs []segment
+
+	xs     [][]float32 // xs[l] is block l's input, xs[Layers] the last output
+	acts   []*layerActs
+	lnf    []float32
+	rstdf  []float32
+	rope   *ropeTables
+	shared bool // one layerActs for all blocks (recomputation)
+
+	// LM head rows: only positions that predict a response token.
+	rowTok   []int32 // token index within the micro-batch
+	target   []int32
+	hrows    []float32 // [R, D]
+	probs    []float32 // [R, V]
+	logp     []float32
+	entropy  []float32
+	dlogp    []float32
+	dentropy []float32
+
+	// Gradient scratch, shared by all blocks.
+	dx, dln, datt, dq, dk, dv, dqr, dkr, dqn, dkn, dgate, dup, dact, dlnf []float32
+}
+
+func newWorkspace(w *Weights, recompute bool) *workspace {
+	a := w.Arch
+	ws := &workspace{w: w, shared: recompute, rope: newRopeTables(a)}
+	n := a.Layers
+	if recompute {
+		n = 1
+	}
+	ws.acts = make([]*layerActs, n)
+	for i := range ws.acts {
+		ws.acts[i] = &layerActs{}
+	}
+	ws.xs = make([][]float32, a.Layers+1)
+	return ws
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	return make([]float32, n)
+}
+
+// prepare lays out the micro-batch and grows buffers to fit it.
+func (ws *workspace) prepare(seqs []Sequence) {
+	a := ws.w.Arch
+	ws.ids, ws.pos, ws.segs = ws.ids[:0], ws.pos[:0], ws.segs[:0]
+	ws.rowTok, ws.target = ws.rowTok[:0], ws.target[:0]
+	maxLen := 0
+	for _, s := range seqs {
+		start := len(ws.ids)
+		ws.ids = append(ws.ids, s.PromptIDs...)
+		ws.ids = append(ws.ids, s.ResponseIDs...)
+		L := len(s.PromptIDs) + len(s.ResponseIDs)
+		for p := range L {
+			ws.pos = append(ws.pos, int32(p))
+		}
+		ws.segs = append(ws.segs, segment{start, L})
+		for j, id := range s.ResponseIDs {
+			ws.rowTok = append(ws.rowTok, int32(start+len(s.PromptIDs)+j-1))
+			ws.target = append(ws.target, id)
+		}
+		maxLen = max(maxLen, L)
+	}
+	ws.rope.grow(maxLen)
+	T := len(ws.ids)
+	D, F := a.Hidden, a.Intermediate
+	qd, kd := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
+	np := probsSize(ws.segs, a.Heads)
+	for l := range ws.xs {
+		ws.xs[l] = grow(ws.xs[l], T*D)
+	}
+	for li, la := range ws.acts {
+		if T > la.capTok {
+			la.ln1, la.rstd1 = make([]float32, T*D), make([]float32, T)
+			la.q, la.k, la.v = make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
+			if a.QKNorm {
+				la.qn, la.kn = make([]float32, T*qd), make([]float32, T*kd)
+				la.rstdq, la.rstdk = make([]float32, T*a.Heads), make([]float32, T*a.KVHeads)
+			}
+			la.qr, la.kr = make([]float32, T*qd), make([]float32, T*kd)
+			la.att, la.h1 = make([]float32, T*qd), make([]float32, T*D)
+			la.ln2, la.rstd2 = make([]float32, T*D), make([]float32, T)
+			la.gate, la.up, la.act = make([]float32, T*F), make([]float32, T*F), make([]float32, T*F)
+			// Adapters of a shared layerActs follow block 0's shapes, which
+			// every block has.
+			for m, nl := range ws.w.Layers[li].linears() {
+				la.lora[m] = newLoRAActs(nl.lin, T)
+			}
+			la.capTok = T
+		}
+		if np > la.capProbs {
+			la.probs = make([]float32, np)
+			la.capProbs = np
+		}
+	}
+	ws.lnf, ws.rstdf = grow(ws.lnf, T*D), grow(ws.rstdf, T)
+	R := len(ws.rowTok)
+	ws.hrows = grow(ws.hrows, R*D)
+	ws.probs = grow(ws.probs, R*a.Vocab)
+	ws.logp, ws.entropy = grow(ws.logp, R), grow(ws.entropy, R)
+	ws.dlogp, ws.dentropy = grow(ws.dlogp, R), grow(ws.dentropy, R)
+	if T > ws.capTok {
+		ws.dx, ws.dln, ws.dlnf = make([]float32, T*D), make([]float32, T*D), make([]float32, T*D)
+		ws.dqn, ws.dkn = make([]float32, T*qd), make([]float32, T*kd)
+		ws.datt, ws.dq, ws.dqr = make([]float32, T*qd), make([]float32, T*qd), make([]float32, T*qd)
+		ws.dk, ws.dv, ws.dkr = make([]float32, T*kd), make([]float32, T*kd), make([]float32, T*kd)
+		ws.dgate, ws.dup, ws.dact = make([]float32, T*F), make([]float32, T*F), make([]float32, T*F)
+		ws.capTok = T
+	}
+}
+
+func (ws *workspace) actsFor(l int) *layerActs {
+	if ws.shared {
+		return ws.acts[0]
+	}
+	return ws.acts[l]
+}
+
+// dropoutRNG returns the generator for one adapter's mask in one block of one
+// micro-batch, or nil in eval mode. Seeding by position makes recomputation
+// draw the same mask.
+func dropoutRNG(seed uint64, train bool, layer, module int) *rand.Rand {
+	if !train {
+		return nil
+	}
+	return rand.New(rand.NewPCG(seed, uint64(layer*16+module)))
+}
+
+// blockForward runs block l on x (its input) into out.
+func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed uint64, train bool) {
+	a := ws.w.Arch
+	L := &ws.w.Layers[l]
+	T := len(ws.ids)
+	D := a.Hidden
+	hd := a.HeadDim
+	eps := float32(a.RMSNormEps)
+	lins := L.linears()
+	fwd := func(m int, out, inp []float32) {
+		lin := lins[m].lin
+		la := la.lora[m]
+		if lin.LoRA != nil && lin.LoRA.Dropout > 0 && !train {
+			// Eval mode: the adapter without dropout.
+			saved := lin.LoRA.Dropout
+			lin.LoRA.Dropout = 0
+			defer func() { lin.LoRA.Dropout = saved }()
+		}
+		linearForward(out[:T*lin.Out], inp, T, lin, la, dropoutRNG(seed, train, l, m))
+	}
+
+	rmsnormForward(la.ln1, la.rstd1, x, L.InputNorm.Data, T, D, eps)
+	fwd(0, la.q, la.ln1)
+	fwd(1, la.k, la.ln1)
+	fwd(2, la.v, la.ln1)
+	qsrc, ksrc := la.q, la.k
+	if a.QKNorm {
+		rmsnormForward(la.qn, la.rstdq, la.q, L.QNorm.Data, T*a.Heads, hd, eps)
+		rmsnormForward(la.kn, la.rstdk, la.k, L.KNorm.Data, T*a.KVHeads, hd, eps)
+		qsrc, ksrc = la.qn, la.kn
+	}
+	ropeForward(la.qr, qsrc, ws.pos, a.Heads, ws.rope)
+	ropeForward(la.kr, ksrc, ws.pos, a.KVHeads, ws.rope)
+	sh := attnShape{a.Heads, a.KVHeads, hd}
+	attentionForward(la.att, la.probs, la.qr, la.kr, la.v, ws.segs, sh)
+	fwd(3, la.h1, la.att)
+	axpy(1, x[:T*D], la.h1)
+	rmsnormForward(la.ln2, la.rstd2, la.h1, L.PostNorm.Data, T, D, eps)
+	fwd(4, la.gate, la.ln2)
+	fwd(5, la.up, la.ln2)
+	F := a.Intermediate
+	swigluForward(la.act[:T*F], la.gate[:T*F], la.up[:T*F])
+	fwd(6, out, la.act)
+	axpy(1, la.h1[:T*D], out)
+}
+
+// blockBackward takes d(loss)/d(block output) in ws.dx and leaves
+// d(loss)/d(block input) there, accumulating parameter gradients.
+func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) {
+	a := ws.w.Arch
+	L := &ws.w.Layers[l]
+	T := len(ws.ids)
+	D, F := a.Hidden, a.Intermediate
+	hd := a.HeadDim
+	qd, kd := a.Heads*hd, a.KVHeads*hd
+	lins := L.linears()
+	bwd := func(m int, dinp, dout, inp []float32) {
+		linearBackward(dinp, dout, inp, T, lins[m].lin, la.lora[m])
+	}
+	dx := ws.dx[:T*D]
+
+	// MLP: out = h1 + down(silu(gate(ln2))∘up(ln2))
+	dact := ws.dact[:T*F]
+	clear(dact)
+	bwd(6, dact, dx, la.act)
+	swigluBackward(ws.dgate[:T*F], ws.dup[:T*F], dact, la.gate[:T*F], la.up[:T*F])
+	dln := ws.dln[:T*D]
+	clear(dln)
+	bwd(4, dln, ws.dgate[:T*F], la.ln2)
+	bwd(5, dln, ws.dup[:T*F], la.ln2)
+	rmsnormBackward(dx, gradOf(L.PostNorm), dln, la.h1, L.PostNorm.Data, la.rstd2, T, D)
+
+	// Attention: h1 = x + o(attn(rope(norm(q)), rope(norm(k)), v))
+	datt := ws.datt[:T*qd]
+	clear(datt)
+	bwd(3, datt, dx, la.att)
+	sh := attnShape{a.Heads, a.KVHeads, hd}
+	attentionBackward(ws.dqr[:T*qd], ws.dkr[:T*kd], ws.dv[:T*kd], datt, la.probs, la.qr, la.kr, la.v, ws.segs, sh)
+	dq, dk := ws.dq[:T*qd], ws.dk[:T*kd]
+	if a.QKNorm {
+		dqn, dkn := ws.dqn[:T*qd], ws.dkn[:T*kd]
+		ropeBackward(dqn, ws.dqr[:T*qd], ws.pos, a.Heads, ws.rope)
+		ropeBackward(dkn, ws.dkr[:T*kd], ws.pos, a.KVHeads, ws.rope)
+		clear(dq)
+		clear(dk)
+		rmsnormBackward(dq, gradOf(L.QNorm), dqn, la.q, L.QNorm.Data, la.rstdq, T*a.Heads, hd)
+		rmsnormBackward(dk, gradOf(L.KNorm), dkn, la.k, L.KNorm.Data, la.rstdk, T*a.KVHeads, hd)
+	} else {
+		ropeBackward(dq, ws.dqr[:T*qd], ws.pos, a.Heads, ws.rope)
+		ropeBackward(dk, ws.dkr[:T*kd], ws.pos, a.KVHeads, ws.rope)
+	}
+	clear(dln)
+	bwd(0, dln, dq, la.ln1)
+	bwd(1, dln, dk, la.ln1)
+	bwd(2, dln, ws.dv[:T*kd], la.ln1)
+	rmsnormBackward(dx, gradOf(L.InputNorm), dln, x, L.InputNorm.Data, la.rstd1, T, D)
+}
+
+// forward runs the micro-batch prepared in ws and fills ws.logp and
+// ws.entropy for every response token, in sequence order.
+func (ws *workspace) forward(seed uint64, train bool) {
+	a := ws.w.Arch
+	T := len(ws.ids)
+	D := a.Hidden
+	embeddingForward(ws.xs[0], ws.w.Embed.Data, ws.ids, D)
+	for l := range a.Layers {
+		ws.blockForward(l, ws.xs[l], ws.xs[l+1], ws.actsFor(l), seed, train)
+	}
+	rmsnormForward(ws.lnf, ws.rstdf, ws.xs[a.Layers], ws.w.FinalNorm.Data, T, D, float32(a.RMSNormEps))
+	for r, t := range ws.rowTok {
+		copy(ws.hrows[r*D:r*D+D], ws.lnf[int(t)*D:int(t)*D+D])
+	}
+	R := len(ws.rowTok)
+	lm := ws.w.lmWeight()
+	lmheadForward(ws.probs, ws.logp, ws.entropy, ws.hrows, lm.Data, ws.target, R, D, a.Vocab)
+}
+
+// backward starts from ws.dlogp and ws.dentropy (already scaled) and
+// accumulates gradients into every trainable tensor.
+func (ws *workspace) backward(seed uint64) {
+	a := ws.w.Arch
+	T := len(ws.ids)
+	D := a.Hidden
+	R := len(ws.rowTok)
+	lm := ws.w.lmWeight()
+	dh := ws.dln[:R*D] // dln is free until the blocks run
+	lmheadBackward(dh, lm.Grad, ws.probs, ws.dlogp, ws.dentropy, ws.entropy, ws.hrows, lm.Data, ws.target, R, D, a.Vocab)
+	// Scatter the head rows' gradient back to the tokens they came from.
+	dlnf := ws.dlnf[:T*D]
+	clear(dlnf)
+	for r, t := range ws.rowTok {
+		axpy(1, dh[r*D:r*D+D], dlnf[int(t)*D:int(t)*D+D])
+	}
+	dx := ws.dx[:T*D]
+	clear(dx)
+	rmsnormBackward(dx, gradOf(ws.w.FinalNorm), dlnf, ws.xs[a.Layers], ws.w.FinalNorm.Data, ws.rstdf, T, D)
+	for l := a.Layers - 1; l >= 0; l-- {
+		la := ws.actsFor(l)
+		if ws.shared {
+			// Recompute block l's activations from its saved input; the
+			// output buffer is scratch here (the next block's input is no
+			// longer needed).
+			ws.blockForward(l, ws.xs[l], ws.xs[l+1], la, seed, true)
+		}
+		ws.blockBackward(l, ws.xs[l], la)
+	}
+	if g := ws.w.Embed.Grad; g != nil {
+		embeddingBackward(g, dx, ws.ids, D)
+	}
+}

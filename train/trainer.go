@@ -1,0 +1,333 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Mode picks what trains.
+type Mode string
+
+const (
+	ModeLoRA Mode = "lora" // adapters on the projections; base weights frozen
+	ModeFull Mode = "full" // every base weight (small models)
+)
+
+// Config configures a Trainer. Zero fields take the defaults named on each.
+type Config struct {
+	Mode  Mode       // default ModeLoRA
+	LoRA  LoRAConfig // default DefaultLoRA()
+	AdamW AdamWConfig
+	// MaxGradNorm clips the global gradient norm; 0 takes 1.0, negative
+	// disables clipping.
+	MaxGradNorm float64
+	// MicroBatchTokens packs sequences into micro-batches of at most this
+	// many tokens (default 2048); a longer sequence gets one of its own.
+	// Gradients of all micro-batches of a step accumulate before the update.
+	MicroBatchTokens int
+	// Recompute keeps only each block's input and recomputes the block
+	// during the backward: activation memory of one block instead of all.
+	Recompute bool
+	// Seed drives LoRA initialisation and dropout masks.
+	Seed uint64
+	// Logger receives one line per step at debug level; nil discards.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Mode == "" {
+		c.Mode = ModeLoRA
+	}
+	if c.LoRA.Rank == 0 {
+		d := DefaultLoRA()
+		d.Dropout = c.LoRA.Dropout
+		if c.LoRA.Alpha != 0 {
+			d.Alpha = c.LoRA.Alpha
+		}
+		if len(c.LoRA.TargetModules) > 0 {
+			d.TargetModules = c.LoRA.TargetModules
+		}
+		c.LoRA = d
+	}
+	if c.LoRA.Alpha == 0 {
+		c.LoRA.Alpha = 2 * float64(c.LoRA.Rank)
+	}
+	if len(c.LoRA.TargetModules) == 0 {
+		c.LoRA.TargetModules = AllProjections()
+	}
+	if c.AdamW == (AdamWConfig{}) {
+		lr := 1e-4
+		if c.Mode == ModeFull {
+			lr = 1e-5
+		}
+		c.AdamW = DefaultAdamW(lr)
+	}
+	if c.MaxGradNorm == 0 {
+		c.MaxGradNorm = 1
+	}
+	if c.MicroBatchTokens <= 0 {
+		c.MicroBatchTokens = 2048
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Sequence is one training example: the loss reads the response tokens,
+// each predicted from the prompt and the response tokens before it.
+type Sequence struct {
+	PromptIDs   []int32
+	ResponseIDs []int32
+}
+
+// Objective turns per-token log-probabilities into a loss. The trainer calls
+// TokenLoss once per sequence i of a step with the log-probabilities and
+// entropies of its response tokens under the current weights; it writes
+// d(loss)/d(logp) and d(loss)/d(entropy) for each token and returns the loss
+// summed over the tokens. The trainer divides loss and gradients by the
+// step's token count (see Normalizer).
+type Objective interface {
+	TokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float64
+}
+
+// Normalizer is implemented by objectives that average over fewer tokens
+// than all response tokens (masked tokens); Tokens is the divisor.
+type Normalizer interface {
+	Tokens() int
+}
+
+// Stats describe one step.
+type Stats struct {
+	Step          int64   // optimizer steps taken so far
+	Loss          float64 // mean per-token loss
+	Tokens        int     // response tokens trained on
+	TotalTokens   int     // prompt + response tokens processed
+	GradNorm      float64 // global norm before clipping
+	MicroBatches  int
+	Elapsed       time.Duration
+	TokensPerSec  float64 // all tokens processed (forward+backward+update) per second
+	LearningRate  float64
+	SequenceCount int
+}
+
+// Trainer trains one model's weights in place.
+type Trainer struct {
+	cfg    Config
+	w      *Weights
+	params []*Tensor
+	opt    *adamW
+	ws     *workspace
+	micro  uint64 // micro-batches run, seeds dropout
+}
+
+// New prepares w for training: in LoRA mode it attaches fresh adapters unless
+// w already has some (loaded from a checkpoint), and freezes the base.
+func New(w *Weights, cfg Config) (*Trainer, error) {
+	cfg = cfg.withDefaults()
+	if err := w.Arch.validate(); err != nil {
+		return nil, err
+	}
+	t := &Trainer{cfg: cfg, w: w}
+	for _, p := range w.BaseTensors() {
+		p.Grad = nil
+	}
+	switch cfg.Mode {
+	case ModeLoRA:
+		if len(w.LoRATensors()) == 0 {
+			if err := AttachLoRA(w, cfg.LoRA, cfg.Seed); err != nil {
+				return nil, err
+			}
+		} else {
+			// Adapters loaded from a checkpoint: their settings win, so a
+			// saved adapter describes what was trained.
+			t.cfg.LoRA = w.attachedLoRAConfig()
+		}
+		t.params = w.LoRATensors()
+	case ModeFull:
+		if len(w.LoRATensors()) > 0 {
+			return nil, errors.New("train: full mode on weights with LoRA adapters attached")
+		}
+		t.params = w.BaseTensors()
+	default:
+		return nil, fmt.Errorf("train: unknown mode %q", cfg.Mode)
+	}
+	for _, p := range t.params {
+		p.trainable()
+	}
+	t.opt = newAdamW(cfg.AdamW, t.params)
+	t.ws = newWorkspace(w, cfg.Recompute)
+	return t, nil
+}
+
+// Weights are the weights being trained.
+func (t *Trainer) Weights() *Weights { return t.w }
+
+// Params are the trainable tensors, in optimizer order.
+func (t *Trainer) Params() []*Tensor { return t.params }
+
+// Config is the effective configuration (defaults filled in).
+func (t *Trainer) Config() Config { return t.cfg }
+
+// StepCount is the number of optimizer steps taken.
+func (t *Trainer) StepCount() int64 { return t.opt.step }
+
+func (t *Trainer) check(seqs []Sequence) error {
+	v := int32(t.w.Arch.Vocab)
+	for i, s := range seqs {
+		if len(s.PromptIDs) == 0 {
+			return fmt.Errorf("train: sequence %d: empty prompt (the first response token needs a context)", i)
+		}
+		for _, ids := range [][]int32{s.PromptIDs, s.ResponseIDs} {
+			for _, id := range ids {
+				if id < 0 || id >= v {
+					return fmt.Errorf("train: sequence %d: token id %d outside vocab %d", i, id, v)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// microBatches packs consecutive sequences into groups of at most the token
+// budget.
+func (t *Trainer) microBatches(seqs []Sequence) [][2]int {
+	var out [][2]int
+	start, tokens := 0, 0
+	for i, s := range seqs {
+		n := len(s.PromptIDs) + len(s.ResponseIDs)
+		if i > start && tokens+n > t.cfg.MicroBatchTokens {
+			out = append(out, [2]int{start, i})
+			start, tokens = i, 0
+		}
+		tokens += n
+	}
+	if start < len(seqs) {
+		out = append(out, [2]int{start, len(seqs)})
+	}
+	return out
+}
+
+// TokenScores are the log-probabilities and entropies of one sequence's
+// response tokens.
+type TokenScores struct {
+	Logprobs []float32
+	Entropy  []float32
+}
+
+// Score computes per-token log-probabilities and entropies of the response
+// tokens under the current weights (eval mode: no dropout, no gradients).
+// It is π_old when called before a step.
+func (t *Trainer) Score(ctx context.Context, seqs []Sequence) ([]TokenScores, error) {
+	if err := t.check(seqs); err != nil {
+		return nil, err
+	}
+	out := make([]TokenScores, len(seqs))
+	for _, mb := range t.microBatches(seqs) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		batch := seqs[mb[0]:mb[1]]
+		t.ws.prepare(batch)
+		t.ws.forward(0, false)
+		off := 0
+		for j, s := range batch {
+			n := len(s.ResponseIDs)
+			out[mb[0]+j] = TokenScores{
+				Logprobs: append([]float32(nil), t.ws.logp[off:off+n]...),
+				Entropy:  append([]float32(nil), t.ws.entropy[off:off+n]...),
+			}
+			off += n
+		}
+	}
+	return out, nil
+}
+
+// ZeroGrad clears the accumulated gradients.
+func (t *Trainer) ZeroGrad() {
+	for _, p := range t.params {
+		clear(p.Grad)
+	}
+}
+
+// Accumulate runs forward and backward over seqs and adds
+// scale·d(Σ token losses)/dθ to the gradients, without an update. It returns
+// the summed (unscaled) loss. Step is ZeroGrad + Accumulate + Update; call
+// these directly to accumulate gradients over several calls.
+func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective, scale float64) (float64, int, error) {
+	if err := t.check(seqs); err != nil {
+		return 0, 0, err
+	}
+	var loss float64
+	mbs := t.microBatches(seqs)
+	for _, mb := range mbs {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		batch := seqs[mb[0]:mb[1]]
+		t.micro++
+		seed := t.cfg.Seed ^ (t.micro * 0x9e3779b97f4a7c15)
+		ws := t.ws
+		ws.prepare(batch)
+		ws.forward(seed, true)
+		off := 0
+		for j, s := range batch {
+			n := len(s.ResponseIDs)
+			dl, de := ws.dlogp[off:off+n], ws.dentropy[off:off+n]
+			clear(dl)
+			clear(de)
+			loss += obj.TokenLoss(mb[0]+j, ws.logp[off:off+n], ws.entropy[off:off+n], dl, de)
+			off += n
+		}
+		sc := float32(scale)
+		for i := range ws.dlogp {
+			ws.dlogp[i] *= sc
+			ws.dentropy[i] *= sc
+		}
+		ws.backward(seed)
+	}
+	return loss, len(mbs), nil
+}
+
+// Update clips the accumulated gradients and takes one AdamW step. It
+// returns the gradient norm before clipping.
+func (t *Trainer) Update() float64 {
+	norm := clipGradNorm(t.params, t.cfg.MaxGradNorm)
+	t.opt.update(t.params, t.cfg.AdamW.LR)
+	return norm
+}
+
+// Step is one optimizer step on seqs: the loss is averaged per response
+// token over the whole step (or over Normalizer.Tokens).
+func (t *Trainer) Step(ctx context.Context, seqs []Sequence, obj Objective) (Stats, error) {
+	start := time.Now()
+	st := Stats{SequenceCount: len(seqs), LearningRate: t.cfg.AdamW.LR}
+	for _, s := range seqs {
+		st.Tokens += len(s.ResponseIDs)
+		st.TotalTokens += len(s.PromptIDs) + len(s.ResponseIDs)
+	}
+	denom := st.Tokens
+	if n, ok := obj.(Normalizer); ok {
+		denom = n.Tokens()
+	}
+	if denom <= 0 {
+		return st, errors.New("train: step with no response tokens to train on")
+	}
+	t.ZeroGrad()
+	loss, mbs, err := t.Accumulate(ctx, seqs, obj, 1/float64(denom))
+	if err != nil {
+		return st, err
+	}
+	st.GradNorm = t.Update()
+	st.Loss = loss / float64(denom)
+	st.MicroBatches = mbs
+	st.Step = t.opt.step
+	st.Elapsed = time.Since(start)
+	st.TokensPerSec = float64(st.TotalTokens) / st.Elapsed.Seconds()
+	t.cfg.Logger.Debug("train step", "step", st.Step, "loss", st.Loss, "grad_norm", st.GradNorm,
+		"tokens", st.Tokens, "micro_batches", mbs, "elapsed", st.Elapsed)
+	return st, nil
+}
