@@ -79,27 +79,39 @@ func bf16Direct(m, j0, j1, k int, alpha float32, x []float32, ldx int, w []uint1
 			}
 		}
 	}
+	var widened []float32
 	for j := j0; j < j1; j++ {
 		wj := w[j*ldw : j*ldw+k]
+		if useAVX2 && k >= 8 {
+			// Same summation order as the kernels (see gemmNTRangeAVX2).
+			if widened == nil {
+				widened = make([]float32, k)
+			}
+			WidenBF16(widened, wj)
+			k8 := k &^ 7
+			for i := 0; i < m; i++ {
+				xi := x[i*ldx : i*ldx+k]
+				s := kern1x1(k8, &xi[0], &widened[0])
+				for p := k8; p < k; p++ {
+					s += xi[p] * widened[p]
+				}
+				store(i, j, s)
+			}
+			continue
+		}
 		for i := 0; i < m; i++ {
 			store(i, j, dotBF16(x[i*ldx:i*ldx+k], wj))
 		}
 	}
 }
 
-// dotBF16 is the dot product of float32 x with bf16 w.
+// dotBF16 is the dot product of float32 x with bf16 w, summed in order like
+// the portable Sgemm kernels, so the direct and the widened paths agree.
 func dotBF16(x []float32, w []uint16) float32 {
 	w = w[:len(x)]
-	var s0, s1, s2, s3 float32
-	p := 0
-	for ; p+4 <= len(x); p += 4 {
-		s0 += x[p] * math.Float32frombits(uint32(w[p])<<16)
-		s1 += x[p+1] * math.Float32frombits(uint32(w[p+1])<<16)
-		s2 += x[p+2] * math.Float32frombits(uint32(w[p+2])<<16)
-		s3 += x[p+3] * math.Float32frombits(uint32(w[p+3])<<16)
+	var s float32
+	for p, v := range x {
+		s += v * math.Float32frombits(uint32(w[p])<<16)
 	}
-	for ; p < len(x); p++ {
-		s0 += x[p] * math.Float32frombits(uint32(w[p])<<16)
-	}
-	return (s0 + s1) + (s2 + s3)
+	return s
 }

@@ -10,6 +10,12 @@ const avx2BlockBytes = 256 << 10
 // L2, and 1×4 strips for the rows left over (all of them when decoding one
 // sequence). The kernels cover k rounded down to a multiple of 8; the last
 // few products are added here.
+//
+// Every element of C is summed in one order whichever kernel computes it
+// (8 FMA lanes over k8, the same lane reduction, then the tail in order), so
+// a row's result is bitwise independent of the other rows in the call and of
+// how columns are split across goroutines: decoding a sequence alone or in a
+// batch, or prefilling it, gives the same numbers.
 func gemmNTRangeAVX2(m, j0, j1, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	k8 := k &^ 7
 	if k8 == 0 {
@@ -71,7 +77,7 @@ func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
 	}
 	for ; j < j1; j++ {
 		for i := i0; i < i1; i++ {
-			g.store(i, j, Dot(g.a[i*g.lda:i*g.lda+g.k8], g.b[j*g.ldb:j*g.ldb+g.k8]))
+			g.store(i, j, kern1x1(g.k8, &g.a[i*g.lda], &g.b[j*g.ldb]))
 		}
 	}
 }
@@ -89,6 +95,6 @@ func (g *avx2Gemm) row(i, j0, j1 int) {
 		}
 	}
 	for ; j < j1; j++ {
-		g.store(i, j, Dot(ai[:g.k8], g.b[j*g.ldb:j*g.ldb+g.k8]))
+		g.store(i, j, kern1x1(g.k8, &ai[0], &g.b[j*g.ldb]))
 	}
 }

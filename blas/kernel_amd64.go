@@ -16,3 +16,6 @@ func kern1x4(k8 int, a *float32, b *float32, ldb int, out *[4]float32)
 
 //go:noescape
 func kern1x4bf16(k8 int, a *float32, b *uint16, ldb int, out *[4]float32)
+
+//go:noescape
+func kern1x1(k8 int, a *float32, b *float32) float32

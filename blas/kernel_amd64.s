@@ -85,7 +85,9 @@ loop4x3:
 
 // func kern1x4(k8 int, a *float32, b *float32, ldb int, out *[4]float32)
 // out[q] = dot(a, b row q) over the first k8 elements (k8 % 8 == 0, k8 > 0).
-// Two accumulators per row hide the FMA latency when k8 ≥ 16.
+// One accumulator per output, like kern4x3, so that every element of C is
+// summed in the same order whichever kernel computes it: a row's result does
+// not depend on the rows batched with it.
 TEXT ·kern1x4(SB), NOSPLIT, $0-40
 	MOVQ k8+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -96,52 +98,58 @@ TEXT ·kern1x4(SB), NOSPLIT, $0-40
 	LEAQ (DI)(R9*1), R13
 	LEAQ (R13)(R9*1), R14
 	LEAQ (R14)(R9*1), R15
+	SHRQ $3, CX
 	XORQ AX, AX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ CX, DX
-	SHRQ $4, DX
-	JZ tail1x4
 
 loop1x4:
 	VMOVUPS (SI)(AX*1), Y8
-	VMOVUPS 32(SI)(AX*1), Y9
-	VFMADD231PS (DI)(AX*1), Y8, Y0
-	VFMADD231PS 32(DI)(AX*1), Y9, Y4
-	VFMADD231PS (R13)(AX*1), Y8, Y1
-	VFMADD231PS 32(R13)(AX*1), Y9, Y5
-	VFMADD231PS (R14)(AX*1), Y8, Y2
-	VFMADD231PS 32(R14)(AX*1), Y9, Y6
-	VFMADD231PS (R15)(AX*1), Y8, Y3
-	VFMADD231PS 32(R15)(AX*1), Y9, Y7
-	ADDQ $64, AX
-	DECQ DX
+	VMOVUPS (DI)(AX*1), Y12
+	VMOVUPS (R13)(AX*1), Y13
+	VMOVUPS (R14)(AX*1), Y14
+	VMOVUPS (R15)(AX*1), Y15
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y13, Y8, Y1
+	VFMADD231PS Y14, Y8, Y2
+	VFMADD231PS Y15, Y8, Y3
+	ADDQ $32, AX
+	DECQ CX
 	JNZ loop1x4
 
-tail1x4:
-	ANDQ $8, CX
-	JZ done1x4
-	VMOVUPS (SI)(AX*1), Y8
-	VFMADD231PS (DI)(AX*1), Y8, Y0
-	VFMADD231PS (R13)(AX*1), Y8, Y1
-	VFMADD231PS (R14)(AX*1), Y8, Y2
-	VFMADD231PS (R15)(AX*1), Y8, Y3
-
-done1x4:
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS Y6, Y2, Y2
-	VADDPS Y7, Y3, Y3
 	HSUM(Y0, X0, 0)
 	HSUM(Y1, X1, 4)
 	HSUM(Y2, X2, 8)
 	HSUM(Y3, X3, 12)
+	VZEROUPPER
+	RET
+
+// func kern1x1(k8 int, a *float32, b *float32) float32
+// dot(a, b) over the first k8 elements, in the same order as the other
+// kernels (for the columns left over from a tile).
+TEXT ·kern1x1(SB), NOSPLIT, $0-28
+	MOVQ k8+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	SHRQ $3, CX
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+
+loop1x1:
+	VMOVUPS (SI)(AX*1), Y8
+	VMOVUPS (DI)(AX*1), Y12
+	VFMADD231PS Y12, Y8, Y0
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loop1x1
+
+	VEXTRACTF128 $1, Y0, X15
+	VADDPS X15, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/clawrl/clawrl/blas"
 	"github.com/clawrl/clawrl/safetensors"
 )
 
@@ -419,5 +420,79 @@ func TestExpf(t *testing.T) {
 	}
 	if expf(0) != 1 || expf(-200) != 0 || !math.IsInf(float64(expf(100)), 1) {
 		t.Error("expf edge cases")
+	}
+}
+
+// TestBatchInvariance decodes three sequences (different lengths, one with
+// an adapter) together and each alone, and scores the result with one
+// prefill: with the Go kernels every number agrees bitwise (see
+// blas.gemmNTRangeAVX2), so a request's tokens and logprobs do not depend on
+// what else is being served. OpenBLAS does not promise that; there the check
+// is a tolerance.
+func TestBatchInvariance(t *testing.T) {
+	m, _ := tinyModel(t, Qwen3, safetensors.F32, Options{})
+	ad, err := m.NewAdapter(4, 8, nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, layer := range ad.Layers {
+		for _, lo := range layer {
+			for i := range lo.B {
+				lo.B[i] = float32(r.NormFloat64() * 0.1)
+			}
+		}
+	}
+	tol := 0.0
+	if blas.Backend != "go" {
+		tol = 1e-5
+	}
+	ctx := context.Background()
+	prompts := [][]int32{{5, 6, 7}, {100, 200, 300, 400, 500, 600, 700}, {42}}
+	adapters := []*Adapter{nil, ad, nil}
+	const steps = 5
+	decode := func(idx []int) (ids [][]int32, lps [][]float32, logits [][][]float32) {
+		seqs := make([]*Sequence, len(idx))
+		next := make([]int32, len(idx))
+		ads := make([]*Adapter, len(idx))
+		ids, lps, logits = make([][]int32, len(idx)), make([][]float32, len(idx)), make([][][]float32, len(idx))
+		for j, i := range idx {
+			seqs[j], ads[j] = m.NewSequence(), adapters[i]
+			l, err := m.Prefill(ctx, seqs[j], prompts[i], ads[j])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lp float32
+			next[j], lp = Sample(l, SamplingParams{}, nil)
+			ids[j], lps[j] = append(ids[j], next[j]), append(lps[j], lp)
+		}
+		for range steps {
+			out, err := m.DecodeStep(seqs, next, ads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, l := range out {
+				var lp float32
+				next[j], lp = Sample(l, SamplingParams{}, nil)
+				ids[j], lps[j], logits[j] = append(ids[j], next[j]), append(lps[j], lp), append(logits[j], l)
+			}
+		}
+		return ids, lps, logits
+	}
+	bIDs, bLPs, bLogits := decode([]int{0, 1, 2})
+	for i := range prompts {
+		aIDs, aLPs, aLogits := decode([]int{i})
+		if fmt.Sprint(aIDs[0]) != fmt.Sprint(bIDs[i]) {
+			t.Fatalf("sequence %d: alone %v, batched %v", i, aIDs[0], bIDs[i])
+		}
+		for s := range aLogits[0] {
+			assertClose(t, fmt.Sprintf("sequence %d step %d logits alone vs batched", i, s), aLogits[0][s], bLogits[i][s], tol)
+		}
+		assertClose(t, "logprobs alone vs batched", aLPs[0], bLPs[i], tol)
+		scored, err := m.Score(ctx, prompts[i], bIDs[i], adapters[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertClose(t, fmt.Sprintf("sequence %d: Score vs sampled logprobs", i), scored, bLPs[i], tol)
 	}
 }
