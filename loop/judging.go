@@ -217,7 +217,7 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 				return false, err
 			}
 		}
-		lp, v, err := r.teacher.Logprobs(ctx, t.Messages, t.Tools, t.ResponseIDs, j.Hint)
+		lp, v, err := r.teacher.Logprobs(ctx, t.Messages, t.Tools, t.PromptText, t.ResponseIDs, j.Hint)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return false, ctx.Err()
