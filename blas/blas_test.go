@@ -85,8 +85,8 @@ func TestSgemm(t *testing.T) {
 
 func TestSgemmBF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, m := range []int{1, 3, 8, 9, 40} {
-		n, k := 300, 70
+	for _, s := range [][3]int{{1, 300, 70}, {3, 300, 70}, {8, 301, 64}, {9, 300, 70}, {40, 300, 70}, {2, 7, 5}} {
+		m, n, k := s[0], s[1], s[2]
 		x := randSlice(r, m*k)
 		wf := randSlice(r, n*k)
 		w := make([]uint16, n*k)
@@ -118,20 +118,66 @@ func BenchmarkSgemm(b *testing.B) {
 		for i, v := range w {
 			wb[i] = uint16(math.Float32bits(v) >> 16)
 		}
-		for _, impl := range []struct {
+		impls := []struct {
 			name string
 			f    func()
 		}{
-			{"backend=" + Backend, func() { Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
-			{"backend=go", func() { SgemmGo(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
+			{"go", func() { SgemmGo(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
 			{"bf16", func() { SgemmBF16(m, n, k, 1, x, k, wb, k, 0, y, n) }},
-		} {
+		}
+		if Backend != "go" {
+			impls = append(impls, struct {
+				name string
+				f    func()
+			}{Backend, func() { Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }})
+		}
+		for _, impl := range impls {
 			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, impl.name), func(b *testing.B) {
 				for b.Loop() {
 					impl.f()
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// TestBatchInvariance checks that a row of C comes out bitwise the same
+// whether computed alone or with other rows, and for bf16 weights whether
+// the direct (decode) or the widened (prefill) path ran: the model relies on
+// it so that a sequence decodes identically alone, in a batch, or when
+// scored by a prefill. OpenBLAS does not promise this, so only the Go paths
+// are checked.
+func TestBatchInvariance(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, s := range [][2]int{{70, 129}, {151, 64}, {13, 8}, {1024, 100}, {9, 3}} {
+		n, k := s[0], s[1]
+		const m = 13
+		a, b := randSlice(r, m*k), randSlice(r, n*k)
+		wb := make([]uint16, n*k)
+		bw := make([]float32, n*k)
+		for i, v := range b {
+			wb[i] = uint16(math.Float32bits(v) >> 16)
+			bw[i] = math.Float32frombits(uint32(wb[i]) << 16)
+		}
+		all := make([]float32, m*n)
+		SgemmGo(false, true, m, n, k, 1, a, k, b, k, 0, all, n)
+		allBF := make([]float32, m*n)
+		SgemmBF16(m, n, k, 1, a, k, wb, k, 0, allBF, n) // m > 8: widened panels
+		for _, rows := range [][2]int{{0, 1}, {5, 6}, {12, 13}, {0, 4}, {3, 10}, {4, 8}} {
+			lo, hi := rows[0], rows[1]
+			part := make([]float32, (hi-lo)*n)
+			SgemmGo(false, true, hi-lo, n, k, 1, a[lo*k:], k, b, k, 0, part, n)
+			partBF := make([]float32, (hi-lo)*n)
+			SgemmBF16(hi-lo, n, k, 1, a[lo*k:], k, wb, k, 0, partBF, n) // ≤ 8 rows: direct
+			for i := range part {
+				if part[i] != all[lo*n+i] {
+					t.Fatalf("n=%d k=%d rows [%d,%d): C[%d] = %v alone, %v in the full batch", n, k, lo, hi, lo*n+i, part[i], all[lo*n+i])
+				}
+				if partBF[i] != allBF[lo*n+i] {
+					t.Fatalf("bf16 n=%d k=%d rows [%d,%d): C[%d] = %v direct, %v widened", n, k, lo, hi, lo*n+i, partBF[i], allBF[lo*n+i])
+				}
+			}
 		}
 	}
 }

@@ -35,13 +35,17 @@ type Settings struct {
 	MaxStaleness int64
 	TrainMode    string
 	LoRARank     int
+	MicroTokens  int
 	LearningRate float64
 	WRL, WOPD    float64
 }
 
 // AddFlags registers the flags on fs.
 func (s *Settings) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&s.Method, "method", "combine", "training signal: combine, rl, opd or off")
+	// serve may own --method already; then it copies the value into Method.
+	if fs.Lookup("method") == nil {
+		fs.StringVar(&s.Method, "method", "combine", "training signal: combine, rl, opd or off")
+	}
 	fs.StringVar(&s.JudgeURL, "judge-url", "", "OpenAI-compatible endpoint for the judge (default: the served model's base weights)")
 	fs.StringVar(&s.JudgeModel, "judge-model", "", "model name at --judge-url")
 	fs.StringVar(&s.JudgeKey, "judge-key", "", "API key for --judge-url")
@@ -55,6 +59,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&s.MaxStaleness, "max-staleness", rl.DefaultMaxStaleness, "refuse samples more than this many versions stale")
 	fs.StringVar(&s.TrainMode, "train-mode", "lora", "lora or full")
 	fs.IntVar(&s.LoRARank, "lora-rank", 16, "LoRA rank (alpha = 2·rank)")
+	fs.IntVar(&s.MicroTokens, "micro-batch-tokens", 0, "tokens per trainer micro-batch (0: the trainer's default); smaller ones let a trainer that yields pause sooner for serving")
 	fs.Float64Var(&s.LearningRate, "lr", 0, "learning rate (default 1e-4 LoRA, 1e-5 full)")
 	fs.Float64Var(&s.WRL, "w-rl", 1, "weight of the RL term in combined advantages")
 	fs.Float64Var(&s.WOPD, "w-opd", 1, "weight of the OPD term in combined advantages")
@@ -142,7 +147,7 @@ func (s Settings) nativeTrainer(modelDir string) (rl.Trainer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
-	cfg := train.Config{Mode: train.Mode(s.TrainMode)}
+	cfg := train.Config{Mode: train.Mode(s.TrainMode), MicroBatchTokens: s.MicroTokens}
 	if cfg.Mode == train.ModeLoRA || cfg.Mode == "" {
 		cfg.LoRA = train.DefaultLoRA()
 		if s.LoRARank > 0 {

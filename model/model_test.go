@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/clawrl/clawrl/blas"
 	"github.com/clawrl/clawrl/safetensors"
 )
 
@@ -383,5 +385,114 @@ func TestTopLogprobs(t *testing.T) {
 	}
 	if len(TopLogprobs(logits, 10)) != 5 || TopLogprobs(logits, 0) != nil {
 		t.Error("wrong length for n ≥ vocab or n = 0")
+	}
+}
+
+func BenchmarkSample(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	logits := make([]float32, 151936)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64() * 2)
+	}
+	for _, p := range []SamplingParams{{}, {Temperature: 1}, {Temperature: 0.6, TopP: 0.95, TopK: 20}, {Temperature: 0.7, TopP: 0.8}} {
+		b.Run(fmt.Sprintf("T=%v,top_p=%v,top_k=%d", p.Temperature, p.TopP, p.TopK), func(b *testing.B) {
+			for b.Loop() {
+				Sample(logits, p, r)
+			}
+		})
+	}
+}
+
+func TestExpf(t *testing.T) {
+	worst := 0.0
+	for x := -103.0; x <= 88.7; x += 0.0137 {
+		got, want := float64(expf(float32(x))), math.Exp(float64(float32(x)))
+		if want < 1e-37 {
+			if math.Abs(got-want) > 1e-44 {
+				t.Fatalf("expf(%v) = %g, want %g", x, got, want)
+			}
+			continue
+		}
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	if worst > 3e-7 {
+		t.Errorf("expf worst relative error %.3g, want ≤ 3e-7", worst)
+	}
+	if expf(0) != 1 || expf(-200) != 0 || !math.IsInf(float64(expf(100)), 1) {
+		t.Error("expf edge cases")
+	}
+}
+
+// TestBatchInvariance decodes three sequences (different lengths, one with
+// an adapter) together and each alone, and scores the result with one
+// prefill: with the Go kernels every number agrees bitwise (see
+// blas.gemmNTRangeAVX2), so a request's tokens and logprobs do not depend on
+// what else is being served. OpenBLAS does not promise that; there the check
+// is a tolerance.
+func TestBatchInvariance(t *testing.T) {
+	m, _ := tinyModel(t, Qwen3, safetensors.F32, Options{})
+	ad, err := m.NewAdapter(4, 8, nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, layer := range ad.Layers {
+		for _, lo := range layer {
+			for i := range lo.B {
+				lo.B[i] = float32(r.NormFloat64() * 0.1)
+			}
+		}
+	}
+	tol := 0.0
+	if blas.Backend != "go" {
+		tol = 1e-5
+	}
+	ctx := context.Background()
+	prompts := [][]int32{{5, 6, 7}, {100, 200, 300, 400, 500, 600, 700}, {42}}
+	adapters := []*Adapter{nil, ad, nil}
+	const steps = 5
+	decode := func(idx []int) (ids [][]int32, lps [][]float32, logits [][][]float32) {
+		seqs := make([]*Sequence, len(idx))
+		next := make([]int32, len(idx))
+		ads := make([]*Adapter, len(idx))
+		ids, lps, logits = make([][]int32, len(idx)), make([][]float32, len(idx)), make([][][]float32, len(idx))
+		for j, i := range idx {
+			seqs[j], ads[j] = m.NewSequence(), adapters[i]
+			l, err := m.Prefill(ctx, seqs[j], prompts[i], ads[j])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lp float32
+			next[j], lp = Sample(l, SamplingParams{}, nil)
+			ids[j], lps[j] = append(ids[j], next[j]), append(lps[j], lp)
+		}
+		for range steps {
+			out, err := m.DecodeStep(seqs, next, ads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, l := range out {
+				var lp float32
+				next[j], lp = Sample(l, SamplingParams{}, nil)
+				ids[j], lps[j], logits[j] = append(ids[j], next[j]), append(lps[j], lp), append(logits[j], l)
+			}
+		}
+		return ids, lps, logits
+	}
+	bIDs, bLPs, bLogits := decode([]int{0, 1, 2})
+	for i := range prompts {
+		aIDs, aLPs, aLogits := decode([]int{i})
+		if fmt.Sprint(aIDs[0]) != fmt.Sprint(bIDs[i]) {
+			t.Fatalf("sequence %d: alone %v, batched %v", i, aIDs[0], bIDs[i])
+		}
+		for s := range aLogits[0] {
+			assertClose(t, fmt.Sprintf("sequence %d step %d logits alone vs batched", i, s), aLogits[0][s], bLogits[i][s], tol)
+		}
+		assertClose(t, "logprobs alone vs batched", aLPs[0], bLPs[i], tol)
+		scored, err := m.Score(ctx, prompts[i], bIDs[i], adapters[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertClose(t, fmt.Sprintf("sequence %d: Score vs sampled logprobs", i), scored, bLPs[i], tol)
 	}
 }

@@ -297,3 +297,22 @@ func FuzzParserChunking(f *testing.F) {
 		}
 	})
 }
+
+// TestParserLongWhitespaceRuns feeds degenerate output (200k newlines or
+// spaces, one at a time); held-back whitespace is counted, not re-scanned,
+// so this takes milliseconds (quadratic handling would take minutes).
+func TestParserLongWhitespaceRuns(t *testing.T) {
+	for _, syntax := range []Syntax{SyntaxHermes, SyntaxLlama3} {
+		for _, run := range []string{"\n", " "} {
+			p := NewParser(ParserOptions{Syntax: syntax, NewID: counterIDs()})
+			for range 200_000 {
+				p.Add(run)
+			}
+			p.Add("x")
+			_, msg := p.Finish()
+			if len(msg.Content) != 200_001 {
+				t.Errorf("syntax %d run %q: content length %d, want 200001", syntax, run, len(msg.Content))
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
 )
 
 // refPython returns the interpreter for reference runs after checking it
@@ -333,6 +334,33 @@ func TestFromTokenizerConfigNamedTemplates(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// TestRenderAutoArguments checks engine.Format's Render: Qwen3 (which prints
+// string arguments verbatim) gets them as sent, Llama 3.1 (which tojson's
+// them) gets them decoded.
+func TestRenderAutoArguments(t *testing.T) {
+	msgs := fromWire(t, conversations()["tool round null content"])
+	for _, tt := range []struct {
+		pt   parityTemplate
+		want ArgumentsMode
+	}{
+		{parityTemplates[0], ArgumentsAsSent},
+		{parityTemplates[2], ArgumentsAsMapping},
+	} {
+		tmpl := loadParityTemplate(t, tt.pt)
+		got, err := tmpl.Render(msgs, nil, engine.RenderOptions{AddGenerationPrompt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := tmpl.RenderWith(msgs, nil, Options{AddGenerationPrompt: true, Arguments: tt.want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: Render differs from mode %d:\n%s", tt.pt.name, tt.want, firstDiff(got, want))
 		}
 	}
 }
