@@ -1,6 +1,8 @@
 package openclaw
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -130,9 +132,11 @@ func checkRecorded(t *testing.T, turns []exportedTurn) {
 	case "ready", "trained":
 		t.Errorf("side turn reached state %s: a side turn must never become a sample", comp.State)
 	}
-	for _, k := range []string{"sample", "samples"} {
-		if v, ok := comp.Raw[k]; ok && string(v) != "null" && string(v) != "[]" {
-			t.Errorf("side turn has %s %s", k, v)
+	// The learning loop annotates judged turns (score, votes) and sampled
+	// ones (sample); a side turn gets neither.
+	for _, k := range []string{"sample", "score", "votes"} {
+		if v, ok := comp.Raw[k]; ok && string(v) != "null" {
+			t.Errorf("side turn has %s %s: it was judged or sampled", k, v)
 		}
 	}
 
@@ -193,6 +197,16 @@ func checkTrained(t *testing.T, bin string, srv *server) {
 		}
 		if last.State != "trained" {
 			return errNotYet
+		}
+		var sample struct {
+			Reward         float64 `json:"reward"`
+			TrainedVersion int64   `json:"trained_version"`
+		}
+		if err := json.Unmarshal(last.Raw["sample"], &sample); err != nil {
+			return fmt.Errorf("rated turn %s is trained but its sample reads %s: %w", last.ID, last.Raw["sample"], err)
+		}
+		if sample.Reward != 1 || sample.TrainedVersion < 1 {
+			return fmt.Errorf("rated turn's sample: reward %v, trained version %d; want reward 1 trained into version ≥ 1", sample.Reward, sample.TrainedVersion)
 		}
 		h, err := srv.health()
 		if err != nil {

@@ -23,11 +23,18 @@ import (
 // prompt ids it recorded, so the training prompts cannot drift from what
 // serve builds. The answers are the ones the recorder gave.
 
+// The recipe. Besides each whole prompt, the examples repeat its answer
+// after only the prompt's last tokens: the few answer tokens are what must
+// be learned, and short copies teach them for a fraction of the compute of
+// whole ~2k-token prompts.
 const (
-	warmStartEpochs = 24 // full-parameter steps over the 7 examples
-	warmStartLR     = 1e-2
-	sftTimeout      = 20 * time.Minute
+	warmStartEpochs = 24
+	warmStartBatch  = 7
+	warmStartLR     = 5e-3
+	sftTimeout      = 30 * time.Minute
 )
+
+var warmStartSuffixes = []int{128, 512}
 
 // sftExample is one line of `clawrl train sft` pre-tokenised data.
 type sftExample struct {
@@ -67,12 +74,20 @@ func warmStart(t *testing.T, bin, base string) string {
 			c := ans.ToolCalls[0]
 			target = qwenToolCall(c.Name, c.Arguments)
 		}
-		ex := sftExample{PromptIDs: prompts[i], CompletionIDs: append(tok.Encode(target), imEnd)}
-		b, err := json.Marshal(ex)
-		if err != nil {
-			t.Fatal(err)
+		completion := append(tok.Encode(target), imEnd)
+		examples := []sftExample{{PromptIDs: prompts[i], CompletionIDs: completion}}
+		for _, n := range warmStartSuffixes {
+			if n < len(prompts[i]) {
+				examples = append(examples, sftExample{PromptIDs: prompts[i][len(prompts[i])-n:], CompletionIDs: completion})
+			}
 		}
-		lines = append(append(lines, b...), '\n')
+		for _, ex := range examples {
+			b, err := json.Marshal(ex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(append(lines, b...), '\n')
+		}
 	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "warmstart.jsonl")
@@ -83,7 +98,7 @@ func warmStart(t *testing.T, bin, base string) string {
 	start := time.Now()
 	log := clawrl(t, bin, sftTimeout, "train", "sft", "--model", base, "--data", data, "--out", out,
 		"--mode", "full", "--lr", strconv.FormatFloat(warmStartLR, 'g', -1, 64),
-		"--epochs", strconv.Itoa(warmStartEpochs), "--batch", strconv.Itoa(len(reqs)), "--seed", "1")
+		"--epochs", strconv.Itoa(warmStartEpochs), "--batch", strconv.Itoa(warmStartBatch), "--seed", "1")
 	t.Logf("warm start: %d examples, %d epochs in %.0fs; last lines:\n%s", len(reqs), warmStartEpochs,
 		time.Since(start).Seconds(), tail(log, 400))
 	// The trainer writes weights and config; serving also needs the
