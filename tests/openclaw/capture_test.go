@@ -181,7 +181,7 @@ func FuzzParseSSE(f *testing.F) {
 			return
 		}
 		for i, c := range a.ToolCalls {
-			if c == (streamedCall{}) && !strings.Contains(s, "tool_calls") {
+			if c == (streamedCall{}) && !strings.Contains(strings.ToLower(s), "tool_calls") {
 				t.Fatalf("tool call %d from nowhere in %q", i, s)
 			}
 		}
