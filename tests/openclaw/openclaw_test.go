@@ -23,6 +23,13 @@ const (
 	feedbackText  = "right tool, right answer"
 )
 
+// The user messages of the scenario, in order, and the compaction epoch each
+// is sent in (the compaction comes between the second and the third).
+var (
+	userMessages = []string{"Please list files in the workspace.", "Thanks. Now list files once more.", "After the summary: list files again."}
+	userEpochs   = []int{0, 0, 1}
+)
+
 // TestOpenClawDrivesClawrl runs a stock OpenClaw against `clawrl serve` on a
 // tiny checkpoint and checks what clawrl recorded: one session across a
 // compaction, main and side turns told apart, tool rounds answered by the
@@ -56,16 +63,16 @@ func TestOpenClawDrivesClawrl(t *testing.T) {
 	}
 	oc.startGateway(t)
 
-	// Two turns, each a tool round the model answers; a compaction; one
-	// more turn in the compacted conversation.
-	for _, msg := range []string{"Please list files in the workspace.", "Thanks. Now list files once more."} {
+	// Two turns, each asking for a tool round; a compaction; one more turn
+	// in the compacted conversation.
+	for i, msg := range userMessages {
+		if i > 0 && userEpochs[i] > userEpochs[i-1] {
+			c := oc.compact(t, sessionKey(sessionID))
+			t.Logf("compaction summary: %.200q", c.Result.Summary)
+		}
 		r := oc.agent(t, sessionID, msg)
 		t.Logf("turn %q → %q", msg, r.text())
 	}
-	c := oc.compact(t, sessionKey(sessionID))
-	t.Logf("compaction summary: %.200q", c.Result.Summary)
-	r := oc.agent(t, sessionID, "After the summary: list files again.")
-	t.Logf("turn after compaction → %q", r.text())
 
 	// Rate the last answer, as a user would.
 	if err := srv.call(http.MethodPost, "/v1/feedback", nil,
@@ -140,46 +147,64 @@ func checkRecorded(t *testing.T, turns []exportedTurn) {
 		}
 	}
 
-	// Three user turns, each a tool round of two requests: 6 main turns,
-	// epoch 0 before the compaction and 1 after it.
-	if len(main) != 6 {
-		t.Fatalf("%d main turns, want 6 (3 tool rounds of 2 requests)\n%s", len(main), dump)
-	}
+	// Walk the main turns with the user messages that caused them: a turn
+	// that called a tool is followed by another turn for the same message
+	// (after the tool result); a text answer ends the message's turns.
+	toolRounds := 0
+	msg := 0
 	for i, tr := range main {
-		wantEpoch := 0
-		if i >= 4 {
-			wantEpoch = 1
+		if msg >= len(userMessages) {
+			t.Fatalf("main turn %d answers no user message (all %d were answered before it)\n%s", i, len(userMessages), dump)
 		}
-		if tr.Epoch != wantEpoch {
-			t.Errorf("main turn %d: epoch %d, want %d", i, tr.Epoch, wantEpoch)
+		if wantEpoch := userEpochs[msg]; tr.Epoch != wantEpoch {
+			t.Errorf("main turn %d (for %q): epoch %d, want %d", i, userMessages[msg], tr.Epoch, wantEpoch)
 		}
-		if i%2 == 0 {
-			// The model called ls, and the call's result is the next state.
+		if len(tr.ToolCalls) > 0 {
+			// The model called ls; the call's result is the next state.
 			if len(tr.ToolCalls) != 1 || tr.ToolCalls[0].Function.Name != "ls" {
 				t.Errorf("main turn %d: tool calls %+v, want one call of ls", i, tr.ToolCalls)
 			}
 			if tr.NextStateKind != "tool" || len(tr.NextState) == 0 || tr.NextState[0].Role != "tool" ||
 				!strings.Contains(tr.NextState[0].Content, workspaceFile) {
 				t.Errorf("main turn %d: next state %s %+v, want the ls result naming %s", i, tr.NextStateKind, tr.NextState, workspaceFile)
+			} else {
+				toolRounds++
 			}
 			continue
 		}
-		// The answer after the tool result is text; its next state is the
-		// user's next message (across the compaction too), except for the
-		// last turn, which only the rating follows.
-		if len(tr.ToolCalls) != 0 || strings.TrimSpace(tr.Response.Content) == "" {
-			t.Errorf("main turn %d: want a text answer, got %s", i, tr.summary())
+		// OpenClaw retries a turn whose answer it finds empty: the retry is
+		// the next state, still carrying the same user message.
+		if tr.NextStateKind == "user" && len(tr.NextState) > 0 &&
+			strings.Contains(tr.NextState[len(tr.NextState)-1].Content, userMessages[msg]) {
+			t.Logf("main turn %d (%.40q) was retried by OpenClaw", i, tr.Response.Content)
+			continue
 		}
-		if i == len(main)-1 {
+		// A text answer: its next state is the user's next message (across
+		// the compaction too); only the rating follows the last one.
+		msg++
+		if msg == len(userMessages) {
+			if i != len(main)-1 {
+				t.Errorf("main turn %d answered the last message, but %d more main turns follow\n%s", i, len(main)-1-i, dump)
+			}
 			if tr.Feedback == nil || tr.Feedback.Rating != 1 || tr.Feedback.Text != feedbackText {
 				t.Errorf("last main turn: feedback %+v, want rating 1 with %q", tr.Feedback, feedbackText)
 			}
 			continue
 		}
-		nextUser := []string{"Thanks. Now list files once more.", "After the summary: list files again."}[i/2]
-		if tr.NextStateKind != "user" || len(tr.NextState) == 0 || !strings.Contains(tr.NextState[len(tr.NextState)-1].Content, nextUser) {
-			t.Errorf("main turn %d: next state %s %+v, want the user's %q", i, tr.NextStateKind, tr.NextState, nextUser)
+		next := userMessages[msg]
+		if tr.NextStateKind != "user" || len(tr.NextState) == 0 || !strings.Contains(tr.NextState[len(tr.NextState)-1].Content, next) {
+			t.Errorf("main turn %d: next state %s %+v, want the user's %q", i, tr.NextStateKind, tr.NextState, next)
 		}
+	}
+	if msg != len(userMessages) {
+		t.Errorf("the main turns answered %d of %d user messages\n%s", msg, len(userMessages), dump)
+	}
+	// The point of the warm start: the model, not a script, calls the tool.
+	// Each of the three messages asks for a listing; the tiny model must
+	// make at least one real tool round (it usually makes all three).
+	t.Logf("tool rounds made by the model: %d of %d", toolRounds, len(userMessages))
+	if toolRounds == 0 {
+		t.Errorf("the model made no tool round\n%s", dump)
 	}
 }
 
