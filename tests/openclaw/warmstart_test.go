@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-
+	"strings"
 	"testing"
 	"time"
 
@@ -42,9 +42,17 @@ type sftExample struct {
 	CompletionIDs []int32 `json:"completion_ids"`
 }
 
-// qwenToolCall is how a Qwen chat template writes a tool call (and so how
-// the model must write one for clawrl's parser to find it).
+// qwenToolCall is a tool call the way Qwen models write one, which clawrl's
+// parser reads. A call without arguments leaves the "arguments" key out (the
+// parser reads that as {}): then every token of the call follows from the
+// one before it alone (<tool_call> \n {" name ": " ls "}\n </tool_call>),
+// which a two-layer model learns reliably, where `{"name": "ls",
+// "arguments": {}}` repeats `":` and ` "` with different successors and a
+// tiny model trained briefly mixes them up.
 func qwenToolCall(name, args string) string {
+	if strings.TrimSpace(args) == "" || strings.TrimSpace(args) == "{}" {
+		return fmt.Sprintf("<tool_call>\n{\"name\": %q}\n</tool_call>", name)
+	}
 	return fmt.Sprintf("<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", name, args)
 }
 
