@@ -200,6 +200,10 @@ func (tr exportedTurn) summary() string {
 	for _, c := range tr.ToolCalls {
 		calls = append(calls, c.Function.Name+c.Function.Arguments)
 	}
-	return fmt.Sprintf("#%d %s epoch=%d state=%s calls=%v text=%.60q next=%s(%d)", tr.Turn, tr.Type, tr.Epoch, tr.State,
-		calls, tr.Response.Content, tr.NextStateKind, len(tr.NextState))
+	first := tr.ResponseIDs
+	if len(first) > 4 {
+		first = first[:4]
+	}
+	return fmt.Sprintf("#%d %s epoch=%d state=%s calls=%v text=%.60q raw=%.60q ids=%v… next=%s(%d)", tr.Turn, tr.Type, tr.Epoch, tr.State,
+		calls, tr.Response.Content, tr.ResponseText, first, tr.NextStateKind, len(tr.NextState))
 }

@@ -34,7 +34,7 @@ const (
 	sftTimeout      = 30 * time.Minute
 )
 
-var warmStartSuffixes = []int{16, 32, 64, 128, 256, 512}
+var warmStartSuffixes = []int{128, 512}
 
 // sftExample is one line of `clawrl train sft` pre-tokenised data.
 type sftExample struct {
