@@ -170,7 +170,7 @@ func Run(ctx context.Context, opts Options, w io.Writer) error {
 
 	fmt.Fprintf(w, "gateway overhead: scripted engine answering instantly, store %s, %v per measurement\n\n", st.Path(), opts.Duration)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "clients\tmode\tengine req/s\tgateway req/s\tratio\tengine p50\tgateway p50\tadded p50\tengine p99\tgateway p99\tadded p99\terrors\t")
+	fmt.Fprintln(tw, "clients\tmode\tengine req/s\tgateway req/s\tratio\tengine p50\tgateway p50\tadded p50\tengine p99\tgateway p99\tadded p99\twrites/commit\terrors\t")
 	for _, clients := range []int{1, opts.Clients} {
 		ref := measure(ctx, "engine", clients, opts.Duration, engineOp)
 		for _, stream := range []bool{false, true} {
@@ -178,14 +178,16 @@ func Run(ctx context.Context, opts Options, w io.Writer) error {
 			if stream {
 				mode = "streaming"
 			}
+			commits0, writes0 := st.GroupCommits()
 			g := measure(ctx, mode, clients, opts.Duration, gatewayOp(stream))
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", clients, mode,
+			commits1, writes1 := st.GroupCommits()
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%d\t\n", clients, mode,
 				ref.RPS(), g.RPS(), g.RPS()/ref.RPS(), ms(ref.P50), ms(g.P50), ms(g.P50-ref.P50),
-				ms(ref.P99), ms(g.P99), ms(g.P99-ref.P99), g.Errors)
+				ms(ref.P99), ms(g.P99), ms(g.P99-ref.P99), float64(writes1-writes0)/float64(max(1, commits1-commits0)), g.Errors)
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nratio = gateway req/s ÷ engine req/s; added = gateway latency − engine latency at the same percentile.")
+	fmt.Fprintln(w, "\nratio = gateway req/s ÷ engine req/s; added = gateway latency − engine latency at the same percentile;\nwrites/commit = store writes (session touches, turns, observations) per group commit.")
 	fmt.Fprintln(w, "The load generator runs in the same process and shares the CPUs with the gateway.")
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // Group commit. A commit is the expensive part of a small write (the WAL
@@ -47,6 +48,17 @@ type groupCommitter struct {
 	stop    chan struct{}
 	stopped chan struct{}
 	once    sync.Once
+	// commits and changes count group commits and the changes they held.
+	commits, changes atomic.Int64
+}
+
+// GroupCommits reports how many write transactions the group committer ran
+// and how many changes they held: changes ÷ commits is the average group.
+func (s *Store) GroupCommits() (commits, changes int64) {
+	if s.group == nil {
+		return 0, 0
+	}
+	return s.group.commits.Load(), s.group.changes.Load()
 }
 
 var errClosed = errors.New("store closed")
@@ -88,6 +100,8 @@ func (s *Store) runGroups(g *groupCommitter) {
 			}
 		}
 		s.commitGroup(batch)
+		g.commits.Add(1)
+		g.changes.Add(int64(len(batch)))
 		for i, j := range batch {
 			close(j.done)
 			batch[i] = nil
