@@ -148,15 +148,23 @@ func (s *Store) commitGroup(batch []*groupJob) {
 	case 0:
 		return
 	case 1:
-		j := live[0]
-		j.err = s.write(j.ctx, func(tx *sql.Tx) error { return j.fn(j.ctx, tx) })
+		live[0].err = s.writeAlone(live[0])
 		return
 	}
 	if !s.commitShared(live) {
 		for _, j := range live {
-			j.err = s.write(j.ctx, func(tx *sql.Tx) error { return j.fn(j.ctx, tx) })
+			j.err = s.writeAlone(j)
 		}
 	}
+}
+
+// writeAlone runs one job in a transaction of its own. Like a shared one it
+// runs without the caller's cancellation, which the caller stopped
+// watching when it handed the job over; it also spares the driver a
+// goroutine per statement watching a context that never ends in time.
+func (s *Store) writeAlone(j *groupJob) error {
+	ctx := context.WithoutCancel(j.ctx)
+	return s.write(ctx, func(tx *sql.Tx) error { return j.fn(ctx, tx) })
 }
 
 // commitShared runs every job in one transaction, each in a savepoint. It
