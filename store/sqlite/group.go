@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -79,6 +80,18 @@ func (g *groupCommitter) close() {
 	<-g.stopped
 }
 
+// collect adds to batch every writer waiting to hand over its change.
+func (s *Store) collect(g *groupCommitter, batch *[]*groupJob) {
+	for len(*batch) < maxGroup {
+		select {
+		case j := <-g.jobs:
+			*batch = append(*batch, j)
+		default:
+			return
+		}
+	}
+}
+
 func (s *Store) runGroups(g *groupCommitter) {
 	defer close(g.stopped)
 	batch := make([]*groupJob, 0, maxGroup)
@@ -90,14 +103,16 @@ func (s *Store) runGroups(g *groupCommitter) {
 			return
 		}
 		// Everyone blocked in writeGrouped right now joins this group.
-	collect:
-		for len(batch) < maxGroup {
-			select {
-			case j := <-g.jobs:
-				batch = append(batch, j)
-			default:
-				break collect
+		// Alone, the committer first lets the goroutines that are ready to
+		// run go ahead once: under load some of them are about to write,
+		// and joining this group saves them a commit; idle, Gosched returns
+		// at once.
+		for yielded := false; ; yielded = true {
+			s.collect(g, &batch)
+			if len(batch) > 1 || yielded {
+				break
 			}
+			runtime.Gosched()
 		}
 		s.commitGroup(batch)
 		g.commits.Add(1)
