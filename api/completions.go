@@ -416,8 +416,16 @@ func (s *Server) turnRecord(run *turnRun, req *chatRequest, begun session.Begun,
 		FinishReason: finish, PromptTokens: len(promptIDs), CompletionTokens: len(ids),
 		QueueNanos: gen.QueueNanos, PrefillNanos: gen.PrefillNanos, DecodeNanos: gen.DecodeNanos,
 		TotalNanos:       time.Since(run.start).Nanoseconds(),
-		ConversationHash: session.TurnHash(req.Messages, msg),
+		ConversationHash: conversationHash(begun, req, msg),
 	}
+}
+
+// conversationHash continues the hash Begin took of the request's history.
+func conversationHash(begun session.Begun, req *chatRequest, msg chat.Message) string {
+	if begun.History.Valid() {
+		return begun.History.TurnHash(msg)
+	}
+	return session.TurnHash(req.Messages, msg)
 }
 
 // stopMatcher applies stop strings to the generated text, holding back a

@@ -190,3 +190,42 @@ func FuzzMatcher(f *testing.F) {
 		NextState(msgs, an[0].Index)
 	})
 }
+
+// The hash Begin takes of a request's history, continued with the response,
+// must be the hash the next request's anchor computes for that response:
+// that is what pairs the two.
+func TestHistoryContinuesToTheNextAnchor(t *testing.T) {
+	resp := chat.Message{Role: chat.RoleAssistant, Content: "done", ToolCalls: []chat.ToolCall{call("c1", "ls", `{"b":1, "a":2}`)}}
+	tests := []struct {
+		name    string
+		request []chat.Message
+	}{
+		{"empty", nil},
+		{"system only", []chat.Message{system("sys")}},
+		{"one user", []chat.Message{user("hi")}},
+		{"tool round", []chat.Message{system("sys"), user("list"), {Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call("c0", "ls", `{}`)}},
+			{Role: chat.RoleTool, ToolCallID: "c0", Content: "a b"}, user(OpenClawInternalContext + " ctx")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, history := anchorsAndHistory(tt.request)
+			if !history.Valid() || history != HashHistory(tt.request) {
+				t.Fatalf("history from anchors %x, HashHistory %x", history.sum, HashHistory(tt.request).sum)
+			}
+			next := append(append([]chat.Message{}, tt.request...), resp, user("thanks"))
+			an := Anchors(next)
+			if len(an) == 0 || an[0].Index != len(tt.request) {
+				t.Fatalf("anchors %+v: want the response at %d first", an, len(tt.request))
+			}
+			if got := history.TurnHash(resp); got != an[0].Hash {
+				t.Errorf("History.TurnHash = %s, next request's anchor %s", got, an[0].Hash)
+			}
+			if got := TurnHash(tt.request, resp); got != an[0].Hash {
+				t.Errorf("TurnHash = %s, next request's anchor %s", got, an[0].Hash)
+			}
+		})
+	}
+	if (History{}).Valid() {
+		t.Error("the zero History is valid")
+	}
+}

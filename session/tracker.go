@@ -78,6 +78,9 @@ type Begun struct {
 	// Observed is the id of the earlier turn this request's history answered
 	// (now observed), or "".
 	Observed string
+	// History is the request's conversation hash state: the recorded turn's
+	// ConversationHash is History.TurnHash(response).
+	History History
 }
 
 // ErrBadHints wraps identity or turn-type values the client got wrong.
@@ -96,8 +99,8 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 	if err != nil {
 		return Begun{}, fmt.Errorf("%w: %w", ErrBadHints, err)
 	}
-	b := Begun{Type: typ, TypeReason: reason, Epoch: id.Epoch}
-	anchors := Anchors(req.Messages)
+	anchors, history := anchorsAndHistory(req.Messages)
+	b := Begun{Type: typ, TypeReason: reason, Epoch: id.Epoch, History: history}
 	if len(anchors) > maxAnchorLookups {
 		anchors = anchors[:maxAnchorLookups]
 	}
