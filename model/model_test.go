@@ -509,3 +509,47 @@ func TestBatchInvariance(t *testing.T) {
 		assertClose(t, fmt.Sprintf("sequence %d: Score vs sampled logprobs", i), scored, bLPs[i], tol)
 	}
 }
+
+func FuzzParseAdapterConfig(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "adapter_qwen3", "adapter_config.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw, "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight")
+	f.Add([]byte(`{"r":4,"lora_alpha":8,"alpha_pattern":{"q_proj":2},"use_rslora":true}`), "x.lora_B.weight")
+	f.Fuzz(func(t *testing.T, raw []byte, name string) {
+		ac, err := ParseAdapterConfig(raw)
+		if err != nil {
+			return
+		}
+		if s := ac.scale(name, ac.R); math.IsNaN(float64(s)) {
+			t.Fatalf("scale NaN for %+v", ac)
+		}
+	})
+}
+
+func TestParseAdapterConfig(t *testing.T) {
+	for _, tc := range []struct{ json, err string }{
+		{`{"peft_type":"LORA","r":16,"lora_alpha":32}`, ""},
+		{`{"peft_type":"IA3","r":16}`, "peft_type"},
+		{`{"r":0,"lora_alpha":32}`, "positive rank"},
+		{`{"r":4,"use_dora":true}`, "use_dora"},
+		{`[`, "unexpected end"},
+	} {
+		_, err := ParseAdapterConfig([]byte(tc.json))
+		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: err = %v, want %q", tc.json, err, tc.err)
+		}
+	}
+	ac := AdapterConfig{R: 4, LoraAlpha: 8, AlphaPattern: map[string]float64{"q_proj": 2}}
+	if s := ac.scale("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", 4); s != 0.5 {
+		t.Errorf("alpha_pattern scale = %v, want 0.5", s)
+	}
+	if s := ac.scale("base_model.model.model.layers.0.self_attn.k_proj.lora_A.weight", 4); s != 2 {
+		t.Errorf("scale = %v, want 2", s)
+	}
+	ac.UseRSLoRA = true
+	if s := ac.scale("base_model.model.model.layers.0.self_attn.k_proj.lora_A.weight", 4); s != 4 {
+		t.Errorf("rsLoRA scale = %v, want 8/sqrt(4) = 4", s)
+	}
+}
