@@ -156,6 +156,7 @@ func (m *Model) extend(ctx context.Context, seq *Sequence, ids []int32, adapter 
 			return err
 		}
 		seq.n += len(chunk)
+		seq.ids = append(seq.ids, chunk...)
 		if onHidden != nil {
 			onHidden(first, hidden)
 		}
@@ -214,8 +215,9 @@ func (m *Model) DecodeStep(seqs []*Sequence, ids []int32, adapters []*Adapter) (
 		}
 		return nil, fmt.Errorf("decode step: %w", err)
 	}
-	for _, s := range seqs {
+	for i, s := range seqs {
 		s.n++
+		s.ids = append(s.ids, ids[i])
 	}
 	V := m.Config.VocabSize
 	flat := make([]float32, len(seqs)*V)

@@ -237,9 +237,18 @@ func TestTruncateAndContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertClose(t, "after truncate", got, want, 1e-5)
-	if s.Len() != 5 {
-		t.Errorf("Len = %d, want 5", s.Len())
+	if s.Len() != 5 || fmt.Sprint(s.Tokens()) != "[1 2 3 9 8]" {
+		t.Errorf("Len = %d, Tokens = %v; want 5, [1 2 3 9 8]", s.Len(), s.Tokens())
 	}
+	// A clone continues independently of its original.
+	c := s.Clone()
+	a, _ := m.DecodeStep([]*Sequence{c}, []int32{7}, nil)
+	s.Truncate(2)
+	if c.Len() != 6 || s.Len() != 2 {
+		t.Errorf("clone Len %d, original Len %d", c.Len(), s.Len())
+	}
+	fresh, _ := m.Prefill(ctx, m.NewSequence(), []int32{1, 2, 3, 9, 8, 7}, nil)
+	assertClose(t, "clone decode", a[0], fresh, 1e-5)
 }
 
 func TestForwardErrors(t *testing.T) {
