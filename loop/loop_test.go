@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/scripted"
@@ -43,13 +45,22 @@ type fixture struct {
 
 func newFixture(t *testing.T, dir string, method rl.Method, batch int) *fixture {
 	t.Helper()
+	return newFixtureWith(t, dir, method, batch, nil)
+}
+
+// newFixtureWith uses tr as the trainer (nil: the rltest double).
+func newFixtureWith(t *testing.T, dir string, method rl.Method, batch int, tr rl.Trainer) *fixture {
+	t.Helper()
 	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+	if tr == nil {
+		tr = f.trainer
+	}
 	t.Cleanup(func() { f.store.Close() })
 	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{
 		EvalVotes: method.DefaultVotes(), Retries: judge.NoRetries, MaxTokens: 512}, quiet())
 	r, err := New(Options{
 		Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: f.engine},
-		Trainer: f.trainer, Publisher: f.engine, Log: quiet(),
+		Trainer: tr, Publisher: f.engine, Log: quiet(),
 		Config: Config{Method: method, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: batch, VersionsDir: filepath.Join(dir, "versions")}},
 	})
 	if err != nil {
@@ -219,6 +230,27 @@ func TestLoopScripted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(st.Latest.Dir, "adapter_config.json")); err != nil {
 		t.Errorf("version folder lacks the adapter: %v", err)
 	}
+	// Export carries the seed's PRM and OPD record fields.
+	notes, err := f.store.AnnotateTurns(ctx, []string{hinted.ID, rated.ID, quietB.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := notes[hinted.ID]
+	if h["score"] != 1 || h["accepted"] != true || h["hint_len"].(int) <= 10 || h["teacher_logprob_len"] != len(hinted.ResponseIDs) ||
+		h["representative_eval"] == "" || len(h["votes"].([]any)) != 1 || h["sample"] == nil || h["judgment"] == nil {
+		t.Errorf("export fields of the hinted turn: %+v", h)
+	}
+	if r := notes[rated.ID]; r["score"] != -1 || r["sample"].(map[string]any)["trained_version"].(int64) == 0 {
+		t.Errorf("export fields of the rated turn: %+v", r)
+	}
+	if q := notes[quietB.ID]; q["score"] != 0 || q["sample"] != nil {
+		t.Errorf("export fields of the dropped turn: %+v", q)
+	}
+	rep, err := f.store.Report(ctx)
+	if err != nil || rep["latest_version"] != int64(2) || rep["samples_trained"] != 4 {
+		t.Errorf("status report: %+v %v", rep, err)
+	}
+
 	// A new request is served by the new version.
 	next := f.serve(t, "after", ask("and now?"))
 	if next.PolicyVersion != 2 {
@@ -306,3 +338,132 @@ func TestStaleSamplesDropped(t *testing.T) {
 		t.Errorf("stats: %+v %v", st, err)
 	}
 }
+
+func TestCollector(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir(), rl.MethodRL, 1)
+	if err := f.runner.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr := f.serve(t, "m", []chat.Message{{Role: chat.RoleUser, Content: "q"}})
+	f.reply(t, tr, `[[say:\boxed{-1}]]`)
+	if trained, err := f.runner.RunOnce(ctx); err != nil || !trained {
+		t.Fatalf("RunOnce: %v %v", trained, err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(f.runner.Collector()); err != nil {
+		t.Fatal(err)
+	}
+	if fams, err := reg.Gather(); err != nil || len(fams) == 0 {
+		t.Fatalf("gather: %d families, %v", len(fams), err)
+	}
+	for name, want := range map[string]float64{
+		"clawrl_loop_policy_version":    1,
+		"clawrl_loop_train_steps_total": 1,
+		"clawrl_loop_samples_trained":   1,
+	} {
+		got, err := gatherValue(reg, name, nil)
+		if err != nil || got != want {
+			t.Errorf("%s = %v (%v), want %v", name, got, err, want)
+		}
+	}
+	if got, _ := gatherValue(reg, "clawrl_loop_last_step", map[string]string{"metric": "mean_reward"}); got != -1 {
+		t.Errorf("last mean reward %v, want -1", got)
+	}
+}
+
+func gatherValue(reg *prometheus.Registry, name string, labels map[string]string) (float64, error) {
+	families, err := reg.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, fam := range families {
+		if fam.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range fam.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+					continue metrics
+				}
+			}
+			if g := m.GetGauge(); g != nil {
+				return g.GetValue(), nil
+			}
+			return m.GetCounter().GetValue(), nil
+		}
+	}
+	return 0, errors.New("no metric " + name)
+}
+
+// flakyPublisher fails its first n publishes.
+type flakyPublisher struct {
+	*scripted.Engine
+	fail int
+}
+
+func (p *flakyPublisher) Publish(ctx context.Context, v int64, dir string) error {
+	if p.fail > 0 {
+		p.fail--
+		return errors.New("engine busy loading")
+	}
+	return p.Engine.Publish(ctx, v, dir)
+}
+
+// TestTrainerAndPublishFailures: a failed step records nothing and loses no
+// sample; a publish that fails at first is retried.
+func TestTrainerAndPublishFailures(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := newFixture(t, dir, rl.MethodRL, 2)
+	pub := &flakyPublisher{Engine: f.engine, fail: 2}
+	sch := rl.NewScheduler(f.store, f.trainer, pub, nil, rl.SchedulerConfig{BatchSize: 2, VersionsDir: filepath.Join(dir, "versions")}, quiet())
+	if err := sch.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		tr := f.serve(t, "fail", []chat.Message{{Role: chat.RoleUser, Content: "q" + string(rune('a'+i))}})
+		f.reply(t, tr, `[[say:\boxed{1}]]`)
+	}
+	if _, err := f.runner.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.trainer.StepHook = func(context.Context, []rl.Sample) error { return errors.New("out of memory") }
+	if ok, err := sch.TryStep(ctx); ok || err == nil {
+		t.Fatalf("failing step: %v %v", ok, err)
+	}
+	if st, _ := f.store.LearningStats(ctx); st.SamplesReady != 2 || st.Versions != 0 {
+		t.Fatalf("after a failed step: %+v", st)
+	}
+	if sch.Stats().FailedSteps != 1 {
+		t.Errorf("failed steps %d", sch.Stats().FailedSteps)
+	}
+	f.trainer.StepHook = nil
+	if ok, err := sch.TryStep(ctx); !ok || err != nil {
+		t.Fatalf("retried step: %v %v", ok, err)
+	}
+	if f.engine.Version() != 1 || sch.Stats().PublishErrors != 2 {
+		t.Errorf("engine v%d after %d publish errors", f.engine.Version(), sch.Stats().PublishErrors)
+	}
+}
+
+func TestMethodOffTrainsNothing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir(), rl.MethodOff, 1)
+	if f.runner.Scheduler() != nil {
+		t.Fatal("method off built a train loop")
+	}
+	tr := f.serve(t, "off", []chat.Message{{Role: chat.RoleUser, Content: "q"}})
+	f.reply(t, tr, `[[say:\boxed{1}]]`)
+	if err := f.runner.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.runner.Wait()
+	got, _ := f.turn(t, tr.ID)
+	if got.State != store.Observed {
+		t.Errorf("method off moved the turn to %s", got.State)
+	}
+}
+
+func timeNowPlusHour() time.Time { return time.Now().Add(time.Hour) }

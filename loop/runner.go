@@ -30,9 +30,9 @@ import (
 // Config tunes the loops. Zero fields take the defaults.
 type Config struct {
 	Method rl.Method // default combine
-	// SessionTimeout expires sessions idle this long (their last turn gets no
-	// next state, and the at-least-one rule settles them); default 30m,
-	// negative: never (the gateway expires them).
+	// SessionTimeout, when positive, makes the judge loop expire sessions
+	// idle this long itself. By default (0) the gateway's session tracker
+	// does it; either way the at-least-one rule settles expired sessions.
 	SessionTimeout time.Duration
 	// Poll is how often the judge loop looks for work; default 500ms.
 	Poll time.Duration
@@ -53,9 +53,6 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.Method == "" {
 		c.Method = rl.MethodCombine
-	}
-	if c.SessionTimeout == 0 {
-		c.SessionTimeout = 30 * time.Minute
 	}
 	if c.Poll <= 0 {
 		c.Poll = 500 * time.Millisecond

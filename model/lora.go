@@ -254,7 +254,21 @@ func (a *Adapter) Save(dir string) error {
 	if err := safetensors.WriteFile(filepath.Join(dir, "adapter_model.safetensors"), tensors, map[string]string{"format": "pt"}); err != nil {
 		return fmt.Errorf("save adapter: %w", err)
 	}
-	cfgJSON, err := json.MarshalIndent(a.Config, "", "  ")
+	ac := a.Config
+	// PEFT reads these as dicts; null makes from_pretrained fail.
+	if ac.RankPattern == nil {
+		ac.RankPattern = map[string]int{}
+	}
+	if ac.AlphaPattern == nil {
+		ac.AlphaPattern = map[string]float64{}
+	}
+	if ac.PeftType == "" {
+		ac.PeftType = "LORA"
+	}
+	if ac.Bias == "" {
+		ac.Bias = "none"
+	}
+	cfgJSON, err := json.MarshalIndent(ac, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save adapter %s: %w", dir, err)
 	}

@@ -28,15 +28,6 @@ func matmulForward(out, inp []float32, l *Linear, T int) {
 	}
 }
 
-// row returns row i of the weight as float32, widening bf16 into buf.
-func (l *Linear) row(i int, buf []float32) []float32 {
-	if l.WBF16 != nil {
-		blas.WidenBF16(buf[:l.In], l.WBF16[i*l.In:(i+1)*l.In])
-		return buf[:l.In]
-	}
-	return l.W[i*l.In : (i+1)*l.In]
-}
-
 // residualForward adds inp to out elementwise (the residual stream).
 func residualForward(out, inp []float32) {
 	inp = inp[:len(out)]

@@ -45,3 +45,34 @@ func New(cfg *Config, w *Weights) *Model {
 	}
 	return m
 }
+
+// WeightBytes is the memory the linear and embedding weights take.
+func (m *Model) WeightBytes() int64 {
+	var n int64
+	add := func(l *Linear) { n += int64(4*len(l.W) + 2*len(l.WBF16)) }
+	add(&m.Weights.Embed)
+	if m.Weights.LMHead != &m.Weights.Embed {
+		add(m.Weights.LMHead)
+	}
+	for i := range m.Weights.Blocks {
+		for mod := range numModules {
+			add(m.Weights.Blocks[i].linear(mod))
+		}
+	}
+	return n
+}
+
+// DecodeBytesPerStep is the weight bytes one decode step must read: every
+// block's linears and the output head (the embedding lookup reads one row).
+// Dividing memory bandwidth by it bounds decode tokens/s.
+func (m *Model) DecodeBytesPerStep() int64 {
+	var n int64
+	add := func(l *Linear) { n += int64(4*len(l.W) + 2*len(l.WBF16)) }
+	add(m.Weights.LMHead)
+	for i := range m.Weights.Blocks {
+		for mod := range numModules {
+			add(m.Weights.Blocks[i].linear(mod))
+		}
+	}
+	return n
+}

@@ -158,20 +158,35 @@ func checkRow(t *testing.T, what string, row []float32, s *logitSummary, pos int
 	}
 }
 
+// checkAllRows runs ids as one sequence and checks the logits at every
+// position, a chunk of rows at a time (all 512×151,936 at once would be
+// 300 MB).
+func checkAllRows(t *testing.T, what string, m *Model, ids []int32, ad *Adapter, s *logitSummary) {
+	t.Helper()
+	H, V := m.Config.HiddenSize, m.Config.VocabSize
+	logits := make([]float32, logitsChunk*V)
+	err := m.extend(context.Background(), m.NewSequence(), ids, ad, func(first int, hidden []float32) {
+		rows := len(hidden) / H
+		for r0 := 0; r0 < rows; r0 += logitsChunk {
+			n := min(logitsChunk, rows-r0)
+			lmheadForward(logits, hidden[r0*H:], m.Weights.LMHead, n)
+			for i := 0; i < n; i++ {
+				checkRow(t, what, logits[i*V:(i+1)*V], s, first+r0+i)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 var parityArchs = []string{"qwen3", "qwen2", "llama"}
 
 func TestParityLogits(t *testing.T) {
 	for _, arch := range parityArchs {
 		t.Run(arch, func(t *testing.T) {
 			pc := loadParity(t, arch)
-			V := pc.m.Config.VocabSize
-			logits, err := pc.m.Logits(context.Background(), pc.fx.IDs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for pos := range pc.fx.IDs {
-				checkRow(t, "full forward", logits[pos*V:(pos+1)*V], &pc.fx.Logits, pos)
-			}
+			checkAllRows(t, "full forward", pc.m, pc.fx.IDs, nil, &pc.fx.Logits)
 			// Prefill of prompts of several lengths gives the last row, and
 			// a prefill continued by a second prefill matches too.
 			for _, n := range []int{1, 2, 7, 100} {
@@ -263,15 +278,8 @@ func TestParityAdapter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			V := pc.m.Config.VocabSize
 			ids := pc.fx.IDs[:pc.fx.AdapterLen]
-			logits, err := pc.m.Logits(context.Background(), ids, ad)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for pos := range ids {
-				checkRow(t, "adapter forward", logits[pos*V:(pos+1)*V], &pc.fx.AdapterLogits, pos)
-			}
+			checkAllRows(t, "adapter forward", pc.m, ids, ad, &pc.fx.AdapterLogits)
 			// One decode batch mixing the adapter and the base weights gives
 			// each row what it gets alone.
 			prompt := ids[:10]

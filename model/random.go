@@ -255,7 +255,7 @@ func WriteRandom(dir string, cfg *Config, seed uint64, dtype safetensors.DType) 
 		gen[k] = v
 	}
 	for name, v := range map[string]any{"config.json": hf, "generation_config.json": gen} {
-		b, err := json.MarshalIndent(v, "", "  ")
+		b, err := jsonMarshal(v)
 		if err != nil {
 			return fmt.Errorf("write random model: %s: %w", name, err)
 		}
@@ -272,3 +272,6 @@ func WriteRandom(dir string, cfg *Config, seed uint64, dtype safetensors.DType) 
 	}
 	return nil
 }
+
+// jsonMarshal renders config-like maps the way WriteRandom does.
+func jsonMarshal(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }

@@ -31,3 +31,12 @@ type StepMetrics struct {
 	ImportanceWeightMax  float64
 	ImportanceTruncated  float64 // fraction of tokens whose weight hit the cap
 }
+
+// Yielder is implemented by trainers that can pause inside a step, between
+// micro-batches. The scheduler hands them a function that waits while
+// serving generations run (bounded by SchedulerConfig.IdleWait), so a long
+// step on a small machine gives the cores back to serving as soon as a
+// request arrives instead of only between steps.
+type Yielder interface {
+	SetYield(yield func(ctx context.Context) error)
+}

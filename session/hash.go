@@ -125,6 +125,17 @@ func TurnHash(request []chat.Message, response chat.Message) string {
 type Anchor struct {
 	Index int
 	Hash  string
+	// Message is the hash of the assistant message alone (ResponseHash), for
+	// histories whose earlier part was rewritten (compaction).
+	Message string
+}
+
+// ResponseHash identifies one assistant message after normalisation.
+func ResponseHash(m chat.Message) string {
+	x := newHasher()
+	m.Role = chat.RoleAssistant
+	x.add(m)
+	return x.hex()
 }
 
 // Anchors returns one anchor per assistant message of msgs, latest first.
@@ -137,7 +148,7 @@ func Anchors(msgs []chat.Message) []Anchor {
 		}
 		x.add(m)
 		if m.Role == chat.RoleAssistant {
-			out = append(out, Anchor{Index: i, Hash: x.hex()})
+			out = append(out, Anchor{Index: i, Hash: x.hex(), Message: ResponseHash(m)})
 		}
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {

@@ -161,6 +161,30 @@ func (t *Tracker) sessionByKey(ctx context.Context, id Identity, now time.Time) 
 // findPrevious looks for the latest recorded turn whose request and response
 // the history repeats; sessionID restricts it to one session ("" = any).
 func (t *Tracker) findPrevious(ctx context.Context, anchors []Anchor, sessionID string) (*store.Turn, int, error) {
+	if len(anchors) == 0 {
+		return nil, 0, nil
+	}
+	if sessionID != "" {
+		// The common case, and the one hashes alone cannot decide when two
+		// sessions said the same words: the session's own last main turn.
+		last, err := t.store.LastTurn(ctx, sessionID, store.Main)
+		switch {
+		case err == nil:
+			for _, a := range anchors {
+				if a.Hash == last.ConversationHash {
+					return &last, a.Index, nil
+				}
+			}
+			// After compaction the history before the last answer is a
+			// summary, so the prefix differs; the answer itself, as the
+			// latest assistant message, still names the turn.
+			if anchors[0].Message == ResponseHash(last.Response) {
+				return &last, anchors[0].Index, nil
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, 0, fmt.Errorf("last main turn of session %s: %w", sessionID, err)
+		}
+	}
 	for _, a := range anchors {
 		turn, err := t.store.TurnByConversationHash(ctx, a.Hash)
 		if errors.Is(err, store.ErrNotFound) {

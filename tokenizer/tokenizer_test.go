@@ -1,6 +1,7 @@
 package tokenizer_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"unicode/utf8"
@@ -171,4 +172,34 @@ func byteTokens(t *testing.T, tok *tokenizer.Tokenizer, bs ...byte) []int32 {
 		}
 	}
 	return ids
+}
+
+// TestConcurrentEncode: one Tokenizer serves every request at once; the
+// word cache must not mix results up (run with -race to check locking too).
+func TestConcurrentEncode(t *testing.T) {
+	tok := realTokenizer(t, "qwen3").tok
+	texts := parityCorpus(400)
+	want := make([][]int32, len(texts))
+	for i, s := range texts {
+		want[i] = tok.Encode(s)
+	}
+	tok.ClearCacheForTest()
+	errs := make(chan string, 8)
+	for w := 0; w < 8; w++ {
+		go func(w int) {
+			for k := range texts {
+				i := (k*7 + w*53) % len(texts)
+				if got := tok.Encode(texts[i]); !slices.Equal(got, want[i]) {
+					errs <- fmt.Sprintf("worker %d: Encode(%q) = %v, want %v", w, texts[i], got, want[i])
+					return
+				}
+			}
+			errs <- ""
+		}(w)
+	}
+	for w := 0; w < 8; w++ {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
 }

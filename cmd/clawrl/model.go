@@ -10,13 +10,19 @@ import (
 
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/safetensors"
+	"github.com/clawrl/clawrl/tokenizer/vocab"
 )
 
 func init() { subcommands = append(subcommands, newModelCmd) }
 
+// modelSubcommands are the `clawrl model …` commands, each in its own file.
+var modelSubcommands = []func() *cobra.Command{newModelNewCmd}
+
 func newModelCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "model", Short: "Create and inspect model checkpoints"}
-	cmd.AddCommand(newModelNewCmd())
+	cmd := &cobra.Command{Use: "model", Short: "Create and benchmark model checkpoints"}
+	for _, mk := range modelSubcommands {
+		cmd.AddCommand(mk())
+	}
 	return cmd
 }
 
@@ -65,16 +71,31 @@ weights. --size tiny is for tests; --size 0.6b has Qwen3-0.6B's shape.`,
 	f.StringVar(&out, "out", "", "output folder (created)")
 	f.StringVar(&dtype, "dtype", "f32", "weight dtype: f32 or bf16")
 	f.Uint64Var(&seed, "seed", 0, "random seed")
-	f.StringVar(&tokDir, "tokenizer", "", "folder with tokenizer.json and tokenizer_config.json to copy")
+	f.StringVar(&tokDir, "tokenizer", "", "folder with tokenizer.json and tokenizer_config.json to copy (default: the family's real tokenizer, embedded)")
 	f.BoolVar(&weightsOnly, "weights-only", false, "write config and weights only, no tokenizer files (test fixtures)")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }
 
-// writeTokenizer copies the tokenizer files into dir from tokDir.
+// writeTokenizer writes the family's real tokenizer files (embedded in the
+// binary by package tokenizer/vocab) into dir, or copies them from tokDir.
 func writeTokenizer(dir string, family model.Family, tokDir string) error {
 	if tokDir == "" {
-		return fmt.Errorf("model new: no tokenizer files for %s: pass --tokenizer DIR", family)
+		name := string(family)
+		if family == model.Llama {
+			name = "llama3"
+		}
+		tj, tc, err := vocab.Files(name)
+		if err != nil {
+			return fmt.Errorf("model new: tokenizer for %s: %w", family, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644); err != nil {
+			return fmt.Errorf("model new: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), tc, 0o644); err != nil {
+			return fmt.Errorf("model new: %w", err)
+		}
+		return nil
 	}
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
 		if err := copyFile(filepath.Join(tokDir, name), filepath.Join(dir, name)); err != nil {

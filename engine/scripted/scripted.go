@@ -211,6 +211,10 @@ func (s *script) next(pos int) (int32, bool) {
 	return s.loop[(pos-len(s.ids))%len(s.loop)], false
 }
 
+// openClawInternalContext opens the metadata block OpenClaw appends as a
+// last user message.
+const openClawInternalContext = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+
 var cueRE = regexp.MustCompile(`\[\[(think|say|tool|long|slow)(?::((?:[^\]]|\][^\]])*))?\]\]`)
 
 // parseScript reads the cues of the turn the prompt asks to answer.
@@ -224,6 +228,8 @@ func parseScript(prompt string) *script {
 	for _, block := range strings.Split(body, "<|im_start|>") {
 		block = strings.TrimSuffix(strings.TrimRight(block, "\n"), "<|im_end|>")
 		switch {
+		case strings.HasPrefix(block, "user\n"+openClawInternalContext):
+			// OpenClaw's per-request metadata block, not something said.
 		case strings.HasPrefix(block, "user\n"):
 			users = append(users, block[len("user\n"):])
 		case strings.HasPrefix(block, "tool\n"):

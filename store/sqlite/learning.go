@@ -227,7 +227,7 @@ func (s *Store) ReadySamples(ctx context.Context, limit int) ([]store.Sample, []
 		return nil, nil, fmt.Errorf("ready samples: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	q := `SELECT ` + turnColumns + ` FROM turns WHERE state = 'ready' ORDER BY seq`
+	q := `SELECT ` + turnColumns + turnsFrom + ` WHERE t.state = 'ready' ORDER BY t.seq`
 	var args []any
 	if limit > 0 {
 		q += " LIMIT ?"

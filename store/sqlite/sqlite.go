@@ -66,6 +66,9 @@ type Options struct {
 	// ReadOnly opens an existing database without migrating or writing: for
 	// export and status next to a running server. Write methods fail.
 	ReadOnly bool
+	// PageSize is the SQLite page size of a newly created database (default
+	// 4096; ignored for an existing file). See createDatabase.
+	PageSize int
 	// Logger receives migration and maintenance messages (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -77,6 +80,7 @@ type Store struct {
 	reader *sql.DB
 	log    *slog.Logger
 	stmts  statements
+	ckpt   *checkpointer // nil when read-only
 }
 
 var _ store.Store = (*Store)(nil)
@@ -122,8 +126,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 	var err error
 	if !opts.ReadOnly {
+		if err := createDatabase(ctx, path, opts.PageSize); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
 		// journal_mode is persistent in the file; setting it on the writer is enough.
-		s.writer, err = sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_txlock=immediate")
+		s.writer, err = sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_txlock=immediate"+
+			fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)&_pragma=journal_size_limit(%d)", walBackstopPages, walSizeLimit))
 		if err != nil {
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
@@ -136,6 +144,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
 		if err := s.migrate(ctx); err != nil {
+			s.writer.Close()
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+		if err := s.startCheckpointer(base); err != nil {
 			s.writer.Close()
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
@@ -160,6 +172,40 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// defaultPageSize is SQLite's own default. Larger pages mean fewer WAL
+// writes for a ~100 KB turn, but every small change (a state transition, a
+// session touch) then writes a larger page; measured with realistic turns,
+// 8/16/32 KiB pages were no faster to insert and slower to observe
+// (BENCHMARKS.md), so 4 KiB stays.
+const defaultPageSize = 4096
+
+// createDatabase gives a new database file its page size before anything
+// else touches it: SQLite fixes the page size when the first table or the
+// switch to WAL writes the header, and cannot change it in WAL mode after.
+func createDatabase(ctx context.Context, path string, pageSize int) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if pageSize == 0 {
+		pageSize = defaultPageSize
+	}
+	if pageSize < 512 || pageSize > 65536 || pageSize&(pageSize-1) != 0 {
+		return fmt.Errorf("page size %d: want a power of two from 512 to 65536", pageSize)
+	}
+	db, err := sql.Open("sqlite", "file:"+escapePath(path))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{fmt.Sprintf("PRAGMA page_size = %d", pageSize), "PRAGMA journal_mode = WAL"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create database: %s: %w", q, err)
+		}
+	}
+	return db.Close()
+}
+
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
@@ -174,10 +220,11 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) closeWriter() error {
+	err := s.ckpt.close()
 	if s.writer == nil {
-		return nil
+		return err
 	}
-	return s.writer.Close()
+	return errors.Join(err, s.writer.Close())
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns nil when SQLite
@@ -224,7 +271,13 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		return errors.Join(err, tx.Rollback())
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if s.ckpt != nil {
+		s.ckpt.writes.Add(1)
+	}
+	return nil
 }
 
 // classify maps SQLite constraint failures to the store's sentinel errors:

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/clawrl/clawrl/store"
@@ -11,7 +13,7 @@ import (
 
 func openTest(t *testing.T, dir string) store.Store {
 	t.Helper()
-	s, err := OpenDir(t.Context(), dir, Options{})
+	s, err := OpenDir(t.Context(), dir, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("open store in %s: %v", dir, err)
 	}
@@ -74,5 +76,151 @@ func TestTriggerEnforcesStateMachine(t *testing.T) {
 		VALUES ('raw-born', ?, 999, 'main', 'ready', 0, 0)`, sess.ID)
 	if !errors.Is(classify(err), store.ErrConflict) {
 		t.Errorf("inserting a ready turn: %v, want a refusal", err)
+	}
+}
+
+// TestQueryPlansUseIndexes guards the hot lookups against full table scans
+// (a partial index silently stops applying when a query omits its WHERE).
+func TestQueryPlansUseIndexes(t *testing.T) {
+	s := openTest(t, t.TempDir()).(*Store)
+	defer s.Close()
+	cases := []struct {
+		name, query string
+		args        []any
+	}{
+		{"turn by id", `SELECT ` + turnColumns + turnsFrom + ` WHERE t.id = ?`, []any{"x"}},
+		{"last turn", `SELECT ` + turnColumns + turnsFrom + ` WHERE t.session_id = ? AND t.type = ? ORDER BY t.idx DESC LIMIT 1`, []any{"s", "main"}},
+		{"turn by hash", `SELECT ` + turnColumns + turnsFrom + ` WHERE t.conversation_hash = ? AND t.conversation_hash <> '' ORDER BY t.seq DESC LIMIT 1`, []any{"h"}},
+		{"session by key", `SELECT ` + sessionColumns + ` FROM sessions WHERE key = ? AND key <> ''`, []any{"k"}},
+	}
+	for _, f := range []store.TurnFilter{
+		{States: []store.TurnState{store.Observed}, Type: store.Main, Limit: 10},
+		{SessionID: "s", AfterID: 5, Limit: 10},
+		{AfterID: 100, Limit: 10},
+	} {
+		q, args := listQuery(f)
+		cases = append(cases, struct {
+			name, query string
+			args        []any
+		}{fmt.Sprintf("list %+v", f), q, args})
+	}
+	for _, c := range cases {
+		rows, err := s.reader.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		for _, step := range plan {
+			if strings.HasPrefix(step, "SCAN ") && !strings.Contains(step, "USING") {
+				t.Errorf("%s scans a whole table: %v", c.name, plan)
+			}
+		}
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := OpenDir(t.Context(), dir, Options{ReadOnly: true}); err == nil {
+		t.Fatal("read-only open of an empty directory succeeded")
+	}
+	w := openTest(t, dir).(*Store)
+	defer w.Close()
+	sess := store.Session{Key: "ro"}
+	if err := w.CreateSession(t.Context(), &sess); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenDir(t.Context(), dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open next to a writer: %v", err)
+	}
+	defer r.Close()
+	if got, err := r.SessionByKey(t.Context(), "ro"); err != nil || got.ID != sess.ID {
+		t.Errorf("read-only SessionByKey = %+v, %v", got, err)
+	}
+	// Writes are refused before they reach SQLite.
+	other := store.Session{Key: "ro2"}
+	if err := r.CreateSession(t.Context(), &other); !errors.Is(err, errReadOnly) {
+		t.Errorf("CreateSession on a read-only store: %v", err)
+	}
+	tr := store.Turn{ID: "x", SessionID: sess.ID}
+	if err := r.InsertTurn(t.Context(), &tr); !errors.Is(err, errReadOnly) {
+		t.Errorf("InsertTurn on a read-only store: %v", err)
+	}
+	// Rows written after the reader opened are visible to it.
+	tr = store.Turn{ID: "chatcmpl-late", SessionID: sess.ID}
+	if err := w.InsertTurn(t.Context(), &tr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Turn(t.Context(), "chatcmpl-late"); err != nil {
+		t.Errorf("reader does not see a later commit: %v", err)
+	}
+}
+
+func TestOpenOptions(t *testing.T) {
+	dir := t.TempDir()
+	for _, o := range []Options{{Synchronous: "OFF"}, {PageSize: 1000}, {PageSize: 1 << 17}} {
+		if s, err := OpenDir(t.Context(), t.TempDir(), o); err == nil {
+			s.Close()
+			t.Errorf("Open(%+v) succeeded", o)
+		}
+	}
+	s, err := OpenDir(t.Context(), dir, Options{Synchronous: "full", PageSize: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "page_size": "8192", "foreign_keys": "1"} {
+		var got string
+		if err := s.writer.QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
+			t.Errorf("PRAGMA %s = %q, %v; want %q", pragma, got, err, want)
+		}
+	}
+	if err := s.IntegrityCheck(t.Context()); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		if i > 0 && m.version <= ms[i-1].version {
+			t.Errorf("migrations out of order: %s after %s", m.name, ms[i-1].name)
+		}
+	}
+	if ms[0].version != 1 || ms[0].name != "0001_init.sql" {
+		t.Errorf("first migration = %s", ms[0].name)
+	}
+	dir := t.TempDir()
+	s := openTest(t, dir).(*Store)
+	v, err := s.SchemaVersion(t.Context())
+	if err != nil || v != ms[len(ms)-1].version {
+		t.Errorf("SchemaVersion = %d, %v; want %d", v, err, ms[len(ms)-1].version)
+	}
+	// A database from a newer binary is refused, not silently used.
+	if _, err := s.writer.ExecContext(t.Context(), `INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, '9999_future.sql', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s2, err := OpenDir(t.Context(), dir, Options{}); err == nil {
+		s2.Close()
+		t.Error("opened a database with a newer schema")
+	} else if !strings.Contains(err.Error(), "newer") {
+		t.Errorf("newer schema error does not say so: %v", err)
+	}
+	if s2, err := OpenDir(t.Context(), dir, Options{ReadOnly: true}); err == nil {
+		s2.Close()
+		t.Error("read-only open of a database with a newer schema succeeded")
 	}
 }

@@ -14,7 +14,7 @@ import (
 type statements struct {
 	all []*sql.Stmt
 
-	claimIndex, insertTurn, observe, createSession, touchSession *sql.Stmt // writer
+	claimIndex, insertTurn, insertPayload, observe, createSession, touchSession *sql.Stmt // writer
 
 	turnByID, lastTurn, turnByHash, sessionByKey, sessionByID *sql.Stmt // reader
 }
@@ -40,20 +40,23 @@ func (s *Store) prepare(ctx context.Context) error {
 		prep(w, &st.claimIndex, `UPDATE sessions SET turns = turns + 1, last_seen = MAX(last_seen, ?1), expired = 0
 			WHERE id = ?2 RETURNING turns - 1`),
 		prep(w, &st.insertTurn, `INSERT INTO turns (id, session_id, idx, type, epoch, created_at, state_changed_at,
-			model, messages, tools, prompt_text, prompt_ids, response, response_text, response_ids,
-			behaviour_logprobs, policy_version, engine, finish_reason, prompt_tokens, completion_tokens,
+			model, policy_version, engine, finish_reason, prompt_tokens, completion_tokens,
 			queue_ns, prefill_ns, decode_ns, total_ns, conversation_hash, next_state, next_state_kind)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		prep(w, &st.insertPayload, `INSERT INTO turn_payloads (turn_seq, messages, tools, prompt_text, prompt_ids,
+			response, response_text, response_ids, behaviour_logprobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		prep(w, &st.observe, `UPDATE turns SET state = 'observed', next_state = ?1, next_state_kind = ?2,
 			observed_at = ?3, state_changed_at = ?3 WHERE id = ?4 AND state = 'generated'`),
 		prep(w, &st.createSession, `INSERT INTO sessions (id, key, key_source, epoch, created_at, last_seen, expired)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`),
 		prep(w, &st.touchSession, `UPDATE sessions SET last_seen = MAX(last_seen, ?1), epoch = ?2, expired = 0 WHERE id = ?3`),
 
-		prep(r, &st.turnByID, `SELECT `+turnColumns+` FROM turns WHERE id = ?`),
-		prep(r, &st.lastTurn, `SELECT `+turnColumns+` FROM turns WHERE session_id = ? AND type = ? ORDER BY idx DESC LIMIT 1`),
-		prep(r, &st.turnByHash, `SELECT `+turnColumns+` FROM turns WHERE conversation_hash = ? ORDER BY seq DESC LIMIT 1`),
-		prep(r, &st.sessionByKey, `SELECT `+sessionColumns+` FROM sessions WHERE key = ?`),
+		prep(r, &st.turnByID, `SELECT `+turnColumns+turnsFrom+` WHERE t.id = ?`),
+		prep(r, &st.lastTurn, `SELECT `+turnColumns+turnsFrom+` WHERE t.session_id = ? AND t.type = ? ORDER BY t.idx DESC LIMIT 1`),
+		// The repeated "<> ''" lets SQLite use the partial indexes.
+		prep(r, &st.turnByHash, `SELECT `+turnColumns+turnsFrom+` WHERE t.conversation_hash = ? AND t.conversation_hash <> ''
+			ORDER BY t.seq DESC LIMIT 1`),
+		prep(r, &st.sessionByKey, `SELECT `+sessionColumns+` FROM sessions WHERE key = ? AND key <> ''`),
 		prep(r, &st.sessionByID, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`),
 	)
 }

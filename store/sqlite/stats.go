@@ -53,3 +53,13 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	}
 	return st, nil
 }
+
+// MaxSeq is the row order of the newest turn (0 when there is none): a
+// reader that wants a stable end, like export, stops there.
+func (s *Store) MaxSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := s.reader.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM turns`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("newest turn of %s: %w", s.path, err)
+	}
+	return seq, nil
+}

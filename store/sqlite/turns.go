@@ -13,12 +13,15 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
-// turnColumns is the SELECT list scanTurn reads, in order.
-const turnColumns = `seq, id, session_id, idx, type, epoch, state, created_at,
-	model, messages, tools, prompt_text, prompt_ids, response, response_text, response_ids,
-	behaviour_logprobs, policy_version, engine, finish_reason, prompt_tokens, completion_tokens,
-	queue_ns, prefill_ns, decode_ns, total_ns, conversation_hash,
-	next_state, next_state_kind, observed_at, feedback_rating, feedback_text, feedback_at, drop_reason`
+// turnColumns is the SELECT list scanTurn reads, in order, from turnsFrom.
+const turnColumns = `t.seq, t.id, t.session_id, t.idx, t.type, t.epoch, t.state, t.created_at,
+	t.model, p.messages, p.tools, p.prompt_text, p.prompt_ids, p.response, p.response_text, p.response_ids,
+	p.behaviour_logprobs, t.policy_version, t.engine, t.finish_reason, t.prompt_tokens, t.completion_tokens,
+	t.queue_ns, t.prefill_ns, t.decode_ns, t.total_ns, t.conversation_hash,
+	t.next_state, t.next_state_kind, t.observed_at, t.feedback_rating, t.feedback_text, t.feedback_at, t.drop_reason`
+
+// turnsFrom joins a turn's mutable row to its payload.
+const turnsFrom = ` FROM turns t JOIN turn_payloads p ON p.turn_seq = t.seq`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -142,15 +145,19 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 		}
 		res, err := tx.StmtContext(ctx, s.stmts.insertTurn).ExecContext(ctx,
 			t.ID, t.SessionID, index, string(t.Type), t.Epoch, nanos(created), nanos(created),
-			t.Model, messages, tools, t.PromptText, encodeInt32s(t.PromptIDs), string(response), t.ResponseText,
-			encodeInt32s(t.ResponseIDs), encodeFloat32s(t.BehaviourLogprobs), t.PolicyVersion, t.Engine, t.FinishReason,
+			t.Model, t.PolicyVersion, t.Engine, t.FinishReason,
 			t.PromptTokens, t.CompletionTokens, t.QueueNanos, t.PrefillNanos, t.DecodeNanos, t.TotalNanos,
 			t.ConversationHash, next, t.NextStateKind)
 		if err != nil {
 			return classify(err)
 		}
-		seq, err = res.LastInsertId()
-		return err
+		if seq, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		_, err = tx.StmtContext(ctx, s.stmts.insertPayload).ExecContext(ctx, seq,
+			messages, tools, t.PromptText, encodeInt32s(t.PromptIDs), string(response), t.ResponseText,
+			encodeInt32s(t.ResponseIDs), encodeFloat32s(t.BehaviourLogprobs))
+		return classify(err)
 	})
 	if err != nil {
 		return fmt.Errorf("insert turn %s: %w", t.ID, err)
@@ -354,32 +361,32 @@ func listQuery(f store.TurnFilter) (string, []any) {
 	var where []string
 	var args []any
 	if f.AfterID > 0 {
-		where = append(where, "seq > ?")
+		where = append(where, "t.seq > ?")
 		args = append(args, f.AfterID)
 	}
 	if f.SessionID != "" {
-		where = append(where, "session_id = ?")
+		where = append(where, "t.session_id = ?")
 		args = append(args, f.SessionID)
 	}
 	if f.Type != "" {
-		where = append(where, "type = ?")
+		where = append(where, "t.type = ?")
 		args = append(args, string(f.Type))
 	}
 	if len(f.States) > 0 {
-		where = append(where, "state IN (?"+strings.Repeat(", ?", len(f.States)-1)+")")
+		where = append(where, "t.state IN (?"+strings.Repeat(", ?", len(f.States)-1)+")")
 		for _, st := range f.States {
 			args = append(args, string(st))
 		}
 	}
 	if !f.Since.IsZero() {
-		where = append(where, "created_at >= ?")
+		where = append(where, "t.created_at >= ?")
 		args = append(args, nanos(f.Since))
 	}
-	q := "SELECT " + turnColumns + " FROM turns"
+	q := "SELECT " + turnColumns + turnsFrom
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY seq"
+	q += " ORDER BY t.seq"
 	if f.Limit > 0 {
 		q += " LIMIT ?"
 		args = append(args, f.Limit)

@@ -97,7 +97,7 @@ func wire(msgs ...string) []json.RawMessage {
 // conversations is the parity corpus, as wire JSON.
 func conversations() map[string][]json.RawMessage {
 	return map[string][]json.RawMessage{
-		"user only": wire(`{"role":"user","content":"Hello!"}`),
+		"user only":   wire(`{"role":"user","content":"Hello!"}`),
 		"system user": wire(`{"role":"system","content":"You are terse."}`, `{"role":"user","content":"  Hi there  \n"}`),
 		"multi turn": wire(
 			`{"role":"system","content":"Be kind."}`,

@@ -39,6 +39,10 @@ INSERT INTO turn_transitions (from_state, to_state) VALUES
     ('judged', 'ready'), ('judged', 'dropped'),
     ('ready', 'trained'), ('ready', 'dropped');
 
+-- A turn is split in two rows. turns holds what changes (state, next state,
+-- feedback) and what the loops filter on, so every transition rewrites a few
+-- hundred bytes; turn_payloads holds the large, write-once part (a 30k-char
+-- system prompt, 8k prompt ids), which no transition ever touches again.
 CREATE TABLE turns (
     seq                INTEGER PRIMARY KEY,
     id                 TEXT    NOT NULL UNIQUE,
@@ -51,14 +55,6 @@ CREATE TABLE turns (
     state_changed_at   INTEGER NOT NULL,
 
     model              TEXT    NOT NULL DEFAULT '',
-    messages           TEXT    NOT NULL DEFAULT '[]', -- JSON []chat.Message
-    tools              TEXT    NOT NULL DEFAULT '[]', -- JSON []chat.Tool
-    prompt_text        TEXT    NOT NULL DEFAULT '',
-    prompt_ids         BLOB,                          -- int32 LE
-    response           TEXT    NOT NULL DEFAULT '{}', -- JSON chat.Message
-    response_text      TEXT    NOT NULL DEFAULT '',
-    response_ids       BLOB,                          -- int32 LE
-    behaviour_logprobs BLOB,                          -- float32 LE, one per response id
     policy_version     INTEGER NOT NULL DEFAULT 0,
     engine             TEXT    NOT NULL DEFAULT '',
     finish_reason      TEXT    NOT NULL DEFAULT '',
@@ -78,15 +74,29 @@ CREATE TABLE turns (
     feedback_at        INTEGER,
     drop_reason        TEXT    NOT NULL DEFAULT '',
 
-    UNIQUE (session_id, idx),
+    UNIQUE (session_id, idx)
+);
+-- Queries that use a partial index repeat its condition (key <> '',
+-- conversation_hash <> ''), or SQLite cannot prove the index applies.
+CREATE INDEX turns_by_session ON turns (session_id, type, idx);
+CREATE INDEX turns_by_state ON turns (state, type, seq);
+CREATE INDEX turns_by_hash ON turns (conversation_hash, seq) WHERE conversation_hash <> '';
+CREATE INDEX turns_by_created ON turns (created_at);
+CREATE INDEX turns_by_policy_version ON turns (policy_version);
+
+CREATE TABLE turn_payloads (
+    turn_seq           INTEGER PRIMARY KEY REFERENCES turns (seq),
+    messages           TEXT    NOT NULL DEFAULT '[]', -- JSON []chat.Message
+    tools              TEXT    NOT NULL DEFAULT '[]', -- JSON []chat.Tool
+    prompt_text        TEXT    NOT NULL DEFAULT '',
+    prompt_ids         BLOB,                          -- int32 LE
+    response           TEXT    NOT NULL DEFAULT '{}', -- JSON chat.Message
+    response_text      TEXT    NOT NULL DEFAULT '',
+    response_ids       BLOB,                          -- int32 LE
+    behaviour_logprobs BLOB,                          -- float32 LE, one per response id
     CHECK (behaviour_logprobs IS NULL OR response_ids IS NULL
            OR length(behaviour_logprobs) = length(response_ids))
 );
-CREATE INDEX turns_by_session ON turns (session_id, type, idx);
-CREATE INDEX turns_by_state ON turns (state, type, seq);
-CREATE INDEX turns_by_hash ON turns (conversation_hash) WHERE conversation_hash <> '';
-CREATE INDEX turns_by_created ON turns (created_at);
-CREATE INDEX turns_by_policy_version ON turns (policy_version);
 
 -- The state machine, enforced below every code path: an UPDATE that moves a
 -- turn along an arrow turn_transitions does not list aborts.

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawrl/clawrl/blas"
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/safetensors"
+)
+
+//go:embed bench_model_ref.py
+var benchModelRefScript string
+
+func init() {
+	modelSubcommands = append(modelSubcommands, newModelBenchCmd)
+}
+
+// benchResult is one engine's measurements; the reference script prints the
+// same fields as JSON.
+type benchResult struct {
+	Engine         string  `json:"engine"`
+	PrefillTokS    float64 `json:"prefill_tok_s"`
+	DecodeTokS     float64 `json:"decode_tok_s"`
+	BatchDecodeTok float64 `json:"batch_decode_tok_s"`
+}
+
+func newModelBenchCmd() *cobra.Command {
+	var arch, size, dtype, dir, python string
+	var promptLen, decodeLen, batch, threads int
+	var seed uint64
+	var reference bool
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure prefill and decode speed, beside transformers on torch CPU",
+		Long: `Builds (or loads, with --model) a checkpoint and measures prefill tokens/s
+for a --prompt-token prompt, decode tokens/s for one sequence and for --batch
+sequences decoded together, and decode as a fraction of the memory-bandwidth
+bound (measured read bandwidth ÷ weight bytes read per decode step). With
+--reference it runs the same measurements with transformers on torch CPU
+(torch.set_num_threads(--threads)) and prints both side by side.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			runtime.GOMAXPROCS(threads)
+			if dir == "" {
+				tmp, err := os.MkdirTemp("", "clawrl-bench-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				cfg, err := model.NewConfig(model.Family(arch), size)
+				if err != nil {
+					return err
+				}
+				dt := safetensors.F32
+				if dtype == "bf16" {
+					dt = safetensors.BF16
+				}
+				if err := model.WriteRandom(tmp, cfg, seed, dt); err != nil {
+					return err
+				}
+				dir = tmp
+			}
+			m, err := model.LoadWith(dir, model.Options{WeightDType: dtype})
+			if err != nil {
+				return err
+			}
+			c := m.Config
+			fmt.Fprintf(out, "model %s: hidden %d, %d layers, vocab %d, weights %s (%s); blas %s; %d threads\n",
+				c.ModelType, c.HiddenSize, c.NumHiddenLayers, c.VocabSize, dtype, humanBytes(m.WeightBytes()), blas.Backend, threads)
+			ours, err := benchOurs(m, promptLen, decodeLen, batch, seed)
+			if err != nil {
+				return err
+			}
+			bw := measureReadBandwidth(threads)
+			perToken := float64(m.DecodeBytesPerStep())
+			bound := bw / perToken
+			results := []benchResult{ours}
+			if reference {
+				ref, err := benchReference(python, dir, dtype, promptLen, decodeLen, batch, threads, seed, c.VocabSize)
+				if err != nil {
+					return fmt.Errorf("reference: %w", err)
+				}
+				results = append(results, ref)
+			}
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintf(tw, "engine\tprefill %d tok/s\tdecode tok/s\tdecode×%d tok/s\tdecode ÷ bound\t\n", promptLen, batch)
+			for _, r := range results {
+				fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.0f%%\t\n", r.Engine, r.PrefillTokS, r.DecodeTokS, r.BatchDecodeTok, 100*r.DecodeTokS/bound)
+			}
+			if len(results) == 2 {
+				a, b := results[0], results[1]
+				fmt.Fprintf(tw, "ratio\t%.2fx\t%.2fx\t%.2fx\t\t\n", a.PrefillTokS/b.PrefillTokS, a.DecodeTokS/b.DecodeTokS, a.BatchDecodeTok/b.BatchDecodeTok)
+			}
+			tw.Flush()
+			fmt.Fprintf(out, "read bandwidth %.1f GB/s, %s read per decode step → bound %.1f tok/s\n", bw/1e9, humanBytes(int64(perToken)), bound)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&arch, "arch", "qwen3", "architecture of the random model: qwen3, qwen2 or llama")
+	f.StringVar(&size, "size", model.SizeTiny, "size of the random model: tiny or 0.6b")
+	f.StringVar(&dtype, "dtype", "f32", "weights in memory: f32 or bf16")
+	f.StringVar(&dir, "model", "", "benchmark this checkpoint folder instead of a random one")
+	f.IntVar(&promptLen, "prompt", 128, "prompt tokens for prefill")
+	f.IntVar(&decodeLen, "decode", 32, "tokens to decode")
+	f.IntVar(&batch, "batch", 4, "sequences decoded together in the batched measurement")
+	f.IntVar(&threads, "threads", runtime.NumCPU(), "threads (GOMAXPROCS here, torch.set_num_threads in the reference)")
+	f.Uint64Var(&seed, "seed", 1, "seed for the random model and prompt")
+	f.BoolVar(&reference, "reference", false, "also run transformers on torch CPU and print ratios")
+	f.StringVar(&python, "python", envOr("CLAWRL_PYTHON", "python3"), "python with torch and transformers for --reference")
+	return cmd
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func benchPrompt(seed uint64, n, vocab int) []int32 {
+	r := rand.New(rand.NewPCG(seed, 99))
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(r.IntN(min(vocab, 100000)))
+	}
+	return ids
+}
+
+func benchOurs(m *model.Model, promptLen, decodeLen, batch int, seed uint64) (benchResult, error) {
+	ctx := context.Background()
+	V := m.Config.VocabSize
+	res := benchResult{Engine: "clawrl"}
+	prompt := benchPrompt(seed, promptLen, V)
+	// Warm up once (page in the weights), then time.
+	if _, err := m.Prefill(ctx, m.NewSequence(), prompt[:min(8, len(prompt))], nil); err != nil {
+		return res, err
+	}
+	seq := m.NewSequence()
+	start := time.Now()
+	logits, err := m.Prefill(ctx, seq, prompt, nil)
+	if err != nil {
+		return res, err
+	}
+	res.PrefillTokS = float64(promptLen) / time.Since(start).Seconds()
+	decode := func(seqs []*model.Sequence, next []int32) (float64, error) {
+		start := time.Now()
+		for range decodeLen {
+			all, err := m.DecodeStep(seqs, next, nil)
+			if err != nil {
+				return 0, err
+			}
+			for i, l := range all {
+				id, _ := model.Sample(l, model.SamplingParams{}, nil)
+				next[i] = id
+			}
+		}
+		return float64(decodeLen*len(seqs)) / time.Since(start).Seconds(), nil
+	}
+	id, _ := model.Sample(logits, model.SamplingParams{}, nil)
+	if res.DecodeTokS, err = decode([]*model.Sequence{seq}, []int32{id}); err != nil {
+		return res, err
+	}
+	seqs := make([]*model.Sequence, batch)
+	next := make([]int32, batch)
+	for i := range seqs {
+		seqs[i] = m.NewSequence()
+		logits, err := m.Prefill(ctx, seqs[i], benchPrompt(seed+uint64(i)+1, promptLen, V), nil)
+		if err != nil {
+			return res, err
+		}
+		next[i], _ = model.Sample(logits, model.SamplingParams{}, nil)
+	}
+	res.BatchDecodeTok, err = decode(seqs, next)
+	return res, err
+}
+
+// measureReadBandwidth sums a 512 MiB buffer with one goroutine per thread
+// and returns the best of three passes in bytes/s.
+func measureReadBandwidth(threads int) float64 {
+	buf := make([]float32, 128<<20)
+	for i := range buf {
+		buf[i] = float32(i & 7)
+	}
+	best := 0.0
+	for range 3 {
+		start := time.Now()
+		var wg sync.WaitGroup
+		per := len(buf) / threads
+		sums := make([]float32, threads)
+		for t := range threads {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				part := buf[t*per : (t+1)*per]
+				var s0, s1, s2, s3 float32
+				for i := 0; i+4 <= len(part); i += 4 {
+					s0 += part[i]
+					s1 += part[i+1]
+					s2 += part[i+2]
+					s3 += part[i+3]
+				}
+				sums[t] = s0 + s1 + s2 + s3
+			}()
+		}
+		wg.Wait()
+		best = max(best, float64(4*len(buf))/time.Since(start).Seconds())
+	}
+	return best
+}
+
+func benchReference(python, dir, dtype string, promptLen, decodeLen, batch, threads int, seed uint64, vocab int) (benchResult, error) {
+	prompts := [][]int32{benchPrompt(seed, promptLen, vocab)}
+	for i := range batch {
+		prompts = append(prompts, benchPrompt(seed+uint64(i)+1, promptLen, vocab))
+	}
+	spec, _ := json.Marshal(map[string]any{"model": dir, "dtype": dtype, "threads": threads, "decode": decodeLen, "prompts": prompts})
+	cmd := exec.Command(python, "-c", benchModelRefScript)
+	cmd.Stdin = strings.NewReader(string(spec))
+	cmd.Stderr = io.Discard
+	outb, err := cmd.Output()
+	if err != nil {
+		return benchResult{}, fmt.Errorf("%s: %w", python, err)
+	}
+	var r benchResult
+	if err := json.Unmarshal(outb, &r); err != nil {
+		return r, fmt.Errorf("reading the reference's output %q: %w", outb, err)
+	}
+	return r, nil
+}

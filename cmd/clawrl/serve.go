@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawrl/clawrl/api"
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/native"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/safetensors"
+	"github.com/clawrl/clawrl/store/sqlite"
+)
+
+func init() { subcommands = append(subcommands, newServeCmd) }
+
+// testEngineEnv selects the deterministic test engine instead of a model.
+// It exists for the process-level tests (kill -9 during load) and is not a
+// user-facing mode: it is not a flag and not in the help.
+const testEngineEnv = "CLAWRL_TEST_ENGINE"
+
+type serveOptions struct {
+	model       string
+	addr        string
+	data        string
+	method      string
+	apiKey      string
+	sessionIdle time.Duration
+	maxBody     int64
+	maxTokens   int
+	logLevel    string
+}
+
+func newServeCmd() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the model behind an OpenAI-compatible API, record every turn, and learn from what follows",
+		Long: `Serve the model at --model behind an OpenAI-compatible API
+(POST /v1/chat/completions, GET /v1/models, POST /v1/feedback, GET /healthz,
+GET /metrics), recording every conversation in the store under --data.
+
+The server binds 127.0.0.1 by default. Binding any other address needs an
+API key (--api-key or CLAWRL_API_KEY), which clients then send as
+"Authorization: Bearer <key>".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.apiKey == "" {
+				o.apiKey = os.Getenv("CLAWRL_API_KEY")
+			}
+			return runServe(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.model, "model", "", "Hugging Face model folder (config.json, *.safetensors, tokenizer.json, tokenizer_config.json)")
+	f.StringVar(&o.addr, "addr", "127.0.0.1:30000", "listen address; anything but loopback needs --api-key")
+	addDataFlag(cmd, &o.data)
+	f.StringVar(&o.method, "method", "combine", "training signal: combine, rl, opd or off")
+	f.StringVar(&o.apiKey, "api-key", "", "require this Bearer key on every request but /healthz (default $CLAWRL_API_KEY)")
+	f.DurationVar(&o.sessionIdle, "session-idle", 30*time.Minute, "a session idle this long has its last turn expired (no next state will come)")
+	f.Int64Var(&o.maxBody, "max-body", 32<<20, "largest request body in bytes (413 beyond)")
+	f.IntVar(&o.maxTokens, "max-tokens", 4096, "completion limit for requests that set none")
+	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+// openEngine returns the engine serve runs. Adding an engine is one case
+// here.
+func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
+	if os.Getenv(testEngineEnv) == "scripted" {
+		log.Warn("serving the deterministic test engine (" + testEngineEnv + "=scripted): not a model")
+		return scripted.New(scripted.Options{}), nil
+	}
+	dir := o.model
+	if dir == "" {
+		var err error
+		if dir, err = defaultModel(o.data, log); err != nil {
+			return nil, err
+		}
+	}
+	return native.Open(dir, native.Options{})
+}
+
+// defaultModel returns the embedded default checkpoint under data, writing
+// it on first use: a random tiny Qwen3 with the real Qwen3 tokenizer. No
+// pretrained weights ship with clawrl; this lets `clawrl serve` run the whole
+// loop out of the box, and --model points it at a real checkpoint.
+func defaultModel(data string, log *slog.Logger) (string, error) {
+	dir := filepath.Join(data, "models", "tiny-qwen3")
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
+		return dir, nil
+	}
+	log.Warn("no --model given: serving a random tiny Qwen3 (it talks nonsense; pass --model DIR for a real checkpoint)", "dir", dir)
+	tmp := dir + ".partial"
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", err
+	}
+	cfg, err := model.NewConfig(model.Qwen3, model.SizeTiny)
+	if err != nil {
+		return "", err
+	}
+	if err := model.WriteRandom(tmp, cfg, 0, safetensors.F32); err != nil {
+		return "", fmt.Errorf("default model: %w", err)
+	}
+	if err := writeTokenizer(tmp, model.Qwen3, ""); err != nil {
+		return "", fmt.Errorf("default model: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", fmt.Errorf("default model: %w", err)
+	}
+	return dir, nil
+}
+
+func runServe(ctx context.Context, o serveOptions) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: %w", o.logLevel, err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	switch o.method {
+	case "combine", "rl", "opd", "off":
+	default:
+		return fmt.Errorf("--method %q: want combine, rl, opd or off", o.method)
+	}
+	if o.sessionIdle <= 0 {
+		return fmt.Errorf("--session-idle %v: want a positive duration", o.sessionIdle)
+	}
+	if err := api.CheckAddr(o.addr, o.apiKey); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	eng, err := openEngine(o, log)
+	if err != nil {
+		return err
+	}
+	st, err := sqlite.OpenDir(ctx, o.data, sqlite.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	gw, err := api.New(api.Config{Engine: eng, Store: st, Logger: log, APIKey: o.apiKey,
+		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	srv := gw.HTTPServer(o.addr)
+
+	loops, stopLoops := context.WithCancel(context.Background())
+	defer stopLoops()
+	go gw.Tracker().Expire(loops, o.sessionIdle, min(max(o.sessionIdle/10, time.Second), time.Minute))
+	// TODO(lead): start the judge and trainer loops here for --method.
+
+	info := eng.Info()
+	log.Info("listening", "addr", ln.Addr().String(), "model", info.ID, "engine", info.Engine,
+		"data", o.data, "method", o.method, "auth", o.apiKey != "")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", o.addr, err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight")
+	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("shutdown", "err", err)
+	}
+	stopLoops()
+	return nil
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawrl/clawrl/store"
+	"github.com/clawrl/clawrl/store/sqlite"
+)
+
+func init() { subcommands = append(subcommands, newStatusCmd) }
+
+func newStatusCmd() *cobra.Command {
+	var dataDir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show what the loops are doing: sessions, turns by state, queues, policy version",
+		Long: `Show a summary of the store: sessions, turns by state and type, the
+learning loop's queues (observed turns waiting for the judge, ready samples
+waiting for the trainer), the newest policy version, and whatever the
+learning loop reports (adapter versions, last losses).
+
+It reads the store read-only, so it is safe while clawrl serve runs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := openStoreReadOnly(cmd.Context(), dataDir)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rep, err := collectStatus(cmd.Context(), st)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			return writeStatus(cmd.OutOrStdout(), rep)
+		},
+	}
+	addDataFlag(cmd, &dataDir)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+// statusReport is what `clawrl status --json` prints.
+type statusReport struct {
+	Database        string                  `json:"database"`
+	DatabaseBytes   int64                   `json:"database_bytes"`
+	WALBytes        int64                   `json:"wal_bytes"`
+	SchemaVersion   int                     `json:"schema_version"`
+	Sessions        int                     `json:"sessions"`
+	ExpiredSessions int                     `json:"expired_sessions"`
+	Turns           int                     `json:"turns"`
+	TurnsByState    map[store.TurnState]int `json:"turns_by_state"`
+	TurnsByType     map[store.TurnType]int  `json:"turns_by_type"`
+	AwaitingJudge   int                     `json:"awaiting_judge"`
+	AwaitingTrainer int                     `json:"awaiting_trainer"`
+	PolicyVersion   int64                   `json:"policy_version"`
+	// Loop is what a store.Reporter adds (the learning loop's versions,
+	// trainer steps, last losses); absent until the loop records any.
+	Loop map[string]any `json:"loop,omitempty"`
+}
+
+func collectStatus(ctx context.Context, st *sqlite.Store) (statusReport, error) {
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		return statusReport{}, err
+	}
+	version, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return statusReport{}, err
+	}
+	rep := statusReport{
+		Database:        st.Path(),
+		DatabaseBytes:   fileSize(st.Path()),
+		WALBytes:        fileSize(st.Path() + "-wal"),
+		SchemaVersion:   version,
+		Sessions:        stats.Sessions,
+		ExpiredSessions: stats.ExpiredSessions,
+		Turns:           stats.Turns,
+		TurnsByState:    stats.TurnsByState,
+		TurnsByType:     stats.TurnsByType,
+		AwaitingJudge:   stats.AwaitingJudge,
+		AwaitingTrainer: stats.AwaitingTrainer,
+		PolicyVersion:   stats.PolicyVersion,
+	}
+	// The learning loop's tables arrive in later migrations; a store that
+	// knows them reports through store.Reporter.
+	if r, ok := any(st).(store.Reporter); ok {
+		if rep.Loop, err = r.Report(ctx); err != nil {
+			return statusReport{}, fmt.Errorf("status: learning loop: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+func writeStatus(w io.Writer, rep statusReport) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "database\t%s (%s, WAL %s, schema %d)\n", rep.Database, humanBytes(rep.DatabaseBytes), humanBytes(rep.WALBytes), rep.SchemaVersion)
+	fmt.Fprintf(tw, "sessions\t%d (%d expired)\n", rep.Sessions, rep.ExpiredSessions)
+	fmt.Fprintf(tw, "turns\t%d (main %d, side %d)\n", rep.Turns, rep.TurnsByType[store.Main], rep.TurnsByType[store.Side])
+	fmt.Fprintf(tw, "policy version\t%d\n", rep.PolicyVersion)
+	fmt.Fprintf(tw, "waiting for judge\t%d\n", rep.AwaitingJudge)
+	fmt.Fprintf(tw, "waiting for trainer\t%d\n", rep.AwaitingTrainer)
+	fmt.Fprintln(tw, "\nstate\tturns")
+	for _, s := range store.TurnStates() {
+		fmt.Fprintf(tw, "%s\t%d\n", s, rep.TurnsByState[s])
+	}
+	if len(rep.Loop) > 0 {
+		fmt.Fprintln(tw, "\nlearning loop\t")
+		keys := make([]string, 0, len(rep.Loop))
+		for k := range rep.Loop {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			v, err := json.Marshal(rep.Loop[k])
+			if err != nil {
+				v = fmt.Appendf(nil, "%v", rep.Loop[k])
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+		}
+	}
+	return tw.Flush()
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,172 @@
+package native
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/enginetest"
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/safetensors"
+	"github.com/clawrl/clawrl/tokenizer/vocab"
+)
+
+// tinyCheckpoint writes a random tiny checkpoint of family with the real
+// tokenizer files, as `clawrl model new` does.
+func tinyCheckpoint(t *testing.T, family model.Family, vocabFamily string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), string(family)+"-tiny")
+	cfg, err := model.NewConfig(family, model.SizeTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.WriteRandom(dir, cfg, 1, safetensors.F32); err != nil {
+		t.Fatal(err)
+	}
+	tj, tc, err := vocab.Files(vocabFamily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), tc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func openTiny(t *testing.T, family model.Family, vocabFamily string) *Engine {
+	t.Helper()
+	e, err := Open(tinyCheckpoint(t, family, vocabFamily), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func TestConformance(t *testing.T) {
+	for _, tc := range []struct {
+		family model.Family
+		vocab  string
+	}{{model.Qwen3, "qwen3"}, {model.Qwen2, "qwen2"}, {model.Llama, "llama3"}} {
+		t.Run(string(tc.family), func(t *testing.T) {
+			enginetest.Run(t, openTiny(t, tc.family, tc.vocab), enginetest.Options{})
+		})
+	}
+}
+
+func prompt(t *testing.T, e *Engine) []int32 {
+	t.Helper()
+	text, err := e.Format().Render([]chat.Message{{Role: chat.RoleUser, Content: "hi"}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Format().Encode(text)
+}
+
+// A published adapter serves new requests; a request admitted before the
+// publish finishes on the version it started with, and explicit versions
+// and the base stay selectable.
+func TestPublishSwapsVersions(t *testing.T) {
+	e := openTiny(t, model.Qwen3, "qwen3")
+	ids := prompt(t, e)
+	ctx := context.Background()
+
+	base, err := e.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: 4}, func(engine.Token) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.PolicyVersion != 0 {
+		t.Fatalf("before any publish: version %d, want 0", base.PolicyVersion)
+	}
+
+	// Start a long generation, publish while it runs, check its version.
+	started := make(chan struct{})
+	release := make(chan struct{})
+	type result struct {
+		g   engine.Generation
+		err error
+	}
+	inflight := make(chan result, 1)
+	go func() {
+		n := 0
+		g, err := e.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: 8}, func(engine.Token) error {
+			n++
+			if n == 1 {
+				close(started)
+				<-release
+			}
+			return nil
+		})
+		inflight <- result{g, err}
+	}()
+	<-started
+
+	a, err := e.Model().NewAdapter(4, 8, []string{"q_proj", "v_proj"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range a.Layers {
+		for _, lo := range l {
+			if lo == nil {
+				continue
+			}
+			for i := range lo.B {
+				lo.B[i] = 0.05 * float32(i%7-3)
+			}
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "v1")
+	if err := a.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Publish(ctx, 1, dir); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	r := <-inflight
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.g.PolicyVersion != 0 {
+		t.Fatalf("in-flight request finished on version %d, want 0 (the version it started on)", r.g.PolicyVersion)
+	}
+
+	next, err := e.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: 4}, func(engine.Token) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.PolicyVersion != 1 || e.Version() != 1 {
+		t.Fatalf("after publish: generation on %d, engine at %d; want 1", next.PolicyVersion, e.Version())
+	}
+	sBase, err := e.Score(ctx, engine.ScoreRequest{PromptIDs: ids, CompletionIDs: []int32{base.Tokens[0].ID}, Adapter: engine.AdapterBase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sV1, err := e.Score(ctx, engine.ScoreRequest{PromptIDs: ids, CompletionIDs: []int32{base.Tokens[0].ID}, Adapter: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sBase.PolicyVersion != 0 || sV1.PolicyVersion != 1 {
+		t.Fatalf("Score versions: base %d, v1 %d", sBase.PolicyVersion, sV1.PolicyVersion)
+	}
+	if sBase.Logprobs[0] == sV1.Logprobs[0] {
+		t.Fatalf("adapter changed nothing: logprob %v under both", sBase.Logprobs[0])
+	}
+	if _, err := e.Score(ctx, engine.ScoreRequest{PromptIDs: ids, CompletionIDs: []int32{1}, Adapter: "v9"}); err == nil {
+		t.Fatal("Score with an unknown version succeeded")
+	}
+}
+
+func TestPromptTooLong(t *testing.T) {
+	e := openTiny(t, model.Qwen3, "qwen3")
+	ids := make([]int32, e.Info().ContextLength+1)
+	if _, err := e.Generate(context.Background(), engine.GenerateRequest{PromptIDs: ids, MaxTokens: 1}, func(engine.Token) error { return nil }); err == nil {
+		t.Fatal("a prompt longer than the context window was accepted")
+	}
+}

@@ -1,0 +1,160 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/store"
+	"github.com/clawrl/clawrl/train"
+)
+
+// Settings are the learning loop's command-line flags for `clawrl serve`.
+// serve.go registers them with AddFlags and builds the runner with Build, so
+// the loop's knobs live next to the code they tune.
+type Settings struct {
+	Method       string
+	JudgeURL     string
+	JudgeModel   string
+	JudgeKey     string
+	JudgeVotes   int
+	JudgeTimeout time.Duration
+	JudgeRetries int
+	Feedback     string
+	Teacher      string
+	BatchSize    int
+	MaxStaleness int64
+	TrainMode    string
+	LoRARank     int
+	LearningRate float64
+	WRL, WOPD    float64
+}
+
+// AddFlags registers the flags on fs.
+func (s *Settings) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&s.Method, "method", "combine", "training signal: combine, rl, opd or off")
+	fs.StringVar(&s.JudgeURL, "judge-url", "", "OpenAI-compatible endpoint for the judge (default: the served model's base weights)")
+	fs.StringVar(&s.JudgeModel, "judge-model", "", "model name at --judge-url")
+	fs.StringVar(&s.JudgeKey, "judge-key", "", "API key for --judge-url")
+	fs.IntVar(&s.JudgeVotes, "judge-votes", 0, "judge votes per turn (default 3 for rl, 1 for opd and combine)")
+	fs.DurationVar(&s.JudgeTimeout, "judge-timeout", 2*time.Minute, "timeout of one judge call")
+	fs.IntVar(&s.JudgeRetries, "judge-retries", 2, "retries of a failed judge call, with exponential backoff")
+	fs.StringVar(&s.Feedback, "feedback", "decide", "how /v1/feedback ratings count: decide (alone) or vote (adds votes)")
+	fs.StringVar(&s.Teacher, "teacher", "policy", "OPD teacher: policy (current adapter) or base (frozen base weights)")
+	fs.IntVar(&s.BatchSize, "batch-size", 16, "samples per trainer step")
+	fs.Int64Var(&s.MaxStaleness, "max-staleness", rl.DefaultMaxStaleness, "refuse samples more than this many versions stale")
+	fs.StringVar(&s.TrainMode, "train-mode", "lora", "lora or full")
+	fs.IntVar(&s.LoRARank, "lora-rank", 16, "LoRA rank (alpha = 2·rank)")
+	fs.Float64Var(&s.LearningRate, "lr", 0, "learning rate (default 1e-4 LoRA, 1e-5 full)")
+	fs.Float64Var(&s.WRL, "w-rl", 1, "weight of the RL term in combined advantages")
+	fs.Float64Var(&s.WOPD, "w-opd", 1, "weight of the OPD term in combined advantages")
+}
+
+// Parts are what Build joins: the served engine (its base weights judge and
+// teach by default), the store, the data directory and the model folder the
+// native trainer loads.
+type Parts struct {
+	Engine    engine.Engine
+	Publisher engine.Publisher // nil: versions are recorded but not served
+	Store     store.LearningStore
+	Gate      *rl.Gate
+	DataDir   string // versions go to DataDir/versions
+	ModelDir  string // the Hugging Face folder to train; "" = no trainer
+	Trainer   rl.Trainer
+	Log       *slog.Logger
+}
+
+// Build checks the settings and returns a runner ready to Start.
+func (s Settings) Build(p Parts) (*Runner, error) {
+	method, err := rl.ParseMethod(s.Method)
+	if err != nil {
+		return nil, err
+	}
+	if p.Log == nil {
+		p.Log = slog.Default()
+	}
+	jcfg := judge.Config{EvalVotes: s.JudgeVotes, CallTimeout: s.JudgeTimeout, Retries: s.JudgeRetries}
+	if jcfg.EvalVotes <= 0 {
+		jcfg.EvalVotes = method.DefaultVotes()
+	}
+	if s.JudgeRetries == 0 {
+		jcfg.Retries = judge.NoRetries
+	}
+	switch judge.FeedbackMode(s.Feedback) {
+	case judge.FeedbackDecides, judge.FeedbackVotes, "":
+		jcfg.Feedback = judge.FeedbackMode(s.Feedback)
+	default:
+		return nil, fmt.Errorf("--feedback %q: want decide or vote", s.Feedback)
+	}
+	var backend judge.Backend
+	switch {
+	case s.JudgeURL != "":
+		if s.JudgeModel == "" {
+			return nil, errors.New("--judge-url needs --judge-model")
+		}
+		backend = &judge.HTTPBackend{URL: s.JudgeURL, Model: s.JudgeModel, Key: s.JudgeKey, Client: &http.Client{}}
+	case p.Engine != nil:
+		backend = &judge.EngineBackend{Engine: p.Engine, Adapter: engine.AdapterBase}
+	case method != rl.MethodOff:
+		return nil, errors.New("no judge: give --judge-url or an engine")
+	}
+	var teacher *judge.Teacher
+	if method.WantsHint() {
+		if p.Engine == nil {
+			return nil, fmt.Errorf("method %s needs an engine for the teacher", method)
+		}
+		switch s.Teacher {
+		case "policy", "":
+			teacher = &judge.Teacher{Engine: p.Engine, Adapter: engine.AdapterCurrent}
+		case "base":
+			teacher = &judge.Teacher{Engine: p.Engine, Adapter: engine.AdapterBase}
+		default:
+			return nil, fmt.Errorf("--teacher %q: want policy or base", s.Teacher)
+		}
+	}
+	trainer := p.Trainer
+	if trainer == nil && p.ModelDir != "" && method != rl.MethodOff {
+		if trainer, err = s.nativeTrainer(p.ModelDir); err != nil {
+			return nil, err
+		}
+	}
+	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
+		Config: Config{Method: method, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
+			VersionsDir: filepath.Join(p.DataDir, "versions")}}}
+	if backend != nil {
+		o.Judge = judge.New(backend, jcfg, p.Log.With("part", "judge"))
+	}
+	return New(o)
+}
+
+func (s Settings) nativeTrainer(modelDir string) (rl.Trainer, error) {
+	w, err := train.LoadWeights(modelDir)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	cfg := train.Config{Mode: train.Mode(s.TrainMode)}
+	if cfg.Mode == train.ModeLoRA || cfg.Mode == "" {
+		cfg.LoRA = train.DefaultLoRA()
+		if s.LoRARank > 0 {
+			cfg.LoRA.Rank, cfg.LoRA.Alpha = s.LoRARank, 2*float64(s.LoRARank)
+		}
+	}
+	if s.LearningRate > 0 {
+		cfg.AdamW = train.DefaultAdamW(s.LearningRate)
+	}
+	tr, err := train.New(w, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	step := rl.DefaultStepConfig()
+	step.Advantage.WRL, step.Advantage.WOPD = s.WRL, s.WOPD
+	return rl.NewNativeTrainer(tr, step), nil
+}

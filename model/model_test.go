@@ -1,0 +1,387 @@
+package model
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/clawrl/clawrl/safetensors"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name  string
+		json  string
+		check func(t *testing.T, c *Config)
+		err   string
+	}{
+		{name: "qwen3 release", json: `{"architectures":["Qwen3ForCausalLM"],"model_type":"qwen3","hidden_size":1024,"intermediate_size":3072,
+			"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,"rms_norm_eps":1e-06,"rope_scaling":null,
+			"rope_theta":1000000,"tie_word_embeddings":true,"torch_dtype":"bfloat16","vocab_size":151936,"eos_token_id":151645,"max_position_embeddings":40960}`,
+			check: func(t *testing.T, c *Config) {
+				if c.RopeTheta != 1e6 || !c.TieWordEmbeddings || c.TorchDtype != "bfloat16" || c.EOSTokenIDs[0] != 151645 || !c.QKNorm() || c.KVDim() != 1024 {
+					t.Errorf("parsed %+v", c)
+				}
+			}},
+		{name: "transformers 5 rope_parameters and dtype", json: `{"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":1,
+			"num_attention_heads":4,"vocab_size":10,"dtype":"float32","eos_token_id":[1,2],
+			"rope_parameters":{"rope_type":"llama3","rope_theta":500000.0,"factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0,"original_max_position_embeddings":8192}}`,
+			check: func(t *testing.T, c *Config) {
+				if c.RopeTheta != 500000 || c.RopeScaling.Type != "llama3" || c.TorchDtype != "float32" || len(c.EOSTokenIDs) != 2 {
+					t.Errorf("parsed %+v rope %+v", c, c.RopeScaling)
+				}
+				if c.HeadDim != 16 || c.NumKeyValueHeads != 4 || c.RMSNormEps != 1e-6 {
+					t.Errorf("defaults not filled: head_dim %d kv %d eps %v", c.HeadDim, c.NumKeyValueHeads, c.RMSNormEps)
+				}
+			}},
+		{name: "legacy rope type key", json: `{"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":1,"num_attention_heads":4,"vocab_size":10,
+			"rope_scaling":{"type":"linear","factor":2.0}}`,
+			check: func(t *testing.T, c *Config) {
+				if c.RopeScaling.Type != "linear" {
+					t.Errorf("rope type %q", c.RopeScaling.Type)
+				}
+			}},
+		{name: "qwen2 implies qkv bias", json: `{"architectures":["Qwen2ForCausalLM"],"hidden_size":64,"intermediate_size":128,"num_hidden_layers":1,"num_attention_heads":4,"vocab_size":10}`,
+			check: func(t *testing.T, c *Config) {
+				if c.ModelType != Qwen2 || !c.AttentionBias {
+					t.Errorf("model_type %q attention_bias %v", c.ModelType, c.AttentionBias)
+				}
+			}},
+		{name: "unsupported family", json: `{"model_type":"gpt2","hidden_size":64}`, err: `model_type "gpt2"`},
+		{name: "gqa mismatch", json: `{"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":1,"num_attention_heads":4,"num_key_value_heads":3,"vocab_size":10}`, err: "not a multiple"},
+		{name: "yarn", json: `{"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":1,"num_attention_heads":4,"vocab_size":10,"rope_scaling":{"rope_type":"yarn","factor":4}}`, err: `"yarn" is not supported`},
+		{name: "missing sizes", json: `{"model_type":"qwen3"}`, err: "must be positive"},
+		{name: "bad eos", json: `{"model_type":"qwen3","eos_token_id":"x"}`, err: "eos_token_id"},
+		{name: "not json", json: `{`, err: "unexpected end"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tc.json))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	for _, fam := range []Family{Qwen3, Qwen2, Llama} {
+		c, _ := NewConfig(fam, SizeTiny)
+		b, _ := jsonMarshal(c.hfConfig())
+		f.Add(b)
+	}
+	f.Add([]byte(`{"model_type":"llama","rope_parameters":{"rope_type":"llama3"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseConfig(b)
+		if err != nil {
+			return
+		}
+		// Whatever validates must give a usable rotary table and dims.
+		if len(c.invFreq()) != c.HeadDim/2 || c.QDim() <= 0 || c.NumAttentionHeads%c.NumKeyValueHeads != 0 {
+			t.Fatalf("accepted inconsistent config %+v", c)
+		}
+	})
+}
+
+// tinyModel writes a tiny random checkpoint of fam and loads it.
+func tinyModel(t testing.TB, fam Family, dtype safetensors.DType, opts Options) (*Model, string) {
+	t.Helper()
+	cfg, err := NewConfig(fam, SizeTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteRandom(dir, cfg, 7, dtype); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadWith(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, dir
+}
+
+func TestConfigRoundTrip(t *testing.T) {
+	for _, fam := range []Family{Qwen3, Qwen2, Llama} {
+		for _, size := range []string{SizeTiny, Size06B} {
+			want, err := NewConfig(fam, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := jsonMarshal(want.hfConfig())
+			got, err := ParseConfig(b)
+			if err != nil {
+				t.Fatalf("%s %s: %v", fam, size, err)
+			}
+			gb, _ := jsonMarshal(got.hfConfig())
+			if string(gb) != string(b) {
+				t.Errorf("%s %s: config.json does not round-trip:\n%s\n%s", fam, size, b, gb)
+			}
+		}
+	}
+}
+
+func TestLoadShapeError(t *testing.T) {
+	cfg, _ := NewConfig(Qwen3, SizeTiny)
+	dir := t.TempDir()
+	if err := WriteRandom(dir, cfg, 1, safetensors.F32); err != nil {
+		t.Fatal(err)
+	}
+	// Claim a wider MLP than the weights have.
+	raw, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+	raw = []byte(strings.Replace(string(raw), `"intermediate_size": 128`, `"intermediate_size": 256`, 1))
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	want := "load model.safetensors: tensor model.layers.0.mlp.gate_proj.weight: shape [128 64], want [256 64]"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+}
+
+// TestBF16Weights checks that keeping bf16 weights in bf16 computes what
+// widening them to f32 computes, for prefill (panel path) and decode
+// (direct path).
+func TestBF16Weights(t *testing.T) {
+	cfg, _ := NewConfig(Qwen2, SizeTiny)
+	dir := t.TempDir()
+	if err := WriteRandom(dir, cfg, 3, safetensors.BF16); err != nil {
+		t.Fatal(err)
+	}
+	m32, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m16, err := LoadWith(dir, Options{WeightDType: "bf16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m16.Weights.BF16() || m32.Weights.BF16() {
+		t.Fatal("weight dtypes not as requested")
+	}
+	ids := []int32{5, 77, 1000, 151000, 42, 9, 9, 9, 300, 12, 13, 14}
+	ctx := context.Background()
+	for _, n := range []int{1, len(ids)} {
+		s32, s16 := m32.NewSequence(), m16.NewSequence()
+		a, err := m32.Prefill(ctx, s32, ids[:n], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := m16.Prefill(ctx, s16, ids[:n], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertClose(t, "prefill", a, b, 1e-4)
+		da, _ := m32.DecodeStep([]*Sequence{s32}, []int32{3}, nil)
+		db, _ := m16.DecodeStep([]*Sequence{s16}, []int32{3}, nil)
+		assertClose(t, "decode", da[0], db[0], 1e-4)
+	}
+}
+
+func assertClose(t *testing.T, what string, got, want []float32, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.Abs(float64(got[i]-want[i])) > tol*math.Max(1, math.Abs(float64(want[i]))) {
+			t.Fatalf("%s: [%d] = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestTruncateAndContinue rewinds a sequence to a shared prefix and checks
+// that continuing it matches a fresh sequence.
+func TestTruncateAndContinue(t *testing.T) {
+	m, _ := tinyModel(t, Llama, safetensors.F32, Options{})
+	ctx := context.Background()
+	s := m.NewSequence()
+	if _, err := m.Prefill(ctx, s, []int32{1, 2, 3, 4, 5, 6}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Truncate(3)
+	got, err := m.Prefill(ctx, s, []int32{9, 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Prefill(ctx, m.NewSequence(), []int32{1, 2, 3, 9, 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClose(t, "after truncate", got, want, 1e-5)
+	if s.Len() != 5 {
+		t.Errorf("Len = %d, want 5", s.Len())
+	}
+}
+
+func TestForwardErrors(t *testing.T) {
+	m, _ := tinyModel(t, Qwen3, safetensors.F32, Options{})
+	ctx := context.Background()
+	s := m.NewSequence()
+	if _, err := m.Prefill(ctx, s, []int32{1, 151936}, nil); err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {
+		t.Errorf("bad id: err = %v", err)
+	}
+	if s.Len() != 0 {
+		t.Errorf("failed prefill left %d positions", s.Len())
+	}
+	if _, err := m.DecodeStep([]*Sequence{s, s}, []int32{1, 2}, nil); err == nil {
+		t.Error("duplicate sequence accepted")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := m.Score(cctx, []int32{1}, []int32{2}, nil); err == nil {
+		t.Error("cancelled score succeeded")
+	}
+}
+
+// TestConcurrentUse runs prefills on one model from several goroutines (the
+// model is read-only; go test -race checks it).
+func TestConcurrentUse(t *testing.T) {
+	m, _ := tinyModel(t, Qwen3, safetensors.F32, Options{})
+	ids := []int32{10, 20, 30, 40}
+	want, err := m.Prefill(context.Background(), m.NewSequence(), ids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := m.Prefill(context.Background(), m.NewSequence(), ids, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			assertClose(t, "concurrent prefill", got, want, 0)
+		}()
+	}
+	wg.Wait()
+}
+
+// TestAdapterSaveLoad: a fresh adapter (B = 0) changes nothing; one with
+// random B saved and loaded back computes what it computed before saving.
+func TestAdapterSaveLoad(t *testing.T) {
+	m, _ := tinyModel(t, Llama, safetensors.F32, Options{})
+	ctx := context.Background()
+	ids := []int32{3, 1, 4, 1, 5, 9, 2, 6}
+	base, _ := m.Logits(ctx, ids, nil)
+	ad, err := m.NewAdapter(8, 16, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := m.Logits(ctx, ids, ad)
+	assertClose(t, "fresh adapter", fresh, base, 1e-6)
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, layer := range ad.Layers {
+		for _, lo := range layer {
+			for i := range lo.B {
+				lo.B[i] = float32(r.NormFloat64() * 0.1)
+			}
+		}
+	}
+	before, _ := m.Logits(ctx, ids, ad)
+	dir := t.TempDir()
+	if err := ad.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := m.LoadAdapter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := m.Logits(ctx, ids, loaded)
+	assertClose(t, "saved and loaded adapter", after, before, 0)
+	if _, err := m.NewAdapter(4, 8, []string{"qkv"}, 1); err == nil {
+		t.Error("unknown target module accepted")
+	}
+}
+
+func TestSample(t *testing.T) {
+	logits := []float32{1, 3, 2, 0.5, 3}
+	lse := float64(LogSumExp(logits))
+	want := func(id int32) float32 { return float32(float64(logits[id]) - lse) }
+	id, lp := Sample(logits, SamplingParams{}, nil)
+	if id != 1 || lp != want(1) {
+		t.Errorf("greedy = %d, %v; want 1, %v", id, lp, want(1))
+	}
+	tests := []struct {
+		name    string
+		p       SamplingParams
+		allowed map[int32]bool
+	}{
+		{"top_k 2", SamplingParams{Temperature: 1, TopK: 2}, map[int32]bool{1: true, 4: true}},
+		{"top_p small", SamplingParams{Temperature: 1, TopP: 0.3}, map[int32]bool{1: true}},
+		{"top_p 0.9", SamplingParams{Temperature: 1, TopP: 0.9}, map[int32]bool{1: true, 4: true, 2: true}},
+		{"high temperature", SamplingParams{Temperature: 5}, map[int32]bool{0: true, 1: true, 2: true, 3: true, 4: true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(9, 9))
+			seen := map[int32]int{}
+			for range 2000 {
+				id, lp := Sample(logits, tc.p, r)
+				if !tc.allowed[id] {
+					t.Fatalf("sampled %d outside %v", id, tc.allowed)
+				}
+				if lp != want(id) {
+					t.Fatalf("logprob of %d = %v, want the raw log-softmax %v", id, lp, want(id))
+				}
+				seen[id]++
+			}
+			if len(seen) != len(tc.allowed) {
+				t.Errorf("sampled %v, expected every one of %v", seen, tc.allowed)
+			}
+		})
+	}
+	// Temperature 1 without filters follows softmax: check frequencies.
+	r := rand.New(rand.NewPCG(2, 3))
+	counts := make([]int, len(logits))
+	const n = 200000
+	for range n {
+		id, _ := Sample(logits, SamplingParams{Temperature: 1}, r)
+		counts[id]++
+	}
+	for i, c := range counts {
+		p := math.Exp(float64(want(int32(i))))
+		if math.Abs(float64(c)/n-p) > 0.005 {
+			t.Errorf("token %d: frequency %.4f, softmax %.4f", i, float64(c)/n, p)
+		}
+	}
+	// The same seed gives the same draws.
+	a, b := rand.New(rand.NewPCG(5, 5)), rand.New(rand.NewPCG(5, 5))
+	for range 100 {
+		x, _ := Sample(logits, SamplingParams{Temperature: 0.8, TopP: 0.95, TopK: 4}, a)
+		y, _ := Sample(logits, SamplingParams{Temperature: 0.8, TopP: 0.95, TopK: 4}, b)
+		if x != y {
+			t.Fatal("same seed, different samples")
+		}
+	}
+}
+
+func TestTopLogprobs(t *testing.T) {
+	logits := []float32{1, 3, 2, 0.5, 3}
+	top := TopLogprobs(logits, 3)
+	lse := LogSumExp(logits)
+	wantIDs := []int32{1, 4, 2}
+	for i, tl := range top {
+		if tl.ID != wantIDs[i] || tl.Logprob != logits[tl.ID]-lse {
+			t.Errorf("top[%d] = %+v, want id %d logprob %v", i, tl, wantIDs[i], logits[wantIDs[i]]-lse)
+		}
+	}
+	if len(TopLogprobs(logits, 10)) != 5 || TopLogprobs(logits, 0) != nil {
+		t.Error("wrong length for n ≥ vocab or n = 0")
+	}
+}

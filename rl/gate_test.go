@@ -1,0 +1,70 @@
+package rl
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/scripted"
+)
+
+func TestGateWaitsForServing(t *testing.T) {
+	ctx := context.Background()
+	g := NewGate()
+	if idle, err := g.WaitIdle(ctx, time.Second); !idle || err != nil {
+		t.Fatalf("idle gate: %v %v", idle, err)
+	}
+	done := g.Serve()
+	done2 := g.Serve()
+	if idle, _ := g.WaitIdle(ctx, 20*time.Millisecond); idle {
+		t.Fatal("gate idle while two generations run")
+	}
+	released := make(chan bool)
+	go func() {
+		idle, _ := g.WaitIdle(ctx, 0)
+		released <- idle
+	}()
+	done()
+	done() // idempotent
+	select {
+	case <-released:
+		t.Fatal("released while one generation still runs")
+	case <-time.After(20 * time.Millisecond):
+	}
+	done2()
+	if !<-released {
+		t.Fatal("not released when serving went idle")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	d := g.Serve()
+	cancel()
+	if _, err := g.WaitIdle(cctx, 0); err == nil {
+		t.Error("cancelled wait returned no error")
+	}
+	d()
+	if g.Active() != 0 {
+		t.Errorf("active %d", g.Active())
+	}
+}
+
+func TestGatedEngineHoldsGate(t *testing.T) {
+	g := NewGate()
+	e := GatedEngine{Engine: scripted.New(scripted.Options{}), Gate: g}
+	f := e.Format()
+	ids := f.Encode("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+	var during int
+	_, err := e.Generate(context.Background(), engine.GenerateRequest{PromptIDs: ids, MaxTokens: 4}, func(engine.Token) error {
+		during = g.Active()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during != 1 || g.Active() != 0 {
+		t.Errorf("active during generation %d, after %d", during, g.Active())
+	}
+	if err := e.Publish(context.Background(), 3, ""); err != nil || e.Version() != 3 {
+		t.Errorf("publish through the gated engine: %v, version %d", err, e.Version())
+	}
+}
