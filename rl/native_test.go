@@ -65,3 +65,27 @@ func TestNativeTrainerSaveLoad(t *testing.T) {
 		t.Fatal("want an error for a sample without behaviour logprobs")
 	}
 }
+
+// TestKLAgainstBaseModel: with a KL coefficient and no reference logprobs,
+// the reference is the base model; a fresh adapter (B = 0) equals it, so the
+// KL starts at 0 and grows once the adapter has moved.
+func TestKLAgainstBaseModel(t *testing.T) {
+	n := newTinyNative(t)
+	n.cfg.Loss.KLCoef = 0.1
+	ctx := context.Background()
+	batch := []TrainSample{{PromptIDs: []int32{1, 2}, ResponseIDs: []int32{3, 4}, Reward: 1}}
+	m0, err := PolicyStep(ctx, n.tr, n.cfg, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m0.KL != 0 {
+		t.Fatalf("KL %g before any update, want 0", m0.KL)
+	}
+	m1, err := PolicyStep(ctx, n.tr, n.cfg, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1.KL == 0 {
+		t.Fatal("KL still 0 after an update")
+	}
+}

@@ -27,7 +27,8 @@ type TrainSample struct {
 	// TeacherLogprobs are the OPD teacher's (hint-conditioned) logprobs of
 	// the same response tokens; nil = no accepted hint.
 	TeacherLogprobs []float32
-	// RefLogprobs are the reference policy's, needed when LossConfig.KLCoef ≠ 0.
+	// RefLogprobs are the reference policy's for the KL term; nil with
+	// LossConfig.KLCoef ≠ 0 = the base model (adapters off, LoRA mode).
 	RefLogprobs []float32
 	// Reward is the judge's score (−1, 0, +1) or any scalar outcome.
 	Reward float64
@@ -124,6 +125,27 @@ func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples 
 			old[i] = scores[j].Logprobs
 		}
 	}
+	ref := make([][]float32, len(samples))
+	var needRef []int
+	for i, s := range samples {
+		ref[i] = s.RefLogprobs
+		if s.RefLogprobs == nil && cfg.Loss.KLCoef != 0 && cfg.Loss.Kind == LossPPO {
+			needRef = append(needRef, i)
+		}
+	}
+	if len(needRef) > 0 {
+		sub := make([]train.Sequence, len(needRef))
+		for j, i := range needRef {
+			sub[j] = seqs[i]
+		}
+		scores, err := tr.ScoreReference(ctx, sub)
+		if err != nil {
+			return Metrics{}, fmt.Errorf("policy step: reference logprobs for the KL term: %w", err)
+		}
+		for j, i := range needRef {
+			ref[i] = scores[j].Logprobs
+		}
+	}
 	rewards := make([]float64, len(samples))
 	groups := make([]int, len(samples))
 	for i, s := range samples {
@@ -144,7 +166,7 @@ func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples 
 		if err != nil {
 			return Metrics{}, fmt.Errorf("policy step: sample %d: %w", i, err)
 		}
-		in := TokenInputs{Advantages: adv, OldLogprobs: old[i], BehaviourLogprobs: s.BehaviourLogprobs, RefLogprobs: s.RefLogprobs}
+		in := TokenInputs{Advantages: adv, OldLogprobs: old[i], BehaviourLogprobs: s.BehaviourLogprobs, RefLogprobs: ref[i]}
 		if err := cfg.Loss.Validate(in, len(s.ResponseIDs)); err != nil {
 			return Metrics{}, fmt.Errorf("policy step: sample %d: %w", i, err)
 		}

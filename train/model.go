@@ -43,6 +43,9 @@ type workspace struct {
 	shared bool // one layerActs for all blocks (recomputation)
 	// headBudget overrides headLogitsBudget (tests).
 	headBudget int
+	// baseOnly runs the forward without the LoRA adapters (π_ref in LoRA
+	// mode is the base model).
+	baseOnly bool
 
 	// LM head rows: only positions that predict a response token.
 	rowTok   []int32 // token index within the micro-batch
@@ -180,6 +183,11 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 			lin.LoRA.Dropout = 0
 			defer func() { lin.LoRA.Dropout = saved }()
 		}
+		if ws.baseOnly && lin.LoRA != nil {
+			base := *lin
+			base.LoRA = nil
+			lin = &base
+		}
 		linearForward(out[:T*lin.Out], inp, T, lin, la, dropoutRNG(seed, train, l, m))
 	}
 
@@ -283,7 +291,7 @@ func (ws *workspace) forward(seed uint64, train bool) {
 
 // headLogitsBudget bounds the LM head's probability buffer (floats): with a
 // 152k vocabulary, 2048 response rows would otherwise take 1.2 GB.
-const headLogitsBudget = 16 << 20
+const headLogitsBudget = 32 << 20
 
 // headChunk is how many LM head rows are processed at once.
 func (ws *workspace) headChunk() int {

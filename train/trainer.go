@@ -246,6 +246,17 @@ func (t *Trainer) Score(ctx context.Context, seqs []Sequence) ([]TokenScores, er
 	return out, nil
 }
 
+// ScoreReference is Score under the base weights with the LoRA adapters
+// switched off: the reference policy π_ref for a KL penalty in LoRA mode.
+func (t *Trainer) ScoreReference(ctx context.Context, seqs []Sequence) ([]TokenScores, error) {
+	if t.cfg.Mode != ModeLoRA {
+		return nil, errors.New("train: reference scores need LoRA mode (full fine-tuning has changed the base weights)")
+	}
+	t.ws.baseOnly = true
+	defer func() { t.ws.baseOnly = false }()
+	return t.Score(ctx, seqs)
+}
+
 // ZeroGrad clears the accumulated gradients.
 func (t *Trainer) ZeroGrad() {
 	for _, p := range t.params {
