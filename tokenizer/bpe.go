@@ -96,8 +96,6 @@ type scratch struct {
 	words, words2 []span // pre-tokenizer output, double-buffered
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
-
 // encodeWord appends the tokens of one word (raw bytes) to dst.
 func (m *bpe) encodeWord(dst []int32, word string, sc *scratch) []int32 {
 	if m.ignoreMerges {

@@ -93,7 +93,7 @@ func (g *corpusGen) sentence(n int) string {
 // distinguishes, including unassigned code points and other scripts.
 func (g *corpusGen) randomRune() rune {
 	ranges := [][2]rune{
-		{0x20, 0x7e}, {0x20, 0x7e}, {0x09, 0x0d}, {0xa0, 0x24f}, {0x300, 0x36f},
+		{0x20, 0x7e}, {0x20, 0x7e}, {0x09, 0x0d}, {0x00, 0x1f}, {0x7f, 0x9f}, {0xa0, 0x24f}, {0x300, 0x36f},
 		{0x370, 0x3ff}, {0x400, 0x4ff}, {0x590, 0x6ff}, {0x900, 0x97f}, {0xe00, 0xe7f},
 		{0x1100, 0x11ff}, {0x1e00, 0x1eff}, {0x2000, 0x206f}, {0x2070, 0x209f},
 		{0x2100, 0x218f}, {0x2190, 0x23ff}, {0x2460, 0x24ff}, {0x2500, 0x27bf},
@@ -103,6 +103,33 @@ func (g *corpusGen) randomRune() rune {
 	}
 	rg := ranges[g.r.IntN(len(ranges))]
 	return rg[0] + g.r.Int32N(rg[1]-rg[0]+1)
+}
+
+// anyCodePoint draws from all of Unicode (surrogates aside), with runs of
+// combining marks: it finds where Unicode versions differ (Go's tables are
+// 15.0, Hugging Face normalizes with 9.0 and splits with 16.0).
+func (g *corpusGen) anyCodePoint(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		var c rune
+		switch g.r.IntN(5) {
+		case 0:
+			c = g.r.Int32N(0x3000)
+		case 1:
+			c = g.r.Int32N(0x10000)
+		case 2:
+			c = g.r.Int32N(0x110000)
+		case 3:
+			c = []rune{0x300, 0x1dc0, 0x20d0, 0xfe20, 0x1ab0, 0x0591}[g.r.IntN(6)] + g.r.Int32N(48)
+		default:
+			c = rune(" \t\n'sS1a"[g.r.IntN(8)])
+		}
+		if c >= 0xd800 && c < 0xe000 {
+			c = 'x'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func (g *corpusGen) randomUnicode(n int) string {
@@ -226,6 +253,11 @@ func parityCorpus(n int) []string {
 		"<|eot_id|><|eot_id|>", "text<|endoftext|>text", "\u00a0\u00a0x", "x\u00a0\u00a0",
 		"\r\n\r\n", " \r\n ", "1234567", "١٢٣٤", "e\u0301", "\ufeffbom", "\x00nul\x00",
 		"\u200b\u200c\u200d", "a\u0085b", "x\u180ey", "\U0001F600\U0001F600", "  \t  \n\n  \t",
+		"a\x1cb\x1d c\x1e\x1f d", "\x00\x01\x7f x", " \x1c\x1c a", "a \u0085 b", "a\u2028\u2029b", "\u00a0", " \u00a0a",
+		"x\u200b y", "\ufeff", "x\u1680y \u2007z \u202f w", "ſ's 'ſ", "\u212a'K",
+		// Unicode versions: letters and digits new in 16.0 (Egyptian
+		// hieroglyph, Garay, outlined digits), marks new since 9.0.
+		"x\U00013fde'a", "\U00010d50'b", "1\U0001ccf5\U0001ccf62", "\u2178\u1acb\u1cd4", "a\u0d3b\u0301", "e\u1df6\u0316\u0301",
 	}
 	kinds := []func() string{
 		func() string { return g.sentence(1 + g.r.IntN(30)) },
@@ -241,6 +273,7 @@ func parityCorpus(n int) []string {
 		g.chatML,
 		g.llama3Chat,
 		func() string { return g.randomUnicode(1 + g.r.IntN(40)) },
+		func() string { return g.anyCodePoint(1 + g.r.IntN(20)) },
 		func() string { return g.mixed(1 + g.r.IntN(12)) },
 		g.longText,
 	}
@@ -251,6 +284,61 @@ func parityCorpus(n int) []string {
 		if !utf8.ValidString(s) {
 			panic(fmt.Sprintf("parity corpus #%d is not valid UTF-8: %q", i, s))
 		}
+	}
+	return out
+}
+
+// conversations returns OpenAI-style chat requests (system prompts, tool
+// schemas, tool calls and results, reasoning) for the reference to render
+// with each family's real chat template: the text the engine tokenizes.
+func conversations(n int) []map[string]any {
+	g := &corpusGen{r: rand.New(rand.NewPCG(corpusSeed, 3))}
+	tool := func() map[string]any {
+		return map[string]any{"type": "function", "function": map[string]any{
+			"name": g.pick(words) + "_" + g.pick(words), "description": g.sentence(8),
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{
+				"path":  map[string]any{"type": "string", "description": g.sentence(4)},
+				"limit": map[string]any{"type": "integer"},
+			}, "required": []string{"path"}},
+		}}
+	}
+	var out []map[string]any
+	for i := 0; i < n; i++ {
+		var msgs []map[string]any
+		if g.r.IntN(4) > 0 {
+			msgs = append(msgs, map[string]any{"role": "system", "content": g.sentence(5 + g.r.IntN(200))})
+		}
+		for turn := g.r.IntN(3); turn >= 0; turn-- {
+			msgs = append(msgs, map[string]any{"role": "user", "content": g.mixed(1 + g.r.IntN(5))})
+			switch g.r.IntN(3) {
+			case 0:
+				id := fmt.Sprintf("call%d", g.r.IntN(1e6))
+				msgs = append(msgs,
+					map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
+						"id": id, "type": "function", "function": map[string]any{
+							"name": g.pick(words), "arguments": map[string]any{"path": g.mixed(1), "limit": g.r.IntN(100)}},
+					}}},
+					map[string]any{"role": "tool", "tool_call_id": id, "content": g.mixed(1 + g.r.IntN(4))})
+			case 1:
+				msgs = append(msgs, map[string]any{"role": "assistant", "content": g.sentence(3 + g.r.IntN(30)),
+					"reasoning_content": g.sentence(3 + g.r.IntN(20))})
+			default:
+				msgs = append(msgs, map[string]any{"role": "assistant", "content": g.mixed(1 + g.r.IntN(6))})
+			}
+		}
+		msgs = append(msgs, map[string]any{"role": "user", "content": g.mixed(1 + g.r.IntN(3))})
+		conv := map[string]any{"messages": msgs, "add_generation_prompt": g.r.IntN(5) > 0}
+		if g.r.IntN(2) == 0 {
+			var tools []any
+			for k := 1 + g.r.IntN(12); k > 0; k-- {
+				tools = append(tools, tool())
+			}
+			conv["tools"] = tools
+		}
+		if g.r.IntN(3) == 0 {
+			conv["enable_thinking"] = g.r.IntN(2) == 0
+		}
+		out = append(out, conv)
 	}
 	return out
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/unicode/rangetable"
 )
 
 // A normalizer rewrites a piece of text before it is split into words.
@@ -83,12 +86,42 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 
 type unicodeForm struct{ form norm.Form }
 
+// unicode9 is the set of code points assigned in Unicode 9.0. Hugging Face
+// tokenizers normalizes with Unicode 9.0 data (its
+// unicode-normalization-alignments crate), so a code point assigned later is,
+// to it, a starter that neither decomposes nor composes nor reorders. Go's
+// norm package has Unicode 15.0 data.
+var unicode9 = rangetable.Assigned("9.0.0")
+
 func (u unicodeForm) normalize(s string) string {
 	// Most text is already in the form; checking is cheaper than rewriting.
+	// When Go finds s normal, so would Unicode 9.0 (a newer code point only
+	// ever splits a run of marks, and a sorted run stays sorted when split).
 	if u.form.IsNormalString(s) {
 		return s
 	}
-	return u.form.String(s)
+	// Normalization stability makes Unicode 9.0 and 15.0 agree on every
+	// code point 9.0 has, and a newer one is a barrier nothing crosses: so
+	// normalize the stretches between newer code points and copy those as
+	// they are.
+	var out []byte
+	start := 0
+	for i, r := range s {
+		if r < utf8.RuneSelf || r == utf8.RuneError || unicode.Is(unicode9, r) {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(s)+len(s)/4)
+		}
+		// Not AppendString: it would normalize across the barrier.
+		out = append(out, u.form.String(s[start:i])...)
+		out = utf8.AppendRune(out, r)
+		start = i + utf8.RuneLen(r)
+	}
+	if out == nil {
+		return u.form.String(s)
+	}
+	return string(append(out, u.form.String(s[start:])...))
 }
 
 type sequenceNormalizer []normalizer

@@ -1,15 +1,23 @@
 package tokenizer_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/clawrl/clawrl/tokenizer/vocab"
 )
 
-// parityCorpusSize is the number of generated strings compared per family.
-const parityCorpusSize = 6000
+// parityCorpusSize is the number of generated strings compared per family;
+// renderedConversations more are chat requests rendered with the family's
+// real chat template by the reference.
+const (
+	parityCorpusSize      = 6000
+	renderedConversations = 300
+)
 
 // TestParityHF encodes and decodes the generated corpus with the real
 // Qwen3, Qwen2.5 and Llama 3 tokenizers, here and in Hugging Face tokenizers,
@@ -20,15 +28,33 @@ func TestParityHF(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := realTokenizer(t, name)
 			decodeCases := randomIDLists(f, 500)
+			_, configJSON, err := vocab.Files(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var config struct {
+				ChatTemplate string `json:"chat_template"`
+				BOS          any    `json:"bos_token"`
+				EOS          any    `json:"eos_token"`
+			}
+			if err := json.Unmarshal(configJSON, &config); err != nil {
+				t.Fatal(err)
+			}
 			var ref struct {
+				Rendered    []string  `json:"rendered"`
 				IDs         [][]int32 `json:"ids"`
 				Decoded     []string  `json:"decoded"`
 				DecodedSkip []string  `json:"decoded_skip"`
 				Decode      []string  `json:"decode"`
 				DecodeSkip  []string  `json:"decode_skip"`
 			}
-			runReference(t, map[string]any{"tokenizer": f.path, "mode": "parity", "texts": corpus, "decode": decodeCases}, &ref)
-			if len(ref.IDs) != len(corpus) || len(ref.Decode) != len(decodeCases) {
+			runReference(t, map[string]any{
+				"tokenizer": f.path, "mode": "parity", "texts": corpus, "decode": decodeCases,
+				"chat_template": config.ChatTemplate, "conversations": conversations(renderedConversations),
+				"template_vars": map[string]any{"bos_token": config.BOS, "eos_token": config.EOS},
+			}, &ref)
+			corpus := append(slices.Clone(corpus), ref.Rendered...)
+			if len(ref.Rendered) != renderedConversations || len(ref.IDs) != len(corpus) || len(ref.Decode) != len(decodeCases) {
 				t.Fatalf("reference answered %d/%d encodings and %d/%d decodings", len(ref.IDs), len(corpus), len(ref.Decode), len(decodeCases))
 			}
 			var bad []string
@@ -66,8 +92,8 @@ func TestParityHF(t *testing.T) {
 					report("decode skip-special random ids %v: got %q, want %q", ids, d, ref.DecodeSkip[i])
 				}
 			}
-			t.Logf("%s: %d strings (%d tokens) encoded, %d id lists decoded: %d encode and %d decode mismatches",
-				name, len(corpus), tokens, len(corpus)+len(decodeCases), encodeBad, decodeBad)
+			t.Logf("%s: %d strings (%d of them rendered chats; %d tokens) encoded, %d id lists decoded: %d encode and %d decode mismatches",
+				name, len(corpus), len(ref.Rendered), tokens, len(corpus)+len(decodeCases), encodeBad, decodeBad)
 			if len(bad) > 0 {
 				t.Errorf("%s: %d of %d encodings differ from Hugging Face tokenizers, %d decodings differ; first ones:\n%s",
 					name, encodeBad, len(corpus), decodeBad, strings.Join(bad, "\n"))

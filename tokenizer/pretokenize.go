@@ -319,7 +319,9 @@ func (p *splitPre) split(dst []span, s string) []span {
 //	 ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
 // by hand, with regexp2's character classes (Go's unicode tables:
-// \s = unicode.IsSpace, \p{L} = unicode.IsLetter, \p{N} = unicode.IsNumber).
+// \s = unicode.IsSpace, \p{L} = unicode.IsLetter, \p{N} = unicode.IsNumber)
+// plus the letters and numbers Unicode 16.0 added (unicode16.go), which
+// Hugging Face's regex engine has and Go's tables lack.
 // Every rune starts some alternative, so the matches tile the input.
 type wordScanner struct{ maxDigits int }
 
@@ -363,6 +365,11 @@ func classAt(s string, i int) (runeClass, int) {
 		return classNumber, w
 	case unicode.IsSpace(r):
 		return classSpace, w
+	// Hugging Face's regex engine knows Unicode 16.0; Go's tables stop at 15.0.
+	case unicode.Is(unicode16Letters, r):
+		return classLetter, w
+	case unicode.Is(unicode16Numbers, r):
+		return classNumber, w
 	}
 	return classOther, w
 }

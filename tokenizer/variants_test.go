@@ -93,6 +93,14 @@ func variants() []variant {
 		{name: "split-contiguous-inverted", patch: func(top map[string]json.RawMessage) {
 			top["pre_tokenizer"] = splitPreTokenizer(`\p{L}+`, "Contiguous", true)
 		}, texts: plain},
+		{name: "normalizer-sequence", patch: func(top map[string]json.RawMessage) {
+			top["normalizer"] = rawJSON(map[string]any{"type": "Sequence", "normalizers": []any{
+				map[string]any{"type": "NFKD"},
+				map[string]any{"type": "Replace", "pattern": map[string]string{"String": "\t"}, "content": "    "},
+				map[string]any{"type": "Prepend", "prepend": "»"},
+				map[string]any{"type": "NFKC"},
+			}})
+		}, texts: plain},
 		{name: "split-removed", patch: func(top map[string]json.RawMessage) {
 			top["pre_tokenizer"] = splitPreTokenizer(`[ \t]+`, "Removed", false)
 		}, texts: plain},

@@ -81,18 +81,8 @@ weights. --size tiny is for tests; --size 0.6b has Qwen3-0.6B's shape.`,
 // binary by package tokenizer/vocab) into dir, or copies them from tokDir.
 func writeTokenizer(dir string, family model.Family, tokDir string) error {
 	if tokDir == "" {
-		name := string(family)
-		if family == model.Llama {
-			name = "llama3"
-		}
-		tj, tc, err := vocab.Files(name)
-		if err != nil {
-			return fmt.Errorf("model new: tokenizer for %s: %w", family, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644); err != nil {
-			return fmt.Errorf("model new: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), tc, 0o644); err != nil {
+		// The embedded real files; "llama" gets Llama 3.1's tool template.
+		if err := vocab.Write(string(family), dir); err != nil {
 			return fmt.Errorf("model new: %w", err)
 		}
 		return nil

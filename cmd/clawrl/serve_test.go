@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,7 +31,7 @@ func TestServeRefusesBadSetups(t *testing.T) {
 	}{
 		{"public address without a key", func(o *serveOptions) { o.addr = "0.0.0.0:30000" }, "API key"},
 		{"unknown method", func(o *serveOptions) { o.method = "sft" }, "--method"},
-		{"no model", func(o *serveOptions) {}, "--model is required"},
+		{"missing model folder", func(o *serveOptions) { o.model = filepath.Join(o.data, "nope") }, "native engine"},
 		{"bad idle", func(o *serveOptions) { o.sessionIdle = 0 }, "--session-idle"},
 	}
 	for _, tt := range tests {
@@ -42,6 +43,36 @@ func TestServeRefusesBadSetups(t *testing.T) {
 				t.Fatalf("runServe = %v, want an error about %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// Without --model, serve writes a tiny Qwen3 with the real tokenizer under
+// --data once and serves it; later starts reuse it.
+func TestDefaultModel(t *testing.T) {
+	data := t.TempDir()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	dir, err := defaultModel(data, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Fatalf("default model lacks %s: %v", name, err)
+		}
+	}
+	eng, err := openEngine(serveOptions{data: data}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := eng.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	if info := eng.Info(); info.Engine != "native" || info.Family != "qwen3" {
+		t.Fatalf("default engine %+v, want native qwen3", info)
+	}
+	again, err := defaultModel(data, log)
+	if err != nil || again != dir {
+		t.Fatalf("second defaultModel = %q, %v; want %q reused", again, err, dir)
 	}
 }
 

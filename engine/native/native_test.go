@@ -53,7 +53,7 @@ func TestConformance(t *testing.T) {
 	for _, tc := range []struct {
 		family model.Family
 		vocab  string
-	}{{model.Qwen3, "qwen3"}, {model.Qwen2, "qwen2"}, {model.Llama, "llama3"}} {
+	}{{model.Qwen3, "qwen3"}, {model.Qwen2, "qwen2"}, {model.Llama, "llama"}} {
 		t.Run(string(tc.family), func(t *testing.T) {
 			enginetest.Run(t, openTiny(t, tc.family, tc.vocab), enginetest.Options{})
 		})

@@ -227,7 +227,7 @@ func (s *Store) ReadySamples(ctx context.Context, limit int) ([]store.Sample, []
 		return nil, nil, fmt.Errorf("ready samples: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	q := `SELECT ` + turnColumns + turnsFrom + ` WHERE t.state = 'ready' ORDER BY t.seq`
+	q := `SELECT ` + rowColumns + ` FROM turns t WHERE t.state = 'ready' ORDER BY t.seq`
 	var args []any
 	if limit > 0 {
 		q += " LIMIT ?"
@@ -239,7 +239,7 @@ func (s *Store) ReadySamples(ctx context.Context, limit int) ([]store.Sample, []
 	}
 	var turns []store.Turn
 	for rows.Next() {
-		t, err := scanTurn(rows)
+		t, err := scanTurnRow(rows)
 		if err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("ready samples: %w", err)
@@ -248,6 +248,9 @@ func (s *Store) ReadySamples(ctx context.Context, limit int) ([]store.Sample, []
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("ready samples: %w", err)
+	}
+	if err := s.fillPayloadsTx(ctx, tx, turns); err != nil {
 		return nil, nil, fmt.Errorf("ready samples: %w", err)
 	}
 	samples := make([]store.Sample, len(turns))

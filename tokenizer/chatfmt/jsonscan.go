@@ -279,12 +279,3 @@ func (s *jsonScanner) stepState(c byte) error {
 	}
 	return nil
 }
-
-// finish reports whether the value is complete at the end of input (a
-// number at top level ends there).
-func (s *jsonScanner) finish() bool {
-	if s.state == scanNumber && s.depth() == 0 && (s.num == numZero || s.num == numInt || s.num == numFrac || s.num == numExp) {
-		s.state = scanDone
-	}
-	return s.state == scanDone
-}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/clawrl/clawrl/chat"
-	"github.com/clawrl/clawrl/engine"
 )
 
 // Syntax is how a model family writes reasoning and tool calls.
@@ -99,14 +98,18 @@ type Parser struct {
 	content   strings.Builder
 	reasoning strings.Builder
 	args      []*strings.Builder // per tool call
-	delta     engine.Delta
+	delta     chat.Delta
 
-	thinkAllowed   bool // a <think> may still open (nothing else seen yet)
-	reasonStarted  bool // reasoning text emitted (leading newlines stripped)
-	reasonPending  string
-	contentPending string // trailing newlines held back
-	stripContentNL bool   // strip newlines at the start of content (after </think>)
-	afterCalls     bool   // a tool call has ended; whitespace is dropped
+	thinkAllowed  bool // a <think> may still open (nothing else seen yet)
+	reasonStarted bool // reasoning text emitted (leading newlines stripped)
+	// Trailing newlines held back, counted (a degenerate model may emit
+	// thousands; concatenating them would be quadratic).
+	reasonPending  int
+	contentPending int
+	lead           strings.Builder // leading whitespace held while deciding how a reply starts
+	stripContentNL bool            // strip newlines at the start of content (after </think>)
+	afterCalls     bool            // a tool call has ended; whitespace is dropped
+	sawPythonTag   bool            // Llama: <|python_tag|> opened the reply
 
 	call *callParse
 }
@@ -143,11 +146,8 @@ func NewParser(opts ParserOptions) *Parser {
 	return p
 }
 
-// Parser implements engine.Parser.
-var _ engine.Parser = (*Parser)(nil)
-
 // Add consumes the next piece of generated text.
-func (p *Parser) Add(text string) engine.Delta {
+func (p *Parser) Add(text string) chat.Delta {
 	p.buf += text
 	p.process(false)
 	return p.takeDelta()
@@ -155,7 +155,7 @@ func (p *Parser) Add(text string) engine.Delta {
 
 // Finish ends the stream: held-back text is released, an unfinished tool
 // call is closed (or returned to content if it never got a name).
-func (p *Parser) Finish() (engine.Delta, chat.Message) {
+func (p *Parser) Finish() (chat.Delta, chat.Message) {
 	p.process(true)
 	switch p.state {
 	case stToolCall, stToolCallTail, stToolCallJunk:
@@ -163,9 +163,9 @@ func (p *Parser) Finish() (engine.Delta, chat.Message) {
 	}
 	p.emitContent(p.buf)
 	p.buf = ""
-	if p.contentPending != "" {
-		p.appendContent(p.contentPending)
-		p.contentPending = ""
+	if p.contentPending > 0 {
+		p.appendContent(strings.Repeat("\n", p.contentPending))
+		p.contentPending = 0
 	}
 	msg := p.msg
 	msg.Content = p.content.String()
@@ -178,9 +178,9 @@ func (p *Parser) Finish() (engine.Delta, chat.Message) {
 	return p.takeDelta(), msg
 }
 
-func (p *Parser) takeDelta() engine.Delta {
+func (p *Parser) takeDelta() chat.Delta {
 	d := p.delta
-	p.delta = engine.Delta{}
+	p.delta = chat.Delta{}
 	return d
 }
 
@@ -211,9 +211,12 @@ func (p *Parser) emitContent(s string) {
 		}
 		p.stripContentNL = false
 	}
-	s = p.contentPending + s
 	trimmed := strings.TrimRight(s, "\n")
-	p.contentPending = s[len(trimmed):]
+	if trimmed != "" && p.contentPending > 0 {
+		p.appendContent(strings.Repeat("\n", p.contentPending))
+		p.contentPending = 0
+	}
+	p.contentPending += len(s) - len(trimmed)
 	p.appendContent(trimmed)
 }
 
@@ -227,9 +230,13 @@ func (p *Parser) emitReasoning(s string) {
 		}
 		p.reasonStarted = true
 	}
-	s = p.reasonPending + s
 	trimmed := strings.TrimRight(s, "\n")
-	p.reasonPending = s[len(trimmed):]
+	tail := len(s) - len(trimmed)
+	if trimmed != "" && p.reasonPending > 0 {
+		trimmed = strings.Repeat("\n", p.reasonPending) + trimmed
+		p.reasonPending = 0
+	}
+	p.reasonPending += tail
 	if trimmed != "" {
 		p.reasoning.WriteString(trimmed)
 		p.delta.Reasoning += trimmed
@@ -281,8 +288,11 @@ func (p *Parser) process(final bool) {
 func (p *Parser) stepContent(final bool) bool {
 	if p.thinkAllowed {
 		t := strings.TrimLeft(p.buf, " \t\r\n")
+		p.lead.WriteString(p.buf[:len(p.buf)-len(t)])
+		p.buf = t
 		switch {
 		case strings.HasPrefix(t, thinkOpen):
+			p.lead.Reset() // whitespace before <think> is dropped
 			p.buf = t[len(thinkOpen):]
 			p.thinkAllowed = false
 			p.state = stReasoning
@@ -291,15 +301,17 @@ func (p *Parser) stepContent(final bool) bool {
 			return false // maybe "<think>" is coming
 		}
 		p.thinkAllowed = false
+		p.buf = p.lead.String() + p.buf
+		p.lead.Reset()
 	}
 	if p.opts.Syntax == SyntaxHermes {
 		if i := strings.Index(p.buf, toolCallOpen); i >= 0 {
 			p.emitContent(p.buf[:i])
 			// One newline separates content from the first call.
-			if p.contentPending != "" {
-				p.appendContent(p.contentPending[1:])
-				p.contentPending = ""
+			if p.contentPending > 1 {
+				p.appendContent(strings.Repeat("\n", p.contentPending-1))
 			}
+			p.contentPending = 0
 			p.buf = p.buf[i+len(toolCallOpen):]
 			p.startCall(toolCallOpen)
 			return true
@@ -317,7 +329,7 @@ func (p *Parser) stepContent(final bool) bool {
 func (p *Parser) stepReasoning(final bool) bool {
 	if i := strings.Index(p.buf, thinkClose); i >= 0 {
 		p.emitReasoning(p.buf[:i])
-		p.reasonPending = ""
+		p.reasonPending = 0
 		p.buf = p.buf[i+len(thinkClose):]
 		p.state = stContent
 		p.thinkAllowed = false
@@ -435,7 +447,7 @@ func (p *Parser) announce() {
 	}
 	p.msg.ToolCalls = append(p.msg.ToolCalls, chat.ToolCall{ID: id, Type: "function", Function: chat.FunctionCall{Name: c.name}})
 	p.args = append(p.args, &strings.Builder{})
-	p.delta.ToolCalls = append(p.delta.ToolCalls, engine.ToolCallDelta{Index: c.index, ID: id, Name: c.name})
+	p.delta.ToolCalls = append(p.delta.ToolCalls, chat.ToolCallDelta{Index: c.index, ID: id, Name: c.name})
 }
 
 func (p *Parser) emitArgs(s string) {
@@ -448,7 +460,7 @@ func (p *Parser) emitArgs(s string) {
 		p.delta.ToolCalls[n-1].Arguments += s
 		return
 	}
-	p.delta.ToolCalls = append(p.delta.ToolCalls, engine.ToolCallDelta{Index: c.index, Arguments: s})
+	p.delta.ToolCalls = append(p.delta.ToolCalls, chat.ToolCallDelta{Index: c.index, Arguments: s})
 }
 
 // callBroke handles JSON that cannot be a tool call: before the call was
@@ -543,22 +555,33 @@ func (p *Parser) endCall(truncated bool) {
 // (after whitespace and an optional <|python_tag|>) with a JSON object whose
 // keys are those of a call.
 func (p *Parser) stepLlamaStart(final bool) bool {
+	// Leading whitespace (and the tag) move to p.lead, so a long run of
+	// whitespace is not rescanned on every Add.
 	t := strings.TrimLeft(p.buf, " \t\r\n")
-	if strings.HasPrefix(t, pythonTag) {
-		t = strings.TrimLeft(t[len(pythonTag):], " \t\r\n")
-	} else if strings.HasPrefix(pythonTag, t) && t != "" && !final {
-		return false
+	p.lead.WriteString(p.buf[:len(p.buf)-len(t)])
+	p.buf = t
+	if !p.sawPythonTag {
+		if strings.HasPrefix(t, pythonTag) {
+			p.sawPythonTag = true
+			p.lead.WriteString(pythonTag)
+			p.buf = t[len(pythonTag):]
+			return true
+		}
+		if strings.HasPrefix(pythonTag, t) && t != "" && !final {
+			return false
+		}
 	}
 	if t == "" && !final {
 		return false
 	}
+	prefix := p.lead.String()
+	p.lead.Reset()
 	if !strings.HasPrefix(t, "{") {
+		p.buf = prefix + t
 		p.state = stLlamaFallback
 		return true
 	}
 	// Hold everything until the call is announced or proven not a call.
-	prefix := p.buf[:len(p.buf)-len(t)]
-	p.buf = t
 	p.startCall(prefix)
 	return true
 }
@@ -591,4 +614,11 @@ func (p *Parser) llamaKeyOK() bool {
 		return true
 	}
 	return c.emitted
+}
+
+// NewParser returns an output parser for a generation that continues
+// prompt (rendered by t): the syntax the template teaches, starting inside
+// reasoning when the prompt left a <think> open.
+func (t *Template) NewParser(prompt string) *Parser {
+	return NewParser(ParserOptions{Syntax: DetectSyntax(t.source), StartInReasoning: PromptOpensReasoning(prompt)})
 }

@@ -336,3 +336,30 @@ func TestFromTokenizerConfigNamedTemplates(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderAutoArguments checks engine.Format's Render: Qwen3 (which prints
+// string arguments verbatim) gets them as sent, Llama 3.1 (which tojson's
+// them) gets them decoded.
+func TestRenderAutoArguments(t *testing.T) {
+	msgs := fromWire(t, conversations()["tool round null content"])
+	for _, tt := range []struct {
+		pt   parityTemplate
+		want ArgumentsMode
+	}{
+		{parityTemplates[0], ArgumentsAsSent},
+		{parityTemplates[2], ArgumentsAsMapping},
+	} {
+		tmpl := loadParityTemplate(t, tt.pt)
+		got, err := tmpl.Render(msgs, nil, chat.RenderOptions{AddGenerationPrompt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := tmpl.RenderWith(msgs, nil, Options{AddGenerationPrompt: true, Arguments: tt.want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: Render differs from mode %d:\n%s", tt.pt.name, tt.want, firstDiff(got, want))
+		}
+	}
+}

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/clawrl/clawrl/chat"
-	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/tokenizer/jinja"
 )
 
@@ -156,8 +155,12 @@ const (
 	// re-renders byte for byte.
 	ArgumentsAsSent ArgumentsMode = iota
 	// ArgumentsAsMapping decodes a JSON object string into a mapping first,
-	// as vLLM does; templates that tojson the arguments (Llama 3.1) need it.
+	// as vLLM does; templates that tojson the arguments (Llama 3.1, Qwen2.5)
+	// need it. Arguments that are not a JSON object stay a string.
 	ArgumentsAsMapping
+	// ArgumentsAuto is ArgumentsAsSent for templates that test
+	// "arguments is string" (Qwen3) and ArgumentsAsMapping for the others.
+	ArgumentsAuto
 )
 
 // Options control one rendering.
@@ -173,9 +176,10 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Render implements engine.Format's Render with transformers' defaults.
-func (t *Template) Render(msgs []chat.Message, tools []chat.Tool, opts engine.RenderOptions) (string, error) {
-	return t.RenderWith(msgs, tools, Options{AddGenerationPrompt: opts.AddGenerationPrompt, EnableThinking: opts.EnableThinking})
+// Render implements engine.Format's Render: transformers' variables, with
+// tool-call arguments passed the way the template expects (ArgumentsAuto).
+func (t *Template) Render(msgs []chat.Message, tools []chat.Tool, opts chat.RenderOptions) (string, error) {
+	return t.RenderWith(msgs, tools, Options{AddGenerationPrompt: opts.AddGenerationPrompt, EnableThinking: opts.EnableThinking, Arguments: ArgumentsAuto})
 }
 
 // RenderWith renders a conversation.
@@ -183,7 +187,14 @@ func (t *Template) RenderWith(msgs []chat.Message, tools []chat.Tool, opts Optio
 	if len(msgs) == 0 {
 		return "", fmt.Errorf("chatfmt: cannot render an empty conversation")
 	}
-	messages, err := MessageValues(msgs, opts.Arguments)
+	mode := opts.Arguments
+	if mode == ArgumentsAuto {
+		mode = ArgumentsAsMapping
+		if strings.Contains(t.source, "arguments is string") {
+			mode = ArgumentsAsSent
+		}
+	}
+	messages, err := MessageValues(msgs, mode)
 	if err != nil {
 		return "", err
 	}
@@ -247,12 +258,12 @@ func MessageValues(msgs []chat.Message, mode ArgumentsMode) ([]any, error) {
 				fn := jinja.NewMap()
 				fn.Set("name", c.Function.Name)
 				var args any = c.Function.Arguments
-				if mode == ArgumentsAsMapping && strings.HasPrefix(strings.TrimSpace(c.Function.Arguments), "{") {
-					v, err := jinja.FromJSON([]byte(c.Function.Arguments))
-					if err != nil {
-						return nil, fmt.Errorf("chatfmt: message %d tool call %d (%s): arguments: %w", i, j, c.Function.Name, err)
+				if mode == ArgumentsAsMapping {
+					if v, err := jinja.FromJSON([]byte(c.Function.Arguments)); err == nil {
+						if _, isObject := v.(*jinja.Map); isObject {
+							args = v
+						}
 					}
-					args = v
 				}
 				fn.Set("arguments", args)
 				call := jinja.NewMap()

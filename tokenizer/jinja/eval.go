@@ -488,6 +488,8 @@ func (r *renderer) eval(e expr, f *frame) (any, error) {
 		}
 		return true, nil
 	case *concatExpr:
+		// Without autoescape jinja2 joins with str_join: Markup operands
+		// do not escape the others (unlike "+").
 		var b strings.Builder
 		for _, it := range e.items {
 			v, err := r.eval(it, f)
@@ -615,6 +617,9 @@ func sliceIndices(n int64, start, stop, step *int64) (int64, int64, int64, error
 }
 
 func sliceValue(obj any, start, stop, step *int64) (any, error) {
+	if m, ok := obj.(Markup); ok {
+		obj = string(m)
+	}
 	pick := func(n int) ([]int, error) {
 		a, b, st, err := sliceIndices(int64(n), start, stop, step)
 		if err != nil {
@@ -669,14 +674,17 @@ func iterate(v any) ([]any, error) {
 		return x, nil
 	case Tuple:
 		return x, nil
-	case string:
-		out := make([]any, 0, len(x))
-		for _, c := range x {
+	case string, Markup:
+		s := toStr(x)
+		out := make([]any, 0, len(s))
+		for _, c := range s {
 			out = append(out, string(c))
 		}
 		return out, nil
 	case *Map:
 		return x.Keys(), nil
+	case *Generator:
+		return x.drain()
 	case Undefined:
 		return nil, nil
 	}
@@ -703,6 +711,9 @@ func getAttr(obj any, name string) (any, error) {
 		}
 		return Undefined{Name: "namespace attribute " + name}, nil
 	}
+	if m, ok := obj.(Markup); ok {
+		obj = string(m)
+	}
 	if m, ok := method(obj, name); ok {
 		return m, nil
 	}
@@ -727,6 +738,9 @@ func getItem(obj any, key any) (any, error) {
 }
 
 func lookupItem(obj any, key any) (any, bool) {
+	if m, ok := obj.(Markup); ok {
+		obj = string(m)
+	}
 	switch x := obj.(type) {
 	case *Map:
 		return x.Get(key)
@@ -794,6 +808,38 @@ func binaryOp(op string, l, r any) (any, error) {
 	}
 	if u, ok := r.(Undefined); ok {
 		return nil, u.err()
+	}
+	lm, lMarkup := l.(Markup)
+	rm, rMarkup := r.(Markup)
+	if lMarkup || rMarkup {
+		// markupsafe: Markup + str escapes the str; Markup * n repeats.
+		switch op {
+		case "+":
+			ls, lok := l.(string)
+			rs, rok := r.(string)
+			switch {
+			case lMarkup && rMarkup:
+				return lm + rm, nil
+			case lMarkup && rok:
+				return lm + Markup(htmlEscape(rs)), nil
+			case rMarkup && lok:
+				return Markup(htmlEscape(ls)) + rm, nil
+			}
+		case "*":
+			if lMarkup {
+				v, err := binaryOp(op, string(lm), r)
+				if s, ok := v.(string); ok {
+					return Markup(s), err
+				}
+				return v, err
+			}
+		}
+		if lMarkup {
+			l = string(lm)
+		}
+		if rMarkup {
+			r = string(rm)
+		}
 	}
 	li, lInt := toInt(l)
 	ri, rInt := toInt(r)
@@ -990,6 +1036,12 @@ func percentFormat(format string, arg any) (any, error) {
 
 // equal is Python's ==.
 func equal(a, b any) bool {
+	if m, ok := a.(Markup); ok {
+		a = string(m)
+	}
+	if m, ok := b.(Markup); ok {
+		b = string(m)
+	}
 	if af, ok := toFloat(a); ok {
 		if bf, ok := toFloat(b); ok {
 			ai, aInt := toInt(a)
@@ -1048,6 +1100,12 @@ func equalSeq(a, b []any) bool {
 
 // less orders numbers, strings and sequences like Python's <.
 func less(a, b any) (bool, error) {
+	if m, ok := a.(Markup); ok {
+		a = string(m)
+	}
+	if m, ok := b.(Markup); ok {
+		b = string(m)
+	}
 	if af, ok := toFloat(a); ok {
 		if bf, ok := toFloat(b); ok {
 			ai, aInt := toInt(a)
@@ -1088,6 +1146,12 @@ func less(a, b any) (bool, error) {
 }
 
 func contains(container, item any) (bool, error) {
+	if m, ok := container.(Markup); ok {
+		container = string(m)
+	}
+	if m, ok := item.(Markup); ok {
+		item = string(m)
+	}
 	switch c := container.(type) {
 	case string:
 		s, ok := item.(string)
@@ -1107,6 +1171,17 @@ func contains(container, item any) (bool, error) {
 		_, ok := c.Get(item)
 		return ok, nil
 	case Undefined:
+		return false, nil
+	case *Generator:
+		items, err := c.drain()
+		if err != nil {
+			return false, err
+		}
+		for _, it := range items {
+			if equal(it, item) {
+				return true, nil
+			}
+		}
 		return false, nil
 	}
 	return false, fmt.Errorf("%w: argument of type '%s' is not iterable", ErrRuntime, typeName(container))

@@ -38,6 +38,13 @@ func (r *renderer) applyFilter(f *filterExpr, x any, fr *frame) (any, error) {
 
 // filter applies the named jinja2 filter (with transformers' tojson).
 func (r *renderer) filter(name string, x any, args []any, kwargs *Map) (any, error) {
+	if m, ok := x.(Markup); ok {
+		switch name {
+		case "safe", "string", "e", "escape":
+			return m, nil
+		}
+		x = string(m) // other filters return plain strings here
+	}
 	// Filters that accept Undefined without failing.
 	switch name {
 	case "default", "d":
@@ -62,14 +69,12 @@ func (r *renderer) filter(name string, x any, args []any, kwargs *Map) (any, err
 			return int64(v.Len()), nil
 		case Undefined:
 			return int64(0), nil
-		case *Namespace:
-			return int64(v.attrs.Len()), nil
 		}
 		return nil, fmt.Errorf("%w: object of type '%s' has no len()", ErrRuntime, typeName(x))
 	case "string":
 		return toStr(x), nil
 	case "safe":
-		return x, nil
+		return Markup(toStr(x)), nil
 	case "list":
 		items, err := iterate(x)
 		if err != nil {
@@ -130,6 +135,9 @@ func (r *renderer) filter(name string, x any, args []any, kwargs *Map) (any, err
 		}
 		return strings.Join(parts, sep), nil
 	case "first", "last":
+		if _, ok := x.(*Generator); ok && name == "last" {
+			return nil, fmt.Errorf("%w: 'generator' object is not reversible", ErrRuntime)
+		}
 		items, err := iterate(x)
 		if err != nil {
 			return nil, err
@@ -149,15 +157,18 @@ func (r *renderer) filter(name string, x any, args []any, kwargs *Map) (any, err
 			}
 			return string(runes), nil
 		}
-		items, err := iterate(x)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]any, len(items))
-		for i, it := range items {
-			out[len(items)-1-i] = it
-		}
-		return out, nil
+		src := x
+		return newGenerator(func() ([]any, error) {
+			items, err := iterate(src)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]any, len(items))
+			for i, it := range items {
+				out[len(items)-1-i] = it
+			}
+			return out, nil
+		}), nil
 	case "items":
 		if _, ok := x.(Undefined); ok {
 			return []any{}, nil
@@ -166,9 +177,11 @@ func (r *renderer) filter(name string, x any, args []any, kwargs *Map) (any, err
 		if !ok {
 			return nil, fmt.Errorf("%w: can only get item pairs from a mapping", ErrRuntime)
 		}
-		out := make([]any, 0, m.Len())
-		m.Each(func(k, v any) { out = append(out, Tuple{k, v}) })
-		return out, nil
+		return newGenerator(func() ([]any, error) {
+			out := make([]any, 0, m.Len())
+			m.Each(func(k, v any) { out = append(out, Tuple{k, v}) })
+			return out, nil
+		}), nil
 	case "dictsort":
 		m, ok := x.(*Map)
 		if !ok {
@@ -186,31 +199,11 @@ func (r *renderer) filter(name string, x any, args []any, kwargs *Map) (any, err
 		})
 		return out, sortErr
 	case "map":
-		return r.mapFilter(x, args, kwargs)
+		return newGenerator(func() ([]any, error) { return r.mapFilter(x, args, kwargs) }), nil
 	case "select", "reject", "selectattr", "rejectattr":
-		return r.selectFilter(name, x, args)
+		return newGenerator(func() ([]any, error) { return r.selectFilter(name, x, args) }), nil
 	case "unique":
-		items, err := iterate(x)
-		if err != nil {
-			return nil, err
-		}
-		var out []any
-		for _, it := range items {
-			dup := false
-			for _, seen := range out {
-				if equal(foldCase(seen), foldCase(it)) {
-					dup = true
-					break
-				}
-			}
-			if !dup {
-				out = append(out, it)
-			}
-		}
-		if out == nil {
-			out = []any{}
-		}
-		return out, nil
+		return newGenerator(func() ([]any, error) { return uniqueItems(x) }), nil
 	case "sort":
 		items, err := iterate(x)
 		if err != nil {
@@ -378,9 +371,7 @@ func (r *renderer) filter(name string, x any, args []any, kwargs *Map) (any, err
 		}
 		return best, nil
 	case "e", "escape", "forceescape":
-		s := toStr(x)
-		s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
-		return s, nil
+		return Markup(htmlEscape(toStr(x))), nil
 	case "center":
 		width, err := intArg(args, kwargs, 0, "width", 80)
 		if err != nil {
@@ -540,7 +531,10 @@ func indentFilter(s string, args []any, kwargs *Map) (any, error) {
 	return rv, nil
 }
 
-func (r *renderer) mapFilter(x any, args []any, kwargs *Map) (any, error) {
+func (r *renderer) mapFilter(x any, args []any, kwargs *Map) ([]any, error) {
+	if !truthy(x) {
+		return nil, nil // jinja2 checks "if value:" before iterating
+	}
 	items, err := iterate(x)
 	if err != nil {
 		return nil, err
@@ -574,7 +568,10 @@ func (r *renderer) mapFilter(x any, args []any, kwargs *Map) (any, error) {
 	return out, nil
 }
 
-func (r *renderer) selectFilter(name string, x any, args []any) (any, error) {
+func (r *renderer) selectFilter(name string, x any, args []any) ([]any, error) {
+	if !truthy(x) {
+		return nil, nil // jinja2 checks "if value:" before iterating
+	}
 	items, err := iterate(x)
 	if err != nil {
 		return nil, err
@@ -636,8 +633,11 @@ func (r *renderer) applyTest(name string, x any, args []any) (bool, error) {
 		b, ok := x.(bool)
 		return ok && !b, nil
 	case "string":
-		_, ok := x.(string)
-		return ok, nil
+		switch x.(type) {
+		case string, Markup:
+			return true, nil
+		}
+		return false, nil
 	case "number":
 		switch x.(type) {
 		case int64, float64, bool:
@@ -655,13 +655,13 @@ func (r *renderer) applyTest(name string, x any, args []any) (bool, error) {
 		return ok, nil
 	case "sequence":
 		switch x.(type) {
-		case string, []any, Tuple, *Map:
+		case string, Markup, []any, Tuple, *Map:
 			return true, nil
 		}
 		return false, nil
 	case "iterable":
 		switch x.(type) {
-		case string, []any, Tuple, *Map, Undefined:
+		case string, Markup, []any, Tuple, *Map, Undefined, *Generator:
 			return true, nil
 		}
 		return false, nil
@@ -719,4 +719,29 @@ func (r *renderer) applyTest(name string, x any, args []any) (bool, error) {
 		return compare(op, x, a)
 	}
 	return false, fmt.Errorf("%w: no test named '%s'", ErrRuntime, name)
+}
+
+// uniqueItems is jinja2's unique filter (case-insensitive for strings).
+func uniqueItems(x any) ([]any, error) {
+	items, err := iterate(x)
+	if err != nil {
+		return nil, err
+	}
+	var out []any
+	for _, it := range items {
+		dup := false
+		for _, seen := range out {
+			if equal(foldCase(seen), foldCase(it)) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, it)
+		}
+	}
+	if out == nil {
+		out = []any{}
+	}
+	return out, nil
 }

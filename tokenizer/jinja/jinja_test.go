@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // refPython returns the interpreter for reference runs, after checking it
@@ -152,7 +156,12 @@ var parityCases = []struct {
 	{"if after for scoping", "{% for m in ms %}{% set last = m %}{% endfor %}{{ last is defined }}", `{"ms": [1]}`},
 	{"unicode", "{{ s|upper }}{{ s|length }}{{ s[1] }}{{ s[::-1] }}", `{"s": "héllo 😀"}`},
 	{"messages loop", "{% for message in messages %}{% if message['role'] == 'user' %}U:{{ message['content'] }}{% elif message.role == 'assistant' %}A:{{ message.content }}{% endif %}\n{% endfor %}", `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}`},
+	{"markup plus escapes", `{{ ("it's"|safe) + "<b>" }}|{{ "<a>" + ("&"|safe) }}|{{ "x"|safe ~ "<" }}|{{ "<"|e }}{{ "<"|e|e }}`, `{}`},
+	{"generators are lazy and single use", "{% set g = [1, 0, 2]|select %}{{ g|list }}{{ g|list }}{% if [0]|select %}T{% endif %}{{ none|selectattr('a')|list }}{{ [1,2]|reverse|list }}{{ [1,2]|map('string')|join('-') }}{{ 'b' in ['a','b']|map('lower') }}{{ [3,1]|unique|first }}", `{}`},
 	// Failures: both sides must fail.
+	{"error generator length", "{{ [1]|map('string')|length }}", `{}`},
+	{"error generator tojson", "{{ [1]|select|tojson }}", `{}`},
+	{"error generator last", "{{ [1]|select|last }}", `{}`},
 	{"error attr of undefined", "{{ nope.x }}", `{}`},
 	{"error raise_exception", "{{ raise_exception('bad role') }}", `{}`},
 	{"error add undefined", "{{ 'a' + nope }}", `{}`},
@@ -269,5 +278,94 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		_, _ = tmpl.render(vars)
+	})
+}
+
+// TestRealTemplatesMatchJinja2 renders real chat templates of many model
+// families (testdata/templates) over a few conversations, with and without
+// tools and generation prompt, here and in jinja2.
+func TestRealTemplatesMatchJinja2(t *testing.T) {
+	paths, err := filepath.Glob("testdata/templates/*.jinja")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no templates: %v", err)
+	}
+	tools := `[{"type": "function", "function": {"name": "get_weather", "description": "Get the weather", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}, "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}}]`
+	convs := []string{
+		`[{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Hi <there> & \"you\""}]`,
+		`[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Weather?"}]`,
+		`[{"role": "user", "content": "Weather in Paris?"}, {"role": "assistant", "content": "", "tool_calls": [{"id": "call1abc", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}, {"role": "tool", "tool_call_id": "call1abc", "name": "get_weather", "content": "21C"}, {"role": "assistant", "content": "It is 21C.", "reasoning_content": "easy", "thinking": "easy"}]`,
+	}
+	var cases []refCase
+	var names []string
+	for _, path := range paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, conv := range convs {
+			for _, withTools := range []bool{false, true} {
+				for _, agp := range []bool{false, true} {
+					tv := "null"
+					if withTools {
+						tv = tools
+					}
+					vars := fmt.Sprintf(`{"messages": %s, "tools": %s, "documents": null, "add_generation_prompt": %v, "bos_token": "<s>", "eos_token": "</s>"}`, conv, tv, agp)
+					cases = append(cases, refCase{Template: string(src), Vars: json.RawMessage(vars)})
+					names = append(names, fmt.Sprintf("%s/conv%d/tools=%v/agp=%v", filepath.Base(path), i, withTools, agp))
+				}
+			}
+		}
+	}
+	ref := runReference(t, cases)
+	rendered := 0
+	for i, c := range cases {
+		got, err := renderJSONVars(c.Template, string(c.Vars))
+		want := ref[i]
+		switch {
+		case want.Out == nil && err == nil:
+			t.Errorf("%s: jinja2 failed (%s) but we rendered", names[i], want.Error)
+		case want.Out != nil && err != nil:
+			t.Errorf("%s: we failed: %v", names[i], err)
+		case want.Out != nil && got != *want.Out:
+			t.Errorf("%s: mismatch\n got: %q\nwant: %q", names[i], got, *want.Out)
+		case want.Out != nil:
+			rendered++
+		}
+	}
+	t.Logf("%d of %d renders byte-identical, the rest fail on both sides", rendered, len(cases))
+}
+
+// FuzzFromJSON checks the ordered JSON decoder against encoding/json: the
+// same inputs are accepted, and an accepted document re-serialises to JSON
+// that encoding/json reads as the same value.
+func FuzzFromJSON(f *testing.F) {
+	for _, s := range []string{`{"b": 1, "a": [1.5, "x\n", null, true, {"k": {}}]}`, `[]`, `"\u00e9"`, `-0.0e+1`, `{"a":1}x`, `[1,]`, `{"a" 1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := FromJSON(data)
+		if (err == nil) != json.Valid(data) {
+			if err == nil && !utf8.Valid(data) {
+				return // encoding/json rejects nothing for bad UTF-8 either way; skip
+			}
+			t.Fatalf("FromJSON error %v, json.Valid %v for %q", err, json.Valid(data), data)
+		}
+		if err != nil {
+			return
+		}
+		out, err := ToJSON(v)
+		if err != nil {
+			t.Fatalf("ToJSON: %v", err)
+		}
+		if strings.Contains(out, "Infinity") {
+			return // 1e999 is inf in Python too, and json.dumps writes Infinity
+		}
+		var a, b any
+		if json.Unmarshal(data, &a) != nil || json.Unmarshal([]byte(out), &b) != nil {
+			t.Fatalf("re-serialised %q is not JSON", out)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("round trip changed the value: %q -> %q", data, out)
+		}
 	})
 }

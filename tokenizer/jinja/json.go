@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -15,78 +14,189 @@ import (
 // does: objects become *Map in document order, integers int64, other numbers
 // float64.
 func FromJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeJSONValue(dec)
+	d := jsonDecoder{data: data}
+	v, err := d.value(0)
 	if err != nil {
 		return nil, fmt.Errorf("decode JSON: %w", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("decode JSON: trailing data after value")
+	d.skipSpace()
+	if d.pos != len(d.data) {
+		return nil, fmt.Errorf("decode JSON: trailing data at offset %d", d.pos)
 	}
 	return v, nil
 }
 
-func decodeJSONValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+// jsonDecoder is a small recursive-descent JSON parser: it keeps object key
+// order, which encoding/json's map decoding loses, and is several times
+// faster than walking json.Decoder tokens.
+type jsonDecoder struct {
+	data []byte
+	pos  int
+}
+
+func (d *jsonDecoder) skipSpace() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			m := NewMap()
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key is %T", kt)
-				}
-				v, err := decodeJSONValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				m.Set(key, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
+}
+
+func (d *jsonDecoder) errorf(format string, args ...any) error {
+	return fmt.Errorf("offset %d: %s", d.pos, fmt.Sprintf(format, args...))
+}
+
+func (d *jsonDecoder) value(depth int) (any, error) {
+	if depth > 10000 {
+		return nil, d.errorf("nesting too deep")
+	}
+	d.skipSpace()
+	if d.pos >= len(d.data) {
+		return nil, d.errorf("unexpected end of input")
+	}
+	switch c := d.data[d.pos]; {
+	case c == '{':
+		d.pos++
+		m := NewMap()
+		d.skipSpace()
+		if d.pos < len(d.data) && d.data[d.pos] == '}' {
+			d.pos++
 			return m, nil
-		case '[':
-			out := []any{}
-			for dec.More() {
-				v, err := decodeJSONValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, v)
+		}
+		for {
+			d.skipSpace()
+			if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+				return nil, d.errorf("expected object key")
 			}
-			if _, err := dec.Token(); err != nil {
+			k, err := d.str()
+			if err != nil {
 				return nil, err
 			}
+			d.skipSpace()
+			if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+				return nil, d.errorf("expected ':'")
+			}
+			d.pos++
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			m.Set(k, v)
+			d.skipSpace()
+			if d.pos < len(d.data) && d.data[d.pos] == ',' {
+				d.pos++
+				continue
+			}
+			if d.pos < len(d.data) && d.data[d.pos] == '}' {
+				d.pos++
+				return m, nil
+			}
+			return nil, d.errorf("expected ',' or '}'")
+		}
+	case c == '[':
+		d.pos++
+		out := []any{}
+		d.skipSpace()
+		if d.pos < len(d.data) && d.data[d.pos] == ']' {
+			d.pos++
 			return out, nil
 		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	case json.Number:
-		s := string(t)
-		if !strings.ContainsAny(s, ".eE") {
-			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		for {
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+			d.skipSpace()
+			if d.pos < len(d.data) && d.data[d.pos] == ',' {
+				d.pos++
+				continue
+			}
+			if d.pos < len(d.data) && d.data[d.pos] == ']' {
+				d.pos++
+				return out, nil
+			}
+			return nil, d.errorf("expected ',' or ']'")
+		}
+	case c == '"':
+		return d.str()
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range []struct {
+			text string
+			v    any
+		}{{"true", true}, {"false", false}, {"null", nil}} {
+			if bytes.HasPrefix(d.data[d.pos:], []byte(lit.text)) {
+				d.pos += len(lit.text)
+				return lit.v, nil
+			}
+		}
+		return nil, d.errorf("invalid literal")
+	case c == '-' || c >= '0' && c <= '9':
+		start := d.pos
+		isFloat := false
+		for d.pos < len(d.data) {
+			c := d.data[d.pos]
+			if c >= '0' && c <= '9' || c == '-' || c == '+' {
+				d.pos++
+			} else if c == '.' || c == 'e' || c == 'E' {
+				isFloat = true
+				d.pos++
+			} else {
+				break
+			}
+		}
+		text := string(d.data[start:d.pos])
+		if !json.Valid(d.data[start:d.pos]) {
+			return nil, d.errorf("invalid number %q", text)
+		}
+		if !isFloat {
+			if n, err := strconv.ParseInt(text, 10, 64); err == nil {
 				return n, nil
 			}
 		}
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := strconv.ParseFloat(text, 64)
 		if err != nil && !isRangeErr(err) {
-			return nil, err
+			return nil, d.errorf("invalid number %q", text)
 		}
 		return f, nil
-	case string, bool, nil:
-		return t, nil
 	}
-	return nil, fmt.Errorf("unexpected token %v", tok)
+	return nil, d.errorf("unexpected character %q", d.data[d.pos])
+}
+
+// str decodes the string starting at d.pos.
+func (d *jsonDecoder) str() (string, error) {
+	start := d.pos
+	d.pos++
+	plain := true
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			if plain {
+				return string(d.data[start+1 : d.pos-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(d.data[start:d.pos], &s); err != nil {
+				return "", d.errorf("invalid string: %v", err)
+			}
+			return s, nil
+		case c == '\\':
+			plain = false
+			d.pos += 2
+		case c < 0x20:
+			return "", d.errorf("control character in string")
+		default:
+			if c >= utf8.RuneSelf {
+				plain = false // let encoding/json replace invalid UTF-8 as Python would reject it
+			}
+			d.pos++
+		}
+	}
+	return "", d.errorf("unterminated string")
 }
 
 func isRangeErr(err error) bool {
@@ -147,6 +257,8 @@ func writeJSON(b *strings.Builder, v any, o jsonOptions, level int) error {
 		}
 	case string:
 		writeJSONString(b, x, o.ensureASCII)
+	case Markup:
+		writeJSONString(b, string(x), o.ensureASCII)
 	case []any, Tuple:
 		items, _ := iterate(x)
 		if len(items) == 0 {

@@ -42,6 +42,36 @@ func (u Undefined) err() error {
 // Tuple is a Python tuple. It behaves like a list but prints with parentheses.
 type Tuple []any
 
+// Markup is a string marked safe (the |safe and |escape filters make one).
+// As in markupsafe, adding a plain string to it escapes that string.
+type Markup string
+
+// Generator is a lazy, single-use iterator: what jinja2's map, select,
+// selectattr, reject, rejectattr, unique, items and reverse filters return.
+// It is always truthy, has no length, cannot be serialised, and yields
+// nothing the second time it is iterated — all as in Python.
+type Generator struct {
+	produce func() ([]any, error)
+	used    bool
+}
+
+func newGenerator(produce func() ([]any, error)) *Generator { return &Generator{produce: produce} }
+
+func (g *Generator) drain() ([]any, error) {
+	if g.used {
+		return nil, nil
+	}
+	g.used = true
+	return g.produce()
+}
+
+// htmlEscape is markupsafe.escape.
+func htmlEscape(s string) string {
+	return htmlEscaper.Replace(s)
+}
+
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
+
 // Func is a callable value: a global function, a macro or a bound method.
 type Func func(args []any, kwargs *Map) (any, error)
 
@@ -138,7 +168,7 @@ func comparable(k any) bool {
 // []string, …) into template values. Maps without order are sorted by key.
 func FromGo(v any) any {
 	switch x := v.(type) {
-	case nil, bool, int64, float64, string, *Map, Undefined, *Namespace, Func, Tuple:
+	case nil, bool, int64, float64, string, *Map, Undefined, *Namespace, Func, Tuple, Markup, *Generator:
 		return x
 	case int:
 		return int64(x)
@@ -196,6 +226,8 @@ func truthy(v any) bool {
 		return x != 0
 	case string:
 		return x != ""
+	case Markup:
+		return x != ""
 	case []any:
 		return len(x) > 0
 	case Tuple:
@@ -215,6 +247,8 @@ func toStr(v any) string {
 		return "None"
 	case string:
 		return x
+	case Markup:
+		return string(x)
 	case Undefined:
 		return ""
 	}
@@ -284,6 +318,12 @@ func writeRepr(b *strings.Builder, v any) {
 		b.WriteByte('>')
 	case Func:
 		b.WriteString("<function>")
+	case Markup:
+		b.WriteString("Markup(")
+		b.WriteString(pyStrRepr(string(x)))
+		b.WriteByte(')')
+	case *Generator:
+		b.WriteString("<generator object>")
 	default:
 		fmt.Fprintf(b, "%v", x)
 	}
@@ -398,6 +438,10 @@ func typeName(v any) string {
 		return "Namespace"
 	case Func:
 		return "function"
+	case Markup:
+		return "Markup"
+	case *Generator:
+		return "generator"
 	}
 	return fmt.Sprintf("%T", v)
 }

