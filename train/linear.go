@@ -19,16 +19,15 @@ type loraActs struct {
 	dxd  []float32 // [T, In] scratch for the dropout backward
 }
 
-func newLoRAActs(l *Linear, tokens int) *loraActs {
-	if l.LoRA == nil {
+func newLoRAActs(rank, in int, dropout bool, tokens int) *loraActs {
+	if rank == 0 {
 		return nil
 	}
-	r := l.LoRA.Rank
-	a := &loraActs{u: make([]float32, tokens*r), g: make([]float32, tokens*r)}
-	if l.LoRA.Dropout > 0 {
-		a.mask = make([]float32, tokens*l.In)
-		a.xd = make([]float32, tokens*l.In)
-		a.dxd = make([]float32, tokens*l.In)
+	a := &loraActs{u: make([]float32, tokens*rank), g: make([]float32, tokens*rank)}
+	if dropout {
+		a.mask = make([]float32, tokens*in)
+		a.xd = make([]float32, tokens*in)
+		a.dxd = make([]float32, tokens*in)
 	}
 	return a
 }

@@ -124,10 +124,22 @@ func (ws *workspace) prepare(seqs []Sequence) {
 			la.lse = make([]float32, T*a.Heads)
 			la.ln2, la.rstd2 = make([]float32, T*D), make([]float32, T)
 			la.gate, la.up, la.act = make([]float32, T*F), make([]float32, T*F), make([]float32, T*F)
-			// Adapters of a shared layerActs follow block 0's shapes, which
-			// every block has.
-			for m, nl := range ws.w.Layers[li].linears() {
-				la.lora[m] = newLoRAActs(nl.lin, T)
+			// A shared layerActs (recomputation) serves every block, so its
+			// adapter buffers fit the largest rank any block has.
+			blocks := ws.w.Layers[li : li+1]
+			if ws.shared {
+				blocks = ws.w.Layers
+			}
+			for m := range la.lora {
+				rank, in, dropout := 0, 0, false
+				for bi := range blocks {
+					lin := blocks[bi].linears()[m].lin
+					if lin.LoRA != nil {
+						rank, in = max(rank, lin.LoRA.Rank), lin.In
+						dropout = dropout || lin.LoRA.Dropout > 0
+					}
+				}
+				la.lora[m] = newLoRAActs(rank, in, dropout, T)
 			}
 			la.capTok = T
 		}
