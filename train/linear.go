@@ -33,7 +33,8 @@ func newLoRAActs(rank, in int, dropout bool, tokens int) *loraActs {
 }
 
 // linearForward overwrites out[:T·Out]. rng draws the dropout mask; the same
-// seed reproduces it, which activation recomputation relies on.
+// seed reproduces it, which activation recomputation relies on. A nil rng is
+// eval mode: no dropout (and no backward may follow).
 func linearForward(out, inp []float32, T int, l *Linear, a *loraActs, rng *rand.Rand) {
 	matmulNT(out, inp, l.W.Data, T, l.Out, l.In, false)
 	if l.B != nil {
@@ -47,7 +48,7 @@ func linearForward(out, inp []float32, T int, l *Linear, a *loraActs, rng *rand.
 	lo := l.LoRA
 	r := lo.Rank
 	xd := inp
-	if lo.Dropout > 0 {
+	if lo.Dropout > 0 && rng != nil {
 		keep := 1 / (1 - lo.Dropout)
 		xd = a.xd[:T*l.In]
 		for i, v := range inp[:T*l.In] {

@@ -189,12 +189,6 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 	fwd := func(m int, out, inp []float32) {
 		lin := lins[m].lin
 		la := la.lora[m]
-		if lin.LoRA != nil && lin.LoRA.Dropout > 0 && !train {
-			// Eval mode: the adapter without dropout.
-			saved := lin.LoRA.Dropout
-			lin.LoRA.Dropout = 0
-			defer func() { lin.LoRA.Dropout = saved }()
-		}
 		if ws.baseOnly && lin.LoRA != nil {
 			base := *lin
 			base.LoRA = nil
