@@ -2,6 +2,7 @@ package rl
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/clawrl/clawrl/train"
@@ -87,5 +88,47 @@ func TestKLAgainstBaseModel(t *testing.T) {
 	}
 	if m1.KL == 0 {
 		t.Fatal("KL still 0 after an update")
+	}
+}
+
+// TestLazyOldLogprobs: taking π_old from the step's own forward pass gives
+// the same update as scoring it first.
+func TestLazyOldLogprobs(t *testing.T) {
+	ctx := context.Background()
+	batch := func() []TrainSample {
+		return []TrainSample{
+			{PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3}, Reward: 1,
+				TeacherLogprobs: []float32{-1, -0.5}},
+			{PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10}, BehaviourLogprobs: []float32{-5, -4, -9}, Reward: -1},
+		}
+	}
+	a, b := newTinyNative(t), newTinyNative(t)
+	explicit := batch()
+	sc, err := a.tr.Score(ctx, []train.Sequence{{PromptIDs: explicit[0].PromptIDs, ResponseIDs: explicit[0].ResponseIDs},
+		{PromptIDs: explicit[1].PromptIDs, ResponseIDs: explicit[1].ResponseIDs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range explicit {
+		explicit[i].OldLogprobs = sc[i].Logprobs
+	}
+	ma, err := PolicyStep(ctx, a.tr, a.cfg, explicit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := PolicyStep(ctx, b.tr, b.cfg, batch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(ma.Loss-mb.Loss) > 1e-6 || math.Abs(ma.OldLogprobGap-mb.OldLogprobGap) > 1e-6 {
+		t.Fatalf("explicit old: %+v\nlazy old: %+v", ma, mb)
+	}
+	pa, pb := a.tr.Params(), b.tr.Params()
+	for i := range pa {
+		for j := range pa[i].Data {
+			if math.Abs(float64(pa[i].Data[j]-pb[i].Data[j])) > 1e-7 {
+				t.Fatalf("%s[%d]: %g explicit, %g lazy", pa[i].Name, j, pa[i].Data[j], pb[i].Data[j])
+			}
+		}
 	}
 }
