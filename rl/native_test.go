@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/safetensors"
 	"github.com/clawrl/clawrl/train"
 )
 
@@ -129,6 +131,62 @@ func TestLazyOldLogprobs(t *testing.T) {
 			if math.Abs(float64(pa[i].Data[j]-pb[i].Data[j])) > 1e-7 {
 				t.Fatalf("%s[%d]: %g explicit, %g lazy", pa[i].Name, j, pa[i].Data[j], pb[i].Data[j])
 			}
+		}
+	}
+}
+
+// TestNativeTrainerForServedModel trains next to a model.Model and checks
+// the base weights it serves are untouched while the saved adapter is
+// what the model's loader reads.
+func TestNativeTrainerForServedModel(t *testing.T) {
+	cfg, err := model.NewConfig(model.Qwen3, model.SizeTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.VocabSize = 128
+	dir := t.TempDir()
+	if err := model.WriteRandom(dir, cfg, 1, safetensors.F32); err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := append([]float32(nil), m.Weights.Blocks[0].Q.W...)
+	n, err := NewNativeTrainerFor(m, train.Config{LoRA: train.LoRAConfig{Rank: 4, Alpha: 8}, AdamW: train.DefaultAdamW(1e-2)}, DefaultStepConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := []Sample{{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-5, -5}, UseRL: true, Reward: 1}}
+	for range 3 {
+		if _, err := n.Step(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, v := range m.Weights.Blocks[0].Q.W {
+		if v != before[i] {
+			t.Fatalf("LoRA training changed the served base weight q_proj[%d]", i)
+		}
+	}
+	out := t.TempDir()
+	if err := n.Save(out); err != nil {
+		t.Fatal(err)
+	}
+	ad, err := m.LoadAdapter(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := m.Score(context.Background(), batch[0].PromptIDs, batch[0].ResponseIDs, ad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := n.Trainer().Score(context.Background(), []train.Sequence{{PromptIDs: batch[0].PromptIDs, ResponseIDs: batch[0].ResponseIDs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sc {
+		if math.Abs(float64(sc[i]-mine[0].Logprobs[i])) > 1e-4 {
+			t.Fatalf("token %d: engine scores %g with the saved adapter, trainer %g", i, sc[i], mine[0].Logprobs[i])
 		}
 	}
 }
