@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -48,7 +49,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&s.JudgeURL, "judge-url", "", "OpenAI-compatible endpoint for the judge (default: the served model's base weights)")
 	fs.StringVar(&s.JudgeModel, "judge-model", "", "model name at --judge-url")
-	fs.StringVar(&s.JudgeKey, "judge-key", "", "API key for --judge-url")
+	fs.StringVar(&s.JudgeKey, "judge-key", "", "API key for --judge-url (default $CLAWRL_JUDGE_KEY)")
 	fs.IntVar(&s.JudgeVotes, "judge-votes", 0, "judge votes per turn (default 3 for rl, 1 for opd and combine)")
 	fs.DurationVar(&s.JudgeTimeout, "judge-timeout", 2*time.Minute, "timeout of one judge call")
 	fs.IntVar(&s.JudgeRetries, "judge-retries", 2, "retries of a failed judge call, with exponential backoff")
@@ -107,7 +108,11 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		if s.JudgeModel == "" {
 			return nil, errors.New("--judge-url needs --judge-model")
 		}
-		backend = &judge.HTTPBackend{URL: s.JudgeURL, Model: s.JudgeModel, Key: s.JudgeKey, Client: &http.Client{}}
+		key := s.JudgeKey
+		if key == "" {
+			key = os.Getenv("CLAWRL_JUDGE_KEY") // keeps the key off the command line
+		}
+		backend = &judge.HTTPBackend{URL: s.JudgeURL, Model: s.JudgeModel, Key: key, Client: &http.Client{}}
 	case p.Engine != nil:
 		backend = &judge.EngineBackend{Engine: p.Engine, Adapter: engine.AdapterBase}
 	case method != rl.MethodOff:
