@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+
+	"github.com/clawrl/clawrl/blas"
 	"runtime"
 	"sync"
 )
@@ -11,6 +13,10 @@ import (
 // layer, [nPos, nKV·headDim], holding every position the row may see
 // (itself and those before it). out is [nHeads, headDim]; att is scratch of
 // at least nPos. Query head h reads key/value head h / (nHeads/nKV).
+//
+// The dot products and the weighted sum run on blas's vector kernels in a
+// fixed order, so a row's output does not depend on the rows computed with
+// it (prefill and decode agree bitwise).
 func attendOne(out, q, keys, values, att []float32, nPos, nHeads, nKV, headDim int) {
 	group := nHeads / nKV
 	kvDim := nKV * headDim
@@ -19,33 +25,23 @@ func attendOne(out, q, keys, values, att []float32, nPos, nHeads, nKV, headDim i
 	for h := 0; h < nHeads; h++ {
 		qh := q[h*headDim : (h+1)*headDim]
 		kvOff := (h / group) * headDim
+		blas.DotRows(att, qh, keys[kvOff:], kvDim)
 		maxv := float32(math.Inf(-1))
-		for p := 0; p < nPos; p++ {
-			k := keys[p*kvDim+kvOff : p*kvDim+kvOff+headDim]
-			var s float32
-			for i, v := range qh {
-				s += v * k[i]
-			}
-			s *= scale
-			att[p] = s
-			maxv = max(maxv, s)
-		}
-		var sum float32
 		for p := range att {
-			e := float32(math.Exp(float64(att[p] - maxv)))
+			att[p] *= scale
+			maxv = max(maxv, att[p])
+		}
+		done, sum := blas.ExpShift(att, maxv)
+		for p := done; p < len(att); p++ {
+			e := expf(att[p] - maxv)
 			att[p] = e
 			sum += e
 		}
 		inv := 1 / sum
-		oh := out[h*headDim : (h+1)*headDim]
-		clear(oh)
-		for p, a := range att {
-			a *= inv
-			v := values[p*kvDim+kvOff : p*kvDim+kvOff+headDim]
-			for i := range oh {
-				oh[i] += a * v[i]
-			}
+		for p := range att {
+			att[p] *= inv
 		}
+		blas.WeightedRows(out[h*headDim:(h+1)*headDim], att, values[kvOff:], kvDim)
 	}
 }
 
