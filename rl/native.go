@@ -18,7 +18,13 @@ type NativeTrainer struct {
 	cfg StepConfig
 }
 
-var _ Trainer = (*NativeTrainer)(nil)
+var (
+	_ Trainer = (*NativeTrainer)(nil)
+	_ Yielder = (*NativeTrainer)(nil)
+)
+
+// SetYield implements Yielder: yield runs before every micro-batch.
+func (n *NativeTrainer) SetYield(yield func(ctx context.Context) error) { n.tr.SetYield(yield) }
 
 // NewNativeTrainer wraps tr. cfg.Advantage.Method is ignored (see above);
 // zero weights take 1.

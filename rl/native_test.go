@@ -2,6 +2,7 @@ package rl
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -187,6 +188,32 @@ func TestNativeTrainerForServedModel(t *testing.T) {
 	for i := range sc {
 		if math.Abs(float64(sc[i]-mine[0].Logprobs[i])) > 1e-4 {
 			t.Fatalf("token %d: engine scores %g with the saved adapter, trainer %g", i, sc[i], mine[0].Logprobs[i])
+		}
+	}
+}
+
+// TestNativeTrainerYields: the yield function runs before every
+// micro-batch, and its error aborts the step without touching the weights.
+func TestNativeTrainerYields(t *testing.T) {
+	n := newTinyNative(t)
+	calls := 0
+	n.SetYield(func(ctx context.Context) error { calls++; return nil })
+	batch := []Sample{{TurnID: "a", PromptIDs: []int32{1, 2}, ResponseIDs: []int32{3, 4}, BehaviourLogprobs: []float32{-4, -4}, UseRL: true, Reward: 1}}
+	if _, err := n.Step(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 {
+		t.Fatal("yield never called")
+	}
+	before := append([]float32(nil), n.tr.Params()[1].Data...)
+	stop := errors.New("stop")
+	n.SetYield(func(ctx context.Context) error { return stop })
+	if _, err := n.Step(context.Background(), batch); !errors.Is(err, stop) {
+		t.Fatalf("err = %v, want the yield's error", err)
+	}
+	for i, v := range n.tr.Params()[1].Data {
+		if v != before[i] {
+			t.Fatal("an aborted step changed the weights")
 		}
 	}
 }
