@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -18,6 +19,13 @@ import (
 // Finish reasons on the wire (engine.FinishStop and FinishLength pass
 // through; a stop with tool calls is reported as tool_calls).
 const finishToolCalls = "tool_calls"
+
+// maxToolCalls bounds the tool calls of one answer.
+const maxToolCalls = 1024
+
+// errClientGone marks a failed write to the client: it left, as a
+// cancelled context says too.
+var errClientGone = errors.New("client gone")
 
 const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
@@ -57,7 +65,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		return nil, tooLarge()
 	}
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -153,6 +164,9 @@ func (t *turnRun) deliver(d engine.Delta) error {
 		chunks = append(chunks, chunkDelta{Content: &c})
 	}
 	for _, tc := range d.ToolCalls {
+		if tc.Index < 0 || tc.Index > maxToolCalls {
+			continue // a parser bug must not take the server down
+		}
 		for len(t.callIDs) <= tc.Index {
 			t.callIDs = append(t.callIDs, "")
 		}
@@ -174,7 +188,7 @@ func (t *turnRun) deliver(d engine.Delta) error {
 			t.pending = nil
 		}
 		if err := t.sse.send(c); err != nil {
-			return err
+			return fmt.Errorf("%w: %w", errClientGone, err)
 		}
 	}
 	return nil
@@ -276,7 +290,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		msg, err = run.finish()
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, errClientGone) {
 			// The client went away: nobody saw this answer, so it has no
 			// next state to learn from. It is not recorded.
 			s.metrics.cancelled.Inc()

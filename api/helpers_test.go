@@ -164,3 +164,5 @@ func (ts *testServer) doComplete(body []byte, header ...string) (completion, err
 	var c completion
 	return c, json.Unmarshal(raw, &c)
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -33,6 +33,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// DefaultMaxTokens caps a completion that asks for no limit. Default 4096.
 	DefaultMaxTokens int
+	// BodyReadTimeout bounds reading a request body (default 1 minute), as
+	// a deadline set around the read, so it never limits how long a
+	// generation may stream afterwards.
+	BodyReadTimeout time.Duration
 	// Registry receives the gateway's metrics; a fresh one when nil.
 	Registry *prometheus.Registry
 }
@@ -66,6 +70,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DefaultMaxTokens <= 0 {
 		cfg.DefaultMaxTokens = 4096
 	}
+	if cfg.BodyReadTimeout <= 0 {
+		cfg.BodyReadTimeout = time.Minute
+	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
@@ -97,15 +104,15 @@ func (s *Server) Tracker() *session.Tracker { return s.tracker }
 // Handler is the gateway's HTTP handler with its middleware.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// HTTPServer wraps Handler in an http.Server with header, read and idle
-// timeouts. There is no write timeout: a long generation streams for as
-// long as it runs, and a client that goes away cancels it.
+// HTTPServer wraps Handler in an http.Server with header and idle timeouts
+// (bodies have their own deadline, Config.BodyReadTimeout). There is no
+// timeout on the whole exchange: a long generation streams for as long as it
+// runs, and a client that goes away cancels it.
 func (s *Server) HTTPServer(addr string) *http.Server {
 	return &http.Server{
 		Addr:              addr,
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -103,25 +106,70 @@ func chunksID(prev []chunk, id string) string {
 	return prev[0].ID
 }
 
-// Tokens reach the client while the engine is still generating.
+// gatedEngine holds a generation after its first token until the gate
+// opens, so a test can see what the client has received meanwhile.
+type gatedEngine struct {
+	engine.Engine
+	gate chan struct{}
+}
+
+func (g gatedEngine) Generate(ctx context.Context, req engine.GenerateRequest, emit func(engine.Token) error) (engine.Generation, error) {
+	n := 0
+	return g.Engine.Generate(ctx, req, func(tok engine.Token) error {
+		if err := emit(tok); err != nil {
+			return err
+		}
+		if n++; n == 1 {
+			select {
+			case <-g.gate:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+}
+
+// Tokens reach the client while the engine is still generating: the first
+// content delta arrives while the engine is held after its first token.
 func TestStreamingIsIncremental(t *testing.T) {
-	ts := newTestServer(t, serverOptions{})
-	resp := ts.post(t, "/v1/chat/completions", map[string]any{"stream": true, "messages": msgs("user", "[[slow:100]][[say:abcdefgh]]")})
+	st := openTestStore(t)
+	gated := gatedEngine{Engine: newTestServer(t, serverOptions{store: st}).engine, gate: make(chan struct{})}
+	srv, err := New(Config{Engine: gated, Store: st, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	resp, err := http.Post(hs.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"[[say:abcdefgh]]"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer resp.Body.Close()
-	start := time.Now()
-	buf := make([]byte, 4096)
-	got := ""
-	for !strings.Contains(got, `"content":"a"`) {
-		n, err := resp.Body.Read(buf)
+	first := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		got := ""
+		for !strings.Contains(got, `"content":"a"`) {
+			n, err := resp.Body.Read(buf)
+			if err != nil {
+				first <- err
+				return
+			}
+			got += string(buf[:n])
+		}
+		first <- nil
+	}()
+	select {
+	case err := <-first:
 		if err != nil {
 			t.Fatal(err)
 		}
-		got += string(buf[:n])
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first token never reached the client while the engine was still generating")
 	}
-	// 9 tokens at 100 ms each: the first content arrives long before the end.
-	if el := time.Since(start); el > 600*time.Millisecond {
-		t.Fatalf("first content delta after %v", el)
-	}
+	close(gated.gate)
 	io.Copy(io.Discard, resp.Body)
 }
 
@@ -390,4 +438,84 @@ func FuzzDecodeChatRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A generation that streams for longer than the body read timeout is not
+// cut: the deadline covers reading the body only.
+func TestLongStreamOutlivesBodyTimeout(t *testing.T) {
+	st := openTestStore(t)
+	eng := newTestServer(t, serverOptions{store: st}).engine
+	srv, err := New(Config{Engine: eng, Store: st, BodyReadTimeout: 100 * time.Millisecond, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := srv.HTTPServer(ln.Addr().String())
+	go hs.Serve(ln)
+	defer hs.Close()
+	resp, err := http.Post("http://"+ln.Addr().String()+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"[[slow:40]][[say:0123456789]]"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := readSSE(t, resp.Body)
+	if events[len(events)-1] != "[DONE]" {
+		t.Fatalf("stream of ~450 ms ended early: %v", events[len(events)-3:])
+	}
+}
+
+func TestStreamedLogprobs(t *testing.T) {
+	ts := newTestServer(t, serverOptions{})
+	resp := ts.post(t, "/v1/chat/completions", map[string]any{"stream": true, "logprobs": true, "top_logprobs": 3,
+		"messages": msgs("user", "[[think:hm]][[say:héllo]]")})
+	defer resp.Body.Close()
+	var id string
+	var lps []tokenLogprob
+	for _, e := range readSSE(t, resp.Body) {
+		var c chunk
+		if e == "[DONE]" || json.Unmarshal([]byte(e), &c) != nil || len(c.Choices) == 0 {
+			continue
+		}
+		id = c.ID
+		if c.Choices[0].Logprobs != nil {
+			lps = append(lps, c.Choices[0].Logprobs.Content...)
+		}
+	}
+	turn, err := ts.store.Turn(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every generated token but the stop token, in order, with the
+	// behaviour logprob that was recorded.
+	if len(lps) != len(turn.ResponseIDs)-1 {
+		t.Fatalf("%d streamed logprobs for %d tokens", len(lps), len(turn.ResponseIDs))
+	}
+	var raw []byte
+	for i, lp := range lps {
+		if lp.Logprob != turn.BehaviourLogprobs[i] || len(lp.TopLogprobs) != 3 {
+			t.Fatalf("logprob %d = %+v, recorded %v", i, lp, turn.BehaviourLogprobs[i])
+		}
+		for _, b := range lp.Bytes {
+			raw = append(raw, byte(b))
+		}
+	}
+	if string(raw) != "<think>\nhm\n</think>\n\nhéllo" {
+		t.Fatalf("token bytes spell %q", raw)
+	}
+}
+
+func TestToolChoiceNone(t *testing.T) {
+	ts := newTestServer(t, serverOptions{})
+	c := ts.complete(t, map[string]any{"messages": msgs("user", "hi"), "tools": []any{lsTool}, "tool_choice": "none"})
+	turn, err := ts.store.Turn(context.Background(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(turn.PromptText, `"ls"`) || len(turn.Tools) != 1 {
+		t.Fatalf("tool_choice none: tools rendered into the prompt %q, recorded %+v", turn.PromptText, turn.Tools)
+	}
 }

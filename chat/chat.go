@@ -25,7 +25,9 @@ type Message struct {
 	ToolCallID       string     `json:"tool_call_id,omitempty"`
 	Name             string     `json:"name,omitempty"`
 	// ContentNull records that the client sent "content": null (OpenClaw does
-	// for tool-call rounds); templates render it as absent.
+	// for tool-call rounds). Chat templates get "" for it, as vLLM and SGLang
+	// pass it: transformers drops None-valued keys, and Qwen3's template then
+	// fails on the missing content.
 	ContentNull bool `json:"content_null,omitempty"`
 }
 
@@ -56,4 +58,28 @@ type FunctionDef struct {
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// RenderOptions control chat template rendering (what the templates' variables beyond messages and tools say).
+type RenderOptions struct {
+	AddGenerationPrompt bool
+	// EnableThinking is passed to templates that read it (Qwen3); nil leaves
+	// the template's default.
+	EnableThinking *bool
+}
+
+// Delta is what a piece of generated text added to the message.
+type Delta struct {
+	Content   string
+	Reasoning string
+	ToolCalls []ToolCallDelta
+}
+
+// ToolCallDelta is a streamed fragment of a tool call: the first fragment of
+// a call carries its Index, ID and Name; later ones add argument text.
+type ToolCallDelta struct {
+	Index     int
+	ID        string
+	Name      string
+	Arguments string
 }

@@ -139,13 +139,13 @@ type Format interface {
 	StopIDs() []int32
 }
 
-// RenderOptions control chat template rendering.
-type RenderOptions struct {
-	AddGenerationPrompt bool
-	// EnableThinking is passed to templates that read it (Qwen3); nil leaves
-	// the template's default.
-	EnableThinking *bool
-}
+// RenderOptions, Delta and ToolCallDelta are chat-domain types (package
+// chat), so the tokenizer's chat formats need not import the engine.
+type (
+	RenderOptions = chat.RenderOptions
+	Delta         = chat.Delta
+	ToolCallDelta = chat.ToolCallDelta
+)
 
 // Decoder turns token ids into text incrementally.
 type Decoder interface {
@@ -161,20 +161,4 @@ type Parser interface {
 	Add(text string) Delta
 	// Finish ends the stream and returns the last delta and the whole message.
 	Finish() (Delta, chat.Message)
-}
-
-// Delta is what a piece of generated text added to the message.
-type Delta struct {
-	Content   string
-	Reasoning string
-	ToolCalls []ToolCallDelta
-}
-
-// ToolCallDelta is a streamed fragment of a tool call: the first fragment of
-// a call carries its Index, ID and Name; later ones add argument text.
-type ToolCallDelta struct {
-	Index     int
-	ID        string
-	Name      string
-	Arguments string
 }

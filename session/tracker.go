@@ -27,6 +27,29 @@ type Tracker struct {
 	// Creating a session for a key is check-then-insert; requests for the
 	// same key are serialised on one of these stripes.
 	stripes [64]sync.Mutex
+	// known caches sessions by key (id and epoch are what requests need),
+	// saving a store read per request.
+	knownMu sync.Mutex
+	known   map[string]store.Session
+}
+
+// maxKnown bounds the session cache; it is emptied when full.
+const maxKnown = 1 << 16
+
+func (t *Tracker) cached(key string) (store.Session, bool) {
+	t.knownMu.Lock()
+	defer t.knownMu.Unlock()
+	s, ok := t.known[key]
+	return s, ok
+}
+
+func (t *Tracker) remember(s store.Session) {
+	t.knownMu.Lock()
+	defer t.knownMu.Unlock()
+	if t.known == nil || len(t.known) >= maxKnown {
+		t.known = make(map[string]store.Session)
+	}
+	t.known[s.Key] = s
 }
 
 // NewTracker returns a tracker over st.
@@ -46,6 +69,8 @@ type Request struct {
 
 // Begun is a request placed in its session.
 type Begun struct {
+	// Session may come from the tracker's cache: its ID, Key and Epoch are
+	// current, its counters and times may not be.
 	Session    store.Session
 	Type       store.TurnType
 	TypeReason string
@@ -111,8 +136,16 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 			b.Session = s
 		}
 	}
-	if err := t.store.TouchSession(ctx, b.Session.ID, now, b.Epoch); err != nil {
-		return Begun{}, fmt.Errorf("touch session %s: %w", b.Session.ID, err)
+	// Inserting the turn marks the session live; a write of its own is only
+	// needed when the compaction epoch moved.
+	if b.Epoch != b.Session.Epoch {
+		if err := t.store.TouchSession(ctx, b.Session.ID, now, b.Epoch); err != nil {
+			return Begun{}, fmt.Errorf("touch session %s: %w", b.Session.ID, err)
+		}
+		b.Session.Epoch = b.Epoch
+		if explicit {
+			t.remember(b.Session)
+		}
 	}
 	if typ == store.Main && prev != nil && prev.Type == store.Main && prev.State == store.Generated {
 		next, kind := NextState(req.Messages, prevAt)
@@ -133,6 +166,16 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 
 // sessionByKey returns the session named by id, creating it on first use.
 func (t *Tracker) sessionByKey(ctx context.Context, id Identity, now time.Time) (store.Session, error) {
+	if s, ok := t.cached(id.Key); ok {
+		return s, nil
+	}
+	// Known sessions (every request but a conversation's first) need no lock.
+	if s, err := t.store.SessionByKey(ctx, id.Key); err == nil {
+		t.remember(s)
+		return s, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return store.Session{}, fmt.Errorf("session by key: %w", err)
+	}
 	h := fnv.New32a()
 	h.Write([]byte(id.Key))
 	mu := &t.stripes[h.Sum32()%uint32(len(t.stripes))]
@@ -141,6 +184,7 @@ func (t *Tracker) sessionByKey(ctx context.Context, id Identity, now time.Time) 
 	for attempt := 0; ; attempt++ {
 		s, err := t.store.SessionByKey(ctx, id.Key)
 		if err == nil {
+			t.remember(s)
 			return s, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
@@ -149,6 +193,7 @@ func (t *Tracker) sessionByKey(ctx context.Context, id Identity, now time.Time) 
 		s = store.Session{Key: id.Key, KeySource: id.Source, Epoch: id.Epoch, CreatedAt: now, LastSeen: now}
 		err = t.store.CreateSession(ctx, &s)
 		if err == nil {
+			t.remember(s)
 			return s, nil
 		}
 		// Another process sharing the store may have created it meanwhile.

@@ -158,7 +158,7 @@ type Stats struct {
 	// never judged or trained).
 	AwaitingJudge   int   // main turns observed, not yet judged
 	AwaitingTrainer int   // main turns ready, not yet trained
-	PolicyVersion   int64 // the newest policy version that produced a recorded turn
+	PolicyVersion   int64 // the policy version of the newest recorded turn (versions only grow)
 }
 
 // Sessions finds and creates sessions.

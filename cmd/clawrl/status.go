@@ -18,7 +18,7 @@ import (
 func init() { subcommands = append(subcommands, newStatusCmd) }
 
 func newStatusCmd() *cobra.Command {
-	var dataDir string
+	var dataDir, addr, apiKey string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -28,17 +28,25 @@ learning loop's queues (observed turns waiting for the judge, ready samples
 waiting for the trainer), the newest policy version, and whatever the
 learning loop reports (adapter versions, last losses).
 
-It reads the store read-only, so it is safe while clawrl serve runs.`,
+It reads the store read-only, so it is safe while clawrl serve runs. With
+--addr it asks a running server instead (its GET /metrics).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openStoreReadOnly(cmd.Context(), dataDir)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rep, err := collectStatus(cmd.Context(), st)
-			if err != nil {
-				return err
+			var rep statusReport
+			if addr != "" {
+				var err error
+				if rep, err = fetchRemoteStatus(cmd.Context(), addr, apiKey); err != nil {
+					return err
+				}
+			} else {
+				st, err := openStoreReadOnly(cmd.Context(), dataDir)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				if rep, err = collectStatus(cmd.Context(), st); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -50,15 +58,18 @@ It reads the store read-only, so it is safe while clawrl serve runs.`,
 	}
 	addDataFlag(cmd, &dataDir)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().StringVar(&addr, "addr", "", "ask the server at this address (host:port) instead of reading --data")
+	cmd.Flags().StringVar(&apiKey, "api-key", os.Getenv("CLAWRL_API_KEY"), "Bearer key for --addr, if the server requires one (env CLAWRL_API_KEY)")
 	return cmd
 }
 
 // statusReport is what `clawrl status --json` prints.
 type statusReport struct {
-	Database        string                  `json:"database"`
-	DatabaseBytes   int64                   `json:"database_bytes"`
-	WALBytes        int64                   `json:"wal_bytes"`
-	SchemaVersion   int                     `json:"schema_version"`
+	Server          string                  `json:"server,omitempty"` // with --addr: the server asked
+	Database        string                  `json:"database,omitempty"`
+	DatabaseBytes   int64                   `json:"database_bytes,omitempty"`
+	WALBytes        int64                   `json:"wal_bytes,omitempty"`
+	SchemaVersion   int                     `json:"schema_version,omitempty"`
 	Sessions        int                     `json:"sessions"`
 	ExpiredSessions int                     `json:"expired_sessions"`
 	Turns           int                     `json:"turns"`
@@ -115,7 +126,11 @@ func fileSize(path string) int64 {
 
 func writeStatus(w io.Writer, rep statusReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "database\t%s (%s, WAL %s, schema %d)\n", rep.Database, humanBytes(rep.DatabaseBytes), humanBytes(rep.WALBytes), rep.SchemaVersion)
+	if rep.Server != "" {
+		fmt.Fprintf(tw, "server\t%s\n", rep.Server)
+	} else {
+		fmt.Fprintf(tw, "database\t%s (%s, WAL %s, schema %d)\n", rep.Database, humanBytes(rep.DatabaseBytes), humanBytes(rep.WALBytes), rep.SchemaVersion)
+	}
 	fmt.Fprintf(tw, "sessions\t%d (%d expired)\n", rep.Sessions, rep.ExpiredSessions)
 	fmt.Fprintf(tw, "turns\t%d (main %d, side %d)\n", rep.Turns, rep.TurnsByType[store.Main], rep.TurnsByType[store.Side])
 	fmt.Fprintf(tw, "policy version\t%d\n", rep.PolicyVersion)

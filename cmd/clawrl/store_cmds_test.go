@@ -268,7 +268,12 @@ func TestExportWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	insert := func(i int) {
-		tr := store.Turn{ID: fmt.Sprintf("chatcmpl-busy%d", i), SessionID: sess.ID, PromptIDs: make([]int32, 512)}
+		// 8k prompt ids growing by turn: stored as chunks shared between turns.
+		ids := make([]int32, 8192+i)
+		for j := range ids {
+			ids[j] = int32(j)
+		}
+		tr := store.Turn{ID: fmt.Sprintf("chatcmpl-busy%d", i), SessionID: sess.ID, PromptIDs: ids}
 		if err := w.InsertTurn(ctx, &tr); err != nil {
 			t.Error(err)
 		}
@@ -301,6 +306,9 @@ func TestExportWhileWriting(t *testing.T) {
 	for i, r := range recs {
 		if r["turn"] != float64(i) {
 			t.Fatalf("record %d has turn %v: the export skipped or repeated a row", i, r["turn"])
+		}
+		if ids := r["prompt_ids"].([]any); len(ids) != 8192+i || ids[len(ids)-1] != float64(8191+i) {
+			t.Fatalf("record %d has %d prompt ids", i, len(ids))
 		}
 	}
 }

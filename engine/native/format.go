@@ -103,4 +103,7 @@ func modelIDFromDir(dir string) string {
 	return strings.ToLower(base)
 }
 
-var _ engine.Format = (*Format)(nil)
+var (
+	_ engine.Format = (*Format)(nil)
+	_ engine.Parser = (*chatfmt.Parser)(nil)
+)

@@ -69,6 +69,9 @@ func FuzzDecodeBlobs(f *testing.F) {
 		if (err == nil) != (len(b)%4 == 0) {
 			t.Fatalf("decodeInt32s(% x): err %v", b, err)
 		}
+		if list, err := decodeInt64s(b); err == nil && !bytes.Equal(encodeInt64s(list), b) {
+			t.Fatalf("chunk list % x does not round-trip", b)
+		}
 		lps, err := decodeFloat32s(b)
 		if err == nil {
 			back := encodeFloat32s(lps)

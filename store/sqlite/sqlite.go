@@ -22,11 +22,30 @@
 // fsync rate, which is what bounds the gateway. Pass Options.Synchronous =
 // "FULL" where power-loss durability is worth that.
 //
-// # Migrations
+// # Layout
+//
+// A turn is a small mutable row in turns (state, next state, feedback, what
+// the loops filter on) and a write-once row in turn_payloads (messages,
+// tools, prompt and response text and ids). Large payload fields are stored
+// as content-defined chunks shared across turns and sessions (chunks.go).
+// Reads take the row fresh and the payload from an LRU of decoded payloads
+// or from turn_payloads (payload.go); callers always get deep copies.
+//
+// # Migrations and extending the store
 //
 // migrations/NNNN_name.sql are embedded and applied in order, each in its
-// own transaction that also records it in schema_migrations. Other parts add
-// their tables in later numbered files of their own.
+// own transaction that also records it in schema_migrations; a database
+// with a step this binary does not know is refused. 0001 (sessions, turns,
+// the state machine) and 0003 (chunks) are the store's, 0002 the learning
+// loop's; new steps take the next free number, in files of their own.
+//
+// Code in this package that adds tables (learning.go) changes rows with
+// s.write (one IMMEDIATE transaction on the single writer), moves turns with
+// s.transition inside it (guarded by the current state, ErrConflict
+// otherwise; the schema's trigger refuses anything store.CanTransition does
+// not allow), and reads whole turns as SELECT rowColumns FROM turns t …,
+// scanTurnRow, then fillPayloads (or fillPayloadsTx inside a read
+// transaction).
 package sqlite
 
 import (
@@ -49,6 +68,11 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
+// defaultChunkCacheBytes bounds the cache of raw chunk data, kept in
+// read-only stores too: an export reads the same system-prompt chunks for
+// every turn.
+const defaultChunkCacheBytes = 32 << 20
+
 // FileName is the database's name inside a data directory.
 const FileName = "clawrl.db"
 
@@ -69,6 +93,10 @@ type Options struct {
 	// PageSize is the SQLite page size of a newly created database (default
 	// 4096; ignored for an existing file). See createDatabase.
 	PageSize int
+	// PayloadCacheBytes bounds the cache of decoded turn payloads (payload.go):
+	// 0 means 64 MiB for a read-write store and none for a read-only one
+	// (export reads each turn once); negative disables it.
+	PayloadCacheBytes int
 	// Logger receives migration and maintenance messages (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -81,6 +109,13 @@ type Store struct {
 	log    *slog.Logger
 	stmts  statements
 	ckpt   *checkpointer // nil when read-only
+	cache  *payloadCache // nil when disabled
+	// chunks caches chunk data for readers (the system prompt's chunks are
+	// in every turn); chunkIDs the writer's known chunk ids (chunks.go).
+	chunks   *lru[int64, []byte]
+	chunkIDs chunkIDs
+	// inlineOnly writes every payload field inline (benchmarks compare).
+	inlineOnly bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -120,7 +155,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open store %s read-only: %w", path, err)
 		}
 	}
-	s := &Store{path: path, log: opts.Logger}
+	s := &Store{path: path, log: opts.Logger, chunks: newLRU[int64, []byte](defaultChunkCacheBytes)}
+	switch {
+	case opts.PayloadCacheBytes > 0:
+		s.cache = newPayloadCache(opts.PayloadCacheBytes)
+	case opts.PayloadCacheBytes == 0 && !opts.ReadOnly:
+		s.cache = newPayloadCache(defaultPayloadCacheBytes)
+	}
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
 	base := "file:" + escapePath(path) + "?" + busy + "&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")"
 

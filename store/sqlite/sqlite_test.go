@@ -22,6 +22,19 @@ func openTest(t *testing.T, dir string) store.Store {
 
 func TestConformance(t *testing.T) { storetest.Run(t, openTest) }
 
+// TestConformanceNoCache runs the suite with the payload cache off, so both
+// read paths (cache hit, turn_payloads) are held to the same contract.
+func TestConformanceNoCache(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dir string) store.Store {
+		t.Helper()
+		s, err := OpenDir(t.Context(), dir, Options{PayloadCacheBytes: -1, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatalf("open store in %s: %v", dir, err)
+		}
+		return s
+	})
+}
+
 func TestCrash(t *testing.T) { storetest.RunCrash(t, openTest) }
 
 // TestTriggerEnforcesStateMachine bypasses the Go guards and writes states
@@ -88,9 +101,13 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		name, query string
 		args        []any
 	}{
-		{"turn by id", `SELECT ` + turnColumns + turnsFrom + ` WHERE t.id = ?`, []any{"x"}},
-		{"last turn", `SELECT ` + turnColumns + turnsFrom + ` WHERE t.session_id = ? AND t.type = ? ORDER BY t.idx DESC LIMIT 1`, []any{"s", "main"}},
-		{"turn by hash", `SELECT ` + turnColumns + turnsFrom + ` WHERE t.conversation_hash = ? AND t.conversation_hash <> '' ORDER BY t.seq DESC LIMIT 1`, []any{"h"}},
+		{"turn by id", `SELECT ` + rowColumns + ` FROM turns t WHERE t.id = ?`, []any{"x"}},
+		{"last turn", `SELECT ` + rowColumns + ` FROM turns t WHERE t.session_id = ? AND t.type = ? ORDER BY t.idx DESC LIMIT 1`, []any{"s", "main"}},
+		{"turn by hash", `SELECT ` + rowColumns + ` FROM turns t WHERE t.conversation_hash = ? AND t.conversation_hash <> '' ORDER BY t.seq DESC LIMIT 1`, []any{"h"}},
+		{"payload", `SELECT ` + payloadColumns + ` FROM turn_payloads WHERE turn_seq = ?`, []any{1}},
+		{"ready turns", `SELECT ` + rowColumns + ` FROM turns t WHERE t.state = 'ready' ORDER BY t.seq`, nil},
+		{"chunk by hash", `SELECT id FROM chunks WHERE hash = ?`, []any{[]byte("h")}},
+		{"chunk by id", `SELECT data FROM chunks WHERE id = ?`, []any{1}},
 		{"session by key", `SELECT ` + sessionColumns + ` FROM sessions WHERE key = ? AND key <> ''`, []any{"k"}},
 	}
 	for _, f := range []store.TurnFilter{

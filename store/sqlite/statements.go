@@ -14,9 +14,9 @@ import (
 type statements struct {
 	all []*sql.Stmt
 
-	claimIndex, insertTurn, insertPayload, observe, createSession, touchSession *sql.Stmt // writer
+	claimIndex, insertTurn, insertPayload, chunkByHash, insertChunk, observe, createSession, touchSession *sql.Stmt // writer
 
-	turnByID, lastTurn, turnByHash, sessionByKey, sessionByID *sql.Stmt // reader
+	turnByID, lastTurn, turnByHash, payloadBySeq, chunkByID, sessionByKey, sessionByID *sql.Stmt // reader
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -44,18 +44,23 @@ func (s *Store) prepare(ctx context.Context) error {
 			queue_ns, prefill_ns, decode_ns, total_ns, conversation_hash, next_state, next_state_kind)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		prep(w, &st.insertPayload, `INSERT INTO turn_payloads (turn_seq, messages, tools, prompt_text, prompt_ids,
-			response, response_text, response_ids, behaviour_logprobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			response, response_text, response_ids, behaviour_logprobs,
+			messages_chunks, tools_chunks, prompt_text_chunks, prompt_ids_chunks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		prep(w, &st.chunkByHash, `SELECT id FROM chunks WHERE hash = ?`),
+		prep(w, &st.insertChunk, `INSERT INTO chunks (hash, data) VALUES (?, ?)`),
 		prep(w, &st.observe, `UPDATE turns SET state = 'observed', next_state = ?1, next_state_kind = ?2,
 			observed_at = ?3, state_changed_at = ?3 WHERE id = ?4 AND state = 'generated'`),
 		prep(w, &st.createSession, `INSERT INTO sessions (id, key, key_source, epoch, created_at, last_seen, expired)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`),
 		prep(w, &st.touchSession, `UPDATE sessions SET last_seen = MAX(last_seen, ?1), epoch = ?2, expired = 0 WHERE id = ?3`),
 
-		prep(r, &st.turnByID, `SELECT `+turnColumns+turnsFrom+` WHERE t.id = ?`),
-		prep(r, &st.lastTurn, `SELECT `+turnColumns+turnsFrom+` WHERE t.session_id = ? AND t.type = ? ORDER BY t.idx DESC LIMIT 1`),
+		prep(r, &st.turnByID, `SELECT `+rowColumns+` FROM turns t WHERE t.id = ?`),
+		prep(r, &st.lastTurn, `SELECT `+rowColumns+` FROM turns t WHERE t.session_id = ? AND t.type = ? ORDER BY t.idx DESC LIMIT 1`),
 		// The repeated "<> ''" lets SQLite use the partial indexes.
-		prep(r, &st.turnByHash, `SELECT `+turnColumns+turnsFrom+` WHERE t.conversation_hash = ? AND t.conversation_hash <> ''
+		prep(r, &st.turnByHash, `SELECT `+rowColumns+` FROM turns t WHERE t.conversation_hash = ? AND t.conversation_hash <> ''
 			ORDER BY t.seq DESC LIMIT 1`),
+		prep(r, &st.payloadBySeq, `SELECT `+payloadColumns+` FROM turn_payloads WHERE turn_seq = ?`),
+		prep(r, &st.chunkByID, `SELECT data FROM chunks WHERE id = ?`),
 		prep(r, &st.sessionByKey, `SELECT `+sessionColumns+` FROM sessions WHERE key = ? AND key <> ''`),
 		prep(r, &st.sessionByID, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`),
 	)

@@ -8,8 +8,9 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
-// Stats counts sessions and turns. Each count reads an index, so status and
-// /metrics stay cheap as the tables grow.
+// Stats counts sessions and turns: the turn counts read the state index,
+// the policy version only the newest row, so status and /metrics stay cheap
+// as the tables grow.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	st := store.Stats{TurnsByState: map[store.TurnState]int{}, TurnsByType: map[store.TurnType]int{}}
 	// One read transaction, so the numbers agree with each other.
@@ -48,7 +49,7 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("stats: count turns: %w", err)
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(policy_version), 0) FROM turns`).Scan(&st.PolicyVersion); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT policy_version FROM turns ORDER BY seq DESC LIMIT 1), 0)`).Scan(&st.PolicyVersion); err != nil {
 		return st, fmt.Errorf("stats: policy version: %w", err)
 	}
 	return st, nil

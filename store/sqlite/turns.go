@@ -13,64 +13,55 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
-// turnColumns is the SELECT list scanTurn reads, in order, from turnsFrom.
-const turnColumns = `t.seq, t.id, t.session_id, t.idx, t.type, t.epoch, t.state, t.created_at,
-	t.model, p.messages, p.tools, p.prompt_text, p.prompt_ids, p.response, p.response_text, p.response_ids,
-	p.behaviour_logprobs, t.policy_version, t.engine, t.finish_reason, t.prompt_tokens, t.completion_tokens,
+// rowColumns is the SELECT list of a turn's mutable row (turns t), in the
+// order scanTurnRow reads it.
+const rowColumns = `t.seq, t.id, t.session_id, t.idx, t.type, t.epoch, t.state, t.created_at,
+	t.model, t.policy_version, t.engine, t.finish_reason, t.prompt_tokens, t.completion_tokens,
 	t.queue_ns, t.prefill_ns, t.decode_ns, t.total_ns, t.conversation_hash,
 	t.next_state, t.next_state_kind, t.observed_at, t.feedback_rating, t.feedback_text, t.feedback_at, t.drop_reason`
 
-// turnsFrom joins a turn's mutable row to its payload.
-const turnsFrom = ` FROM turns t JOIN turn_payloads p ON p.turn_seq = t.seq`
-
 type rowScanner interface{ Scan(dest ...any) error }
 
-func scanTurn(r rowScanner) (store.Turn, error) {
-	var (
-		t                                store.Turn
-		typ, state                       string
-		created, observed                int64
-		messages, tools, response        string
-		promptIDs, responseIDs, logprobs []byte
-		nextState                        sql.NullString
-		fbRating, fbAt                   sql.NullInt64
-		fbText                           sql.NullString
-	)
-	err := r.Scan(&t.Seq, &t.ID, &t.SessionID, &t.Index, &typ, &t.Epoch, &state, &created,
-		&t.Model, &messages, &tools, &t.PromptText, &promptIDs, &response, &t.ResponseText, &responseIDs,
-		&logprobs, &t.PolicyVersion, &t.Engine, &t.FinishReason, &t.PromptTokens, &t.CompletionTokens,
+// turnRow holds the columns of a turns row that need converting.
+type turnRow struct {
+	typ, state        string
+	created, observed int64
+	nextState         sql.NullString
+	fbRating, fbAt    sql.NullInt64
+	fbText            sql.NullString
+}
+
+func (r *turnRow) dest(t *store.Turn) []any {
+	return []any{&t.Seq, &t.ID, &t.SessionID, &t.Index, &r.typ, &t.Epoch, &r.state, &r.created,
+		&t.Model, &t.PolicyVersion, &t.Engine, &t.FinishReason, &t.PromptTokens, &t.CompletionTokens,
 		&t.QueueNanos, &t.PrefillNanos, &t.DecodeNanos, &t.TotalNanos, &t.ConversationHash,
-		&nextState, &t.NextStateKind, &observed, &fbRating, &fbText, &fbAt, &t.DropReason)
-	if err != nil {
-		return store.Turn{}, err
-	}
-	t.Type, t.State = store.TurnType(typ), store.TurnState(state)
-	t.CreatedAt, t.ObservedAt = fromNanos(created), fromNanos(observed)
-	if err := json.Unmarshal([]byte(messages), &t.Messages); err != nil {
-		return store.Turn{}, fmt.Errorf("turn %s: decode messages: %w", t.ID, err)
-	}
-	if err := json.Unmarshal([]byte(tools), &t.Tools); err != nil {
-		return store.Turn{}, fmt.Errorf("turn %s: decode tools: %w", t.ID, err)
-	}
-	if err := json.Unmarshal([]byte(response), &t.Response); err != nil {
-		return store.Turn{}, fmt.Errorf("turn %s: decode response: %w", t.ID, err)
-	}
-	if nextState.Valid {
-		if err := json.Unmarshal([]byte(nextState.String), &t.NextState); err != nil {
-			return store.Turn{}, fmt.Errorf("turn %s: decode next state: %w", t.ID, err)
+		&r.nextState, &t.NextStateKind, &r.observed, &r.fbRating, &r.fbText, &r.fbAt, &t.DropReason}
+}
+
+func (r *turnRow) finish(t *store.Turn) error {
+	t.Type, t.State = store.TurnType(r.typ), store.TurnState(r.state)
+	t.CreatedAt, t.ObservedAt = fromNanos(r.created), fromNanos(r.observed)
+	if r.nextState.Valid {
+		if err := json.Unmarshal([]byte(r.nextState.String), &t.NextState); err != nil {
+			return fmt.Errorf("turn %s: decode next state: %w", t.ID, err)
 		}
 	}
-	if t.PromptIDs, err = decodeInt32s(promptIDs); err != nil {
-		return store.Turn{}, fmt.Errorf("turn %s: prompt ids: %w", t.ID, err)
+	if r.fbRating.Valid || r.fbText.Valid {
+		t.Feedback = &store.Feedback{Rating: int(r.fbRating.Int64), Text: r.fbText.String, CreatedAt: fromNanos(r.fbAt.Int64)}
 	}
-	if t.ResponseIDs, err = decodeInt32s(responseIDs); err != nil {
-		return store.Turn{}, fmt.Errorf("turn %s: response ids: %w", t.ID, err)
+	return nil
+}
+
+// scanTurnRow reads rowColumns; the payload fields stay empty until
+// fillPayloads.
+func scanTurnRow(r rowScanner) (store.Turn, error) {
+	var t store.Turn
+	var row turnRow
+	if err := r.Scan(row.dest(&t)...); err != nil {
+		return store.Turn{}, err
 	}
-	if t.BehaviourLogprobs, err = decodeFloat32s(logprobs); err != nil {
-		return store.Turn{}, fmt.Errorf("turn %s: behaviour logprobs: %w", t.ID, err)
-	}
-	if fbRating.Valid || fbText.Valid {
-		t.Feedback = &store.Feedback{Rating: int(fbRating.Int64), Text: fbText.String, CreatedAt: fromNanos(fbAt.Int64)}
+	if err := row.finish(&t); err != nil {
+		return store.Turn{}, err
 	}
 	return t, nil
 }
@@ -134,9 +125,12 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 		}
 		next = string(b)
 	}
+	promptIDs := encodeInt32s(t.PromptIDs)
 	var index int
 	var seq int64
+	chunks := chunkWriter{s: s, seen: map[chunkHash]int64{}}
 	err = s.write(ctx, func(tx *sql.Tx) error {
+		chunks.tx = tx
 		if err := tx.StmtContext(ctx, s.stmts.claimIndex).QueryRowContext(ctx, nanos(created), t.SessionID).Scan(&index); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("session %s: %w", t.SessionID, store.ErrNotFound)
@@ -154,21 +148,65 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 		if seq, err = res.LastInsertId(); err != nil {
 			return err
 		}
+		// A chunked field keeps an empty inline value; readers go by the
+		// *_chunks column.
+		inlineMessages, inlineTools, inlinePromptText, inlinePromptIDs := messages, tools, t.PromptText, promptIDs
+		var msgChunks, toolChunks, textChunks, idChunks []byte
+		if msgChunks, err = chunks.put(ctx, []byte(messages)); err != nil {
+			return err
+		} else if msgChunks != nil {
+			inlineMessages = ""
+		}
+		if toolChunks, err = chunks.put(ctx, []byte(tools)); err != nil {
+			return err
+		} else if toolChunks != nil {
+			inlineTools = ""
+		}
+		if textChunks, err = chunks.put(ctx, []byte(t.PromptText)); err != nil {
+			return err
+		} else if textChunks != nil {
+			inlinePromptText = ""
+		}
+		if idChunks, err = chunks.put(ctx, promptIDs); err != nil {
+			return err
+		} else if idChunks != nil {
+			inlinePromptIDs = nil
+		}
 		_, err = tx.StmtContext(ctx, s.stmts.insertPayload).ExecContext(ctx, seq,
-			messages, tools, t.PromptText, encodeInt32s(t.PromptIDs), string(response), t.ResponseText,
-			encodeInt32s(t.ResponseIDs), encodeFloat32s(t.BehaviourLogprobs))
+			inlineMessages, inlineTools, inlinePromptText, inlinePromptIDs, string(response), t.ResponseText,
+			encodeInt32s(t.ResponseIDs), encodeFloat32s(t.BehaviourLogprobs),
+			msgChunks, toolChunks, textChunks, idChunks)
 		return classify(err)
 	})
 	if err != nil {
 		return fmt.Errorf("insert turn %s: %w", t.ID, err)
 	}
+	s.chunkIDs.addAll(chunks.seen)
 	t.Index, t.Seq, t.State, t.CreatedAt = index, seq, store.Generated, fromNanos(nanos(created))
+	if s.cache != nil {
+		size := len(messages) + len(tools) + len(t.PromptText) + len(response) + len(t.ResponseText) +
+			4*(len(t.PromptIDs)+len(t.ResponseIDs)+len(t.BehaviourLogprobs))
+		s.cache.put(seq, payloadOf(t, size), size)
+	}
 	return nil
+}
+
+// oneTurn reads the turn a row statement selects, with its payload.
+func (s *Store) oneTurn(ctx context.Context, stmt *sql.Stmt, args ...any) (store.Turn, error) {
+	t, err := scanTurnRow(stmt.QueryRowContext(ctx, args...))
+	if err != nil {
+		return store.Turn{}, err
+	}
+	ts := []store.Turn{t}
+	if err := s.fillPayloads(ctx, ts); err != nil {
+		return store.Turn{}, err
+	}
+	return ts[0], nil
 }
 
 // Turn returns one turn by id.
 func (s *Store) Turn(ctx context.Context, id string) (store.Turn, error) {
-	t, err := scanTurn(s.stmts.turnByID.QueryRowContext(ctx, id))
+	t, err := s.oneTurn(ctx, s.stmts.turnByID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Turn{}, fmt.Errorf("turn %s: %w", id, store.ErrNotFound)
 	}
@@ -180,7 +218,7 @@ func (s *Store) Turn(ctx context.Context, id string) (store.Turn, error) {
 
 // LastTurn returns the session's turn of type typ with the highest index.
 func (s *Store) LastTurn(ctx context.Context, sessionID string, typ store.TurnType) (store.Turn, error) {
-	t, err := scanTurn(s.stmts.lastTurn.QueryRowContext(ctx, sessionID, string(typ)))
+	t, err := s.oneTurn(ctx, s.stmts.lastTurn, sessionID, string(typ))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Turn{}, fmt.Errorf("last %s turn of session %s: %w", typ, sessionID, store.ErrNotFound)
 	}
@@ -196,7 +234,7 @@ func (s *Store) TurnByConversationHash(ctx context.Context, h string) (store.Tur
 	if h == "" {
 		return store.Turn{}, fmt.Errorf("turn by empty conversation hash: %w", store.ErrNotFound)
 	}
-	t, err := scanTurn(s.stmts.turnByHash.QueryRowContext(ctx, h))
+	t, err := s.oneTurn(ctx, s.stmts.turnByHash, h)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Turn{}, fmt.Errorf("turn with conversation hash %s: %w", h, store.ErrNotFound)
 	}
@@ -345,13 +383,19 @@ func (s *Store) ListTurns(ctx context.Context, f store.TurnFilter) ([]store.Turn
 	defer rows.Close()
 	var out []store.Turn
 	for rows.Next() {
-		t, err := scanTurn(rows)
+		t, err := scanTurnRow(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list turns: %w", err)
 		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list turns: %w", err)
+	}
+	// The rows are closed before the payload reads, so a page never holds
+	// two pool connections at once.
+	rows.Close()
+	if err := s.fillPayloads(ctx, out); err != nil {
 		return nil, fmt.Errorf("list turns: %w", err)
 	}
 	return out, nil
@@ -382,7 +426,7 @@ func listQuery(f store.TurnFilter) (string, []any) {
 		where = append(where, "t.created_at >= ?")
 		args = append(args, nanos(f.Since))
 	}
-	q := "SELECT " + turnColumns + turnsFrom
+	q := "SELECT " + rowColumns + " FROM turns t"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}

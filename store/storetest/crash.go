@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -53,10 +54,14 @@ func RunCrash(t *testing.T, open Opener) {
 		t.Fatalf("start crash child: %v", err)
 	}
 	const killAfter = 300
-	committed := map[string]bool{}
+	committed, observed := map[string]bool{}, map[string]bool{}
 	sc := bufio.NewScanner(stdout)
 	killed := false
 	for sc.Scan() {
+		if id, ok := strings.CutPrefix(sc.Text(), "observed "); ok {
+			observed[id] = true
+			continue
+		}
 		id, ok := strings.CutPrefix(sc.Text(), "committed ")
 		if !ok {
 			continue
@@ -82,13 +87,13 @@ func RunCrash(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatalf("list turns after crash: %v", err)
 	}
-	present := map[string]bool{}
+	present := map[string]store.Turn{}
 	for _, tr := range all {
-		present[tr.ID] = true
+		present[tr.ID] = tr
 	}
 	missing := 0
 	for id := range committed {
-		if !present[id] {
+		if _, ok := present[id]; !ok {
 			missing++
 			if missing <= 5 {
 				t.Errorf("turn %s was reported committed but is missing after the crash", id)
@@ -98,7 +103,12 @@ func RunCrash(t *testing.T, open Opener) {
 	if missing > 0 {
 		t.Errorf("%d of %d committed turns lost", missing, len(committed))
 	}
-	t.Logf("child reported %d commits before SIGKILL; store holds %d turns", len(committed), len(all))
+	for id := range observed {
+		if tr := present[id]; tr.State != store.Observed || len(tr.NextState) != 1 {
+			t.Errorf("turn %s was reported observed but is %s with next state %v after the crash", id, tr.State, tr.NextState)
+		}
+	}
+	t.Logf("child reported %d inserts and %d observations before SIGKILL; store holds %d turns", len(committed), len(observed), len(all))
 	if ic, ok := s.(IntegrityChecker); ok {
 		if err := ic.IntegrityCheck(t.Context()); err != nil {
 			t.Errorf("after crash: %v", err)
@@ -110,7 +120,8 @@ func RunCrash(t *testing.T, open Opener) {
 }
 
 // crashChild inserts turns until it is killed, printing "committed <id>"
-// after each InsertTurn returns.
+// after each InsertTurn returns, and observes each previous turn, printing
+// "observed <id>" after ObserveTurn returns.
 func crashChild(t *testing.T, open Opener, dir string) {
 	s := open(t, dir)
 	var out sync.Mutex
@@ -132,6 +143,18 @@ func crashChild(t *testing.T, open Opener, dir string) {
 				out.Lock()
 				// os.Stdout is unbuffered: the line is in the pipe when Write returns.
 				fmt.Fprintf(os.Stdout, "committed %s\n", tr.ID)
+				out.Unlock()
+				if i == 0 {
+					continue
+				}
+				prev := fmt.Sprintf("chatcmpl-crash-%d-%d", w, i-1)
+				next := []chat.Message{{Role: chat.RoleUser, Content: "next"}}
+				if err := s.ObserveTurn(context.Background(), prev, next, store.NextUser, time.Now()); err != nil {
+					fmt.Fprintf(os.Stderr, "crash child: %v\n", err)
+					os.Exit(2)
+				}
+				out.Lock()
+				fmt.Fprintf(os.Stdout, "observed %s\n", prev)
 				out.Unlock()
 			}
 		})

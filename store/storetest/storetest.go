@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 		{"TouchSession", testTouchSession},
 		{"InsertTurnRoundTrip", testInsertTurnRoundTrip},
 		{"InsertTurnRefuses", testInsertTurnRefuses},
+		{"ReturnedTurnsAreCopies", testReturnedTurnsAreCopies},
 		{"TurnIndexAndLastTurn", testTurnIndexAndLastTurn},
 		{"ConversationHash", testConversationHash},
 		{"ObserveTurn", testObserveTurn},
@@ -300,6 +301,45 @@ func testInsertTurnRoundTrip(t *testing.T, open Opener) {
 	wantErr(t, "Turn(missing)", err, store.ErrNotFound)
 	if sess2, _ := s.Session(ctx(t), sess.ID); sess2.Turns != 3 {
 		t.Errorf("session counts %d turns, want 3", sess2.Turns)
+	}
+}
+
+// ReturnedTurnsAreCopies: neither the turn passed to InsertTurn nor one a
+// read returned shares memory with the store (a store that caches decoded
+// turns must hand out copies).
+func testReturnedTurnsAreCopies(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	sess := newSession(t, s, "copies")
+	in := sampleTurn("chatcmpl-copy", sess.ID)
+	want := sampleTurn("chatcmpl-copy", sess.ID)
+	if err := s.InsertTurn(ctx(t), &in); err != nil {
+		t.Fatal(err)
+	}
+	want.Index, want.Seq, want.State = in.Index, in.Seq, store.Generated
+	scribble := func(tr *store.Turn) {
+		tr.Messages[0].Content = "scribbled"
+		tr.Messages[2].ToolCalls[0].Function.Name = "scribbled"
+		tr.Tools[0].Function.Parameters[0] = '!'
+		tr.PromptIDs[0], tr.ResponseIDs[0], tr.BehaviourLogprobs[0] = -7, -7, -7
+		tr.Response.ToolCalls = append(tr.Response.ToolCalls, chat.ToolCall{ID: "scribbled"})
+	}
+	scribble(&in)
+	for range 2 {
+		got := getTurn(t, s, want.ID)
+		sameTurn(t, got, want)
+		scribble(&got)
+		last, err := s.LastTurn(ctx(t), sess.ID, store.Main)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTurn(t, last, want)
+		scribble(&last)
+		list, err := s.ListTurns(ctx(t), store.TurnFilter{SessionID: sess.ID})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("ListTurns = %d turns, %v", len(list), err)
+		}
+		sameTurn(t, list[0], want)
+		scribble(&list[0])
 	}
 }
 
@@ -714,13 +754,13 @@ func testStats(t *testing.T, open Opener) {
 		t.Errorf("empty Stats = %+v", st)
 	}
 	a, b := newSession(t, s, "a"), newSession(t, s, "b")
-	for i, v := range []int64{3, 9, 5} {
+	for i, v := range []int64{3, 5, 8} {
 		tr := sampleTurn(fmt.Sprintf("chatcmpl-s%d", i), a.ID)
 		tr.PolicyVersion = v
 		insert(t, s, tr)
 	}
 	side := sampleTurn("chatcmpl-sside", b.ID)
-	side.Type = store.Side
+	side.Type, side.PolicyVersion = store.Side, 9 // the newest turn carries the serving version
 	insert(t, s, side)
 	if err := s.ObserveTurn(ctx(t), "chatcmpl-s0", nil, store.NextUser, time.Now()); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/clawrl/clawrl/chat"
-	"github.com/clawrl/clawrl/engine"
 )
 
 // Syntax is how a model family writes reasoning and tool calls.
@@ -99,7 +98,7 @@ type Parser struct {
 	content   strings.Builder
 	reasoning strings.Builder
 	args      []*strings.Builder // per tool call
-	delta     engine.Delta
+	delta     chat.Delta
 
 	thinkAllowed  bool // a <think> may still open (nothing else seen yet)
 	reasonStarted bool // reasoning text emitted (leading newlines stripped)
@@ -147,11 +146,8 @@ func NewParser(opts ParserOptions) *Parser {
 	return p
 }
 
-// Parser implements engine.Parser.
-var _ engine.Parser = (*Parser)(nil)
-
 // Add consumes the next piece of generated text.
-func (p *Parser) Add(text string) engine.Delta {
+func (p *Parser) Add(text string) chat.Delta {
 	p.buf += text
 	p.process(false)
 	return p.takeDelta()
@@ -159,7 +155,7 @@ func (p *Parser) Add(text string) engine.Delta {
 
 // Finish ends the stream: held-back text is released, an unfinished tool
 // call is closed (or returned to content if it never got a name).
-func (p *Parser) Finish() (engine.Delta, chat.Message) {
+func (p *Parser) Finish() (chat.Delta, chat.Message) {
 	p.process(true)
 	switch p.state {
 	case stToolCall, stToolCallTail, stToolCallJunk:
@@ -182,9 +178,9 @@ func (p *Parser) Finish() (engine.Delta, chat.Message) {
 	return p.takeDelta(), msg
 }
 
-func (p *Parser) takeDelta() engine.Delta {
+func (p *Parser) takeDelta() chat.Delta {
 	d := p.delta
-	p.delta = engine.Delta{}
+	p.delta = chat.Delta{}
 	return d
 }
 
@@ -451,7 +447,7 @@ func (p *Parser) announce() {
 	}
 	p.msg.ToolCalls = append(p.msg.ToolCalls, chat.ToolCall{ID: id, Type: "function", Function: chat.FunctionCall{Name: c.name}})
 	p.args = append(p.args, &strings.Builder{})
-	p.delta.ToolCalls = append(p.delta.ToolCalls, engine.ToolCallDelta{Index: c.index, ID: id, Name: c.name})
+	p.delta.ToolCalls = append(p.delta.ToolCalls, chat.ToolCallDelta{Index: c.index, ID: id, Name: c.name})
 }
 
 func (p *Parser) emitArgs(s string) {
@@ -464,7 +460,7 @@ func (p *Parser) emitArgs(s string) {
 		p.delta.ToolCalls[n-1].Arguments += s
 		return
 	}
-	p.delta.ToolCalls = append(p.delta.ToolCalls, engine.ToolCallDelta{Index: c.index, Arguments: s})
+	p.delta.ToolCalls = append(p.delta.ToolCalls, chat.ToolCallDelta{Index: c.index, Arguments: s})
 }
 
 // callBroke handles JSON that cannot be a tool call: before the call was

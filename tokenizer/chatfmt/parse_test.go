@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/clawrl/clawrl/chat"
-	"github.com/clawrl/clawrl/engine"
 )
 
 func counterIDs() func() string {
@@ -137,7 +136,7 @@ func TestParser(t *testing.T) {
 func parseAll(t *testing.T, opts ParserOptions, chunks []string) chat.Message {
 	t.Helper()
 	p := NewParser(opts)
-	var deltas []engine.Delta
+	var deltas []chat.Delta
 	for _, c := range chunks {
 		deltas = append(deltas, p.Add(c))
 	}
@@ -152,7 +151,7 @@ func parseAll(t *testing.T, opts ParserOptions, chunks []string) chat.Message {
 // checkDeltas verifies the streaming contract: the deltas' content,
 // reasoning and tool calls concatenate to the final message, each call is
 // announced (index, id, name) exactly once before its arguments.
-func checkDeltas(deltas []engine.Delta, msg chat.Message) error {
+func checkDeltas(deltas []chat.Delta, msg chat.Message) error {
 	var content, reasoning string
 	var calls []chat.ToolCall
 	for _, d := range deltas {

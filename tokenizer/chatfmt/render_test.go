@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/clawrl/clawrl/chat"
-	"github.com/clawrl/clawrl/engine"
 )
 
 // refPython returns the interpreter for reference runs after checking it
@@ -351,7 +350,7 @@ func TestRenderAutoArguments(t *testing.T) {
 		{parityTemplates[2], ArgumentsAsMapping},
 	} {
 		tmpl := loadParityTemplate(t, tt.pt)
-		got, err := tmpl.Render(msgs, nil, engine.RenderOptions{AddGenerationPrompt: true})
+		got, err := tmpl.Render(msgs, nil, chat.RenderOptions{AddGenerationPrompt: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/clawrl/clawrl/chat"
-	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/tokenizer/jinja"
 )
 
@@ -179,7 +178,7 @@ type Options struct {
 
 // Render implements engine.Format's Render: transformers' variables, with
 // tool-call arguments passed the way the template expects (ArgumentsAuto).
-func (t *Template) Render(msgs []chat.Message, tools []chat.Tool, opts engine.RenderOptions) (string, error) {
+func (t *Template) Render(msgs []chat.Message, tools []chat.Tool, opts chat.RenderOptions) (string, error) {
 	return t.RenderWith(msgs, tools, Options{AddGenerationPrompt: opts.AddGenerationPrompt, EnableThinking: opts.EnableThinking, Arguments: ArgumentsAuto})
 }
 

@@ -76,13 +76,13 @@ CREATE TABLE turns (
 
     UNIQUE (session_id, idx)
 );
--- Queries that use a partial index repeat its condition (key <> '',
--- conversation_hash <> ''), or SQLite cannot prove the index applies.
-CREATE INDEX turns_by_session ON turns (session_id, type, idx);
+-- Every index costs a page write on each InsertTurn, so only the lookups
+-- the loops make per request or per batch have one: by id and by (session,
+-- index) above, by state, by conversation hash. Queries that use the partial
+-- index repeat its condition (conversation_hash <> ''), or SQLite cannot
+-- prove the index applies. Export's --since filters while it scans.
 CREATE INDEX turns_by_state ON turns (state, type, seq);
 CREATE INDEX turns_by_hash ON turns (conversation_hash, seq) WHERE conversation_hash <> '';
-CREATE INDEX turns_by_created ON turns (created_at);
-CREATE INDEX turns_by_policy_version ON turns (policy_version);
 
 CREATE TABLE turn_payloads (
     turn_seq           INTEGER PRIMARY KEY REFERENCES turns (seq),
