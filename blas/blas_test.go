@@ -241,6 +241,10 @@ func TestExpShift(t *testing.T) {
 	if math.Abs(float64(sum)-want) > 1e-5*want {
 		t.Errorf("sum %v, want %v", sum, want)
 	}
+	done2, sum2 := SumExpShift(orig, 0.5)
+	if done2 != done || math.Abs(sum2-want) > 1e-6*want {
+		t.Errorf("SumExpShift = %d, %v; want %d, %v", done2, sum2, done, want)
+	}
 }
 
 func TestWeightedRows(t *testing.T) {
