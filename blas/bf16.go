@@ -53,33 +53,65 @@ func WidenBF16(dst []float32, src []uint16) {
 // bf16Direct computes columns [j0,j1) reading each weight row once and
 // widening on the fly, for every row of x at once.
 func bf16Direct(m, j0, j1, k int, alpha float32, x []float32, ldx int, w []uint16, ldw int, beta float32, y []float32, ldy int) {
+	store := func(i, j int, s float32) {
+		p := &y[i*ldy+j]
+		if beta == 0 {
+			*p = alpha * s
+		} else {
+			*p = alpha*s + beta**p
+		}
+	}
+	if k8 := k &^ 7; useAVX2 && k8 > 0 {
+		var t4 [4]float32
+		for ; j0+4 <= j1; j0 += 4 {
+			_ = w[(j0+3)*ldw+k-1]
+			for i := 0; i < m; i++ {
+				xi := x[i*ldx : i*ldx+k]
+				kern1x4bf16(k8, &xi[0], &w[j0*ldw], ldw, &t4)
+				for q := 0; q < 4; q++ {
+					s := t4[q]
+					wq := w[(j0+q)*ldw : (j0+q)*ldw+k]
+					for p := k8; p < k; p++ {
+						s += xi[p] * math.Float32frombits(uint32(wq[p])<<16)
+					}
+					store(i, j0+q, s)
+				}
+			}
+		}
+	}
+	var widened []float32
 	for j := j0; j < j1; j++ {
 		wj := w[j*ldw : j*ldw+k]
-		for i := 0; i < m; i++ {
-			s := dotBF16(x[i*ldx:i*ldx+k], wj)
-			p := &y[i*ldy+j]
-			if beta == 0 {
-				*p = alpha * s
-			} else {
-				*p = alpha*s + beta**p
+		if useAVX2 && k >= 8 {
+			// Same summation order as the kernels (see gemmNTRangeAVX2).
+			if widened == nil {
+				widened = make([]float32, k)
 			}
+			WidenBF16(widened, wj)
+			k8 := k &^ 7
+			for i := 0; i < m; i++ {
+				xi := x[i*ldx : i*ldx+k]
+				s := kern1x1(k8, &xi[0], &widened[0])
+				for p := k8; p < k; p++ {
+					s += xi[p] * widened[p]
+				}
+				store(i, j, s)
+			}
+			continue
+		}
+		for i := 0; i < m; i++ {
+			store(i, j, dotBF16(x[i*ldx:i*ldx+k], wj))
 		}
 	}
 }
 
-// dotBF16 is the dot product of float32 x with bf16 w.
+// dotBF16 is the dot product of float32 x with bf16 w, summed in order like
+// the portable Sgemm kernels, so the direct and the widened paths agree.
 func dotBF16(x []float32, w []uint16) float32 {
 	w = w[:len(x)]
-	var s0, s1, s2, s3 float32
-	p := 0
-	for ; p+4 <= len(x); p += 4 {
-		s0 += x[p] * math.Float32frombits(uint32(w[p])<<16)
-		s1 += x[p+1] * math.Float32frombits(uint32(w[p+1])<<16)
-		s2 += x[p+2] * math.Float32frombits(uint32(w[p+2])<<16)
-		s3 += x[p+3] * math.Float32frombits(uint32(w[p+3])<<16)
+	var s float32
+	for p, v := range x {
+		s += v * math.Float32frombits(uint32(w[p])<<16)
 	}
-	for ; p < len(x); p++ {
-		s0 += x[p] * math.Float32frombits(uint32(w[p])<<16)
-	}
-	return (s0 + s1) + (s2 + s3)
+	return s
 }

@@ -119,8 +119,12 @@ func parallelFor(n, align int, work int64, fn func(lo, hi int)) {
 // along k. Goroutines split the n (output column) range, so each streams its
 // own rows of B — for decode (m small) that is the whole memory traffic.
 func gemmNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	parallelFor(n, 4, 2*int64(m)*int64(n)*int64(k), func(j0, j1 int) {
-		gemmNTRange(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	parallelFor(n, 12, 2*int64(m)*int64(n)*int64(k), func(j0, j1 int) {
+		if useAVX2 {
+			gemmNTRangeAVX2(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		} else {
+			gemmNTRange(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		}
 	})
 }
 
@@ -163,7 +167,7 @@ func gemmNTRange(m, j0, j1, k int, alpha float32, a []float32, lda int, b []floa
 	for ; j < j1; j++ {
 		bj := b[j*ldb : j*ldb+k]
 		for i := 0; i < m; i++ {
-			store(i, j, Dot(a[i*lda:i*lda+k], bj))
+			store(i, j, dotSeq(a[i*lda:i*lda+k], bj))
 		}
 	}
 }
@@ -197,32 +201,29 @@ func dot4x4(s *[16]float32, a0, a1, a2, a3, b0, b1, b2, b3 []float32) {
 	*s = [16]float32{s00, s01, s02, s03, s10, s11, s12, s13, s20, s21, s22, s23, s30, s31, s32, s33}
 }
 
-// dot1x4 computes the dot products of a with b0..b3, two accumulators each
-// so the adds do not form one long dependency chain.
+// dot1x4 computes the dot products of a with b0..b3, each summed in order
+// like dot4x4 and dotSeq, so results do not depend on which kernel ran.
 func dot1x4(a, b0, b1, b2, b3 []float32) (float32, float32, float32, float32) {
 	k := len(a)
 	b0, b1, b2, b3 = b0[:k], b1[:k], b2[:k], b3[:k]
-	var s0, s1, s2, s3, t0, t1, t2, t3 float32
-	p := 0
-	for ; p+2 <= k; p += 2 {
-		x, y := a[p], a[p+1]
-		s0 += x * b0[p]
-		s1 += x * b1[p]
-		s2 += x * b2[p]
-		s3 += x * b3[p]
-		t0 += y * b0[p+1]
-		t1 += y * b1[p+1]
-		t2 += y * b2[p+1]
-		t3 += y * b3[p+1]
-	}
-	for ; p < k; p++ {
-		x := a[p]
+	var s0, s1, s2, s3 float32
+	for p, x := range a {
 		s0 += x * b0[p]
 		s1 += x * b1[p]
 		s2 += x * b2[p]
 		s3 += x * b3[p]
 	}
-	return s0 + t0, s1 + t1, s2 + t2, s3 + t3
+	return s0, s1, s2, s3
+}
+
+// dotSeq is a dot product summed in order, the portable kernels' order.
+func dotSeq(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s float32
+	for i, v := range x {
+		s += v * y[i]
+	}
+	return s
 }
 
 // Dot is the dot product of two equal-length vectors.
@@ -240,12 +241,4 @@ func Dot(x, y []float32) float32 {
 		s0 += x[p] * y[p]
 	}
 	return (s0 + s1) + (s2 + s3)
-}
-
-// Axpy computes y += alpha·x.
-func Axpy(alpha float32, x, y []float32) {
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += alpha * v
-	}
 }

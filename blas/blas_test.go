@@ -13,13 +13,16 @@ func naive(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		for j := 0; j < n; j++ {
 			var s float64
 			for p := 0; p < k; p++ {
-				av := a[i*lda+p]
+				var av, bv float32
 				if transA {
 					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
 				}
-				bv := b[p*ldb+j]
 				if transB {
 					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
 				}
 				s += float64(av) * float64(bv)
 			}
@@ -85,8 +88,8 @@ func TestSgemm(t *testing.T) {
 
 func TestSgemmBF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, m := range []int{1, 3, 8, 9, 40} {
-		n, k := 300, 70
+	for _, s := range [][3]int{{1, 300, 70}, {3, 300, 70}, {8, 301, 64}, {9, 300, 70}, {40, 300, 70}, {2, 7, 5}} {
+		m, n, k := s[0], s[1], s[2]
 		x := randSlice(r, m*k)
 		wf := randSlice(r, n*k)
 		w := make([]uint16, n*k)
@@ -118,20 +121,147 @@ func BenchmarkSgemm(b *testing.B) {
 		for i, v := range w {
 			wb[i] = uint16(math.Float32bits(v) >> 16)
 		}
-		for _, impl := range []struct {
+		impls := []struct {
 			name string
 			f    func()
 		}{
-			{"backend=" + Backend, func() { Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
-			{"backend=go", func() { SgemmGo(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
+			{"go", func() { SgemmGo(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }},
 			{"bf16", func() { SgemmBF16(m, n, k, 1, x, k, wb, k, 0, y, n) }},
-		} {
+		}
+		if Backend != "go" {
+			impls = append(impls, struct {
+				name string
+				f    func()
+			}{Backend, func() { Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }})
+		}
+		for _, impl := range impls {
 			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, impl.name), func(b *testing.B) {
 				for b.Loop() {
 					impl.f()
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// TestBatchInvariance checks that a row of C comes out bitwise the same
+// whether computed alone or with other rows, and for bf16 weights whether
+// the direct (decode) or the widened (prefill) path ran: the model relies on
+// it so that a sequence decodes identically alone, in a batch, or when
+// scored by a prefill. OpenBLAS does not promise this, so only the Go paths
+// are checked.
+func TestBatchInvariance(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, s := range [][2]int{{70, 129}, {151, 64}, {13, 8}, {1024, 100}, {9, 3}} {
+		n, k := s[0], s[1]
+		const m = 13
+		a, b := randSlice(r, m*k), randSlice(r, n*k)
+		wb := make([]uint16, n*k)
+		bw := make([]float32, n*k)
+		for i, v := range b {
+			wb[i] = uint16(math.Float32bits(v) >> 16)
+			bw[i] = math.Float32frombits(uint32(wb[i]) << 16)
+		}
+		all := make([]float32, m*n)
+		SgemmGo(false, true, m, n, k, 1, a, k, b, k, 0, all, n)
+		allBF := make([]float32, m*n)
+		SgemmBF16(m, n, k, 1, a, k, wb, k, 0, allBF, n) // m > 8: widened panels
+		for _, rows := range [][2]int{{0, 1}, {5, 6}, {12, 13}, {0, 4}, {3, 10}, {4, 8}} {
+			lo, hi := rows[0], rows[1]
+			part := make([]float32, (hi-lo)*n)
+			SgemmGo(false, true, hi-lo, n, k, 1, a[lo*k:], k, b, k, 0, part, n)
+			partBF := make([]float32, (hi-lo)*n)
+			SgemmBF16(hi-lo, n, k, 1, a[lo*k:], k, wb, k, 0, partBF, n) // ≤ 8 rows: direct
+			for i := range part {
+				if part[i] != all[lo*n+i] {
+					t.Fatalf("n=%d k=%d rows [%d,%d): C[%d] = %v alone, %v in the full batch", n, k, lo, hi, lo*n+i, part[i], all[lo*n+i])
+				}
+				// SgemmBF16's widened path goes through Sgemm, OpenBLAS in
+				// that build.
+				if Backend == "go" && partBF[i] != allBF[lo*n+i] {
+					t.Fatalf("bf16 n=%d k=%d rows [%d,%d): C[%d] = %v direct, %v widened", n, k, lo, hi, lo*n+i, partBF[i], allBF[lo*n+i])
+				}
+			}
+		}
+	}
+}
+
+func TestDotRowsAxpy(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, s := range [][3]int{{1, 1, 1}, {7, 16, 20}, {33, 128, 256}, {5, 13, 13}} {
+		n, k, ld := s[0], s[1], s[2]
+		x, rows := randSlice(r, k), randSlice(r, n*ld)
+		out := make([]float32, n)
+		DotRows(out, x, rows, ld)
+		want := make([]float32, n)
+		naive(false, true, 1, n, k, 1, x, k, rows, ld, 0, want, n)
+		sg := make([]float32, n)
+		SgemmGo(false, true, 1, n, k, 1, x, k, rows, ld, 0, sg, n)
+		for j := range out {
+			if math.Abs(float64(out[j]-want[j])) > 1e-4*(1+math.Abs(float64(want[j]))) {
+				t.Fatalf("DotRows[%d] = %v, want %v", j, out[j], want[j])
+			}
+			if out[j] != sg[j] {
+				t.Fatalf("DotRows[%d] = %v, Sgemm gives %v: summation order differs", j, out[j], sg[j])
+			}
+		}
+		y := randSlice(r, k)
+		yw := append([]float32(nil), y...)
+		Axpy(0.5, x, y)
+		for i := range y {
+			if d := math.Abs(float64(y[i] - (yw[i] + 0.5*x[i]))); d > 1e-6*(1+math.Abs(float64(y[i]))) {
+				t.Fatalf("Axpy[%d] = %v, want %v", i, y[i], yw[i]+0.5*x[i])
+			}
+		}
+	}
+}
+
+func TestExpShift(t *testing.T) {
+	x := make([]float32, 0, 20000)
+	for v := -100.0; v <= 0; v += 0.00731 {
+		x = append(x, float32(v))
+	}
+	orig := append([]float32(nil), x...)
+	done, sum := ExpShift(x, 0.5)
+	if !useAVX2 {
+		if done != 0 {
+			t.Fatal("vector exp ran without AVX2")
+		}
+		t.Skip("no AVX2")
+	}
+	var want float64
+	for i := 0; i < done; i++ {
+		e := math.Exp(float64(orig[i] - 0.5))
+		want += e
+		if e > 1e-37 && math.Abs(float64(x[i])-e) > 3e-7*e {
+			t.Fatalf("exp(%v) = %g, want %g", orig[i]-0.5, x[i], e)
+		}
+	}
+	if math.Abs(float64(sum)-want) > 1e-5*want {
+		t.Errorf("sum %v, want %v", sum, want)
+	}
+	done2, sum2 := SumExpShift(orig, 0.5)
+	if done2 != done || math.Abs(sum2-want) > 1e-6*want {
+		t.Errorf("SumExpShift = %d, %v; want %d, %v", done2, sum2, done, want)
+	}
+}
+
+func TestWeightedRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, s := range [][3]int{{1, 8, 8}, {9, 16, 32}, {100, 128, 256}, {5, 44, 50}, {3, 3, 3}} {
+		n, k, ld := s[0], s[1], s[2]
+		w, rows := randSlice(r, n), randSlice(r, n*ld)
+		out := make([]float32, k)
+		WeightedRows(out, w, rows, ld)
+		for c := range out {
+			var want float64
+			for p := range w {
+				want += float64(w[p]) * float64(rows[p*ld+c])
+			}
+			if math.Abs(float64(out[c])-want) > 1e-4*(1+math.Abs(want)) {
+				t.Fatalf("n=%d k=%d: out[%d] = %v, want %v", n, k, c, out[c], want)
+			}
 		}
 	}
 }

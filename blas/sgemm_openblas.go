@@ -2,11 +2,7 @@
 
 package blas
 
-/*
-#cgo pkg-config: openblas
-#include <cblas.h>
-*/
-import "C"
+import "github.com/clawrl/clawrl/blas/internal/openblas"
 
 // Backend names the Sgemm implementation this binary uses.
 const Backend = "openblas"
@@ -17,14 +13,5 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		SgemmGo(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	ta, tb := C.enum_CBLAS_TRANSPOSE(C.CblasNoTrans), C.enum_CBLAS_TRANSPOSE(C.CblasNoTrans)
-	if transA {
-		ta = C.CblasTrans
-	}
-	if transB {
-		tb = C.CblasTrans
-	}
-	C.cblas_sgemm(C.CblasRowMajor, ta, tb, C.blasint(m), C.blasint(n), C.blasint(k),
-		C.float(alpha), (*C.float)(&a[0]), C.blasint(lda), (*C.float)(&b[0]), C.blasint(ldb),
-		C.float(beta), (*C.float)(&c[0]), C.blasint(ldc))
+	openblas.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

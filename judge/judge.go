@@ -180,44 +180,10 @@ func (j *Judge) Judge(ctx context.Context, in Input, want Request) (store.Judgme
 	}
 
 	// Score: the valid eval votes plus the explicit rating.
-	var values []int
-	var lastErr string
-	for _, v := range votes[:evalVotes] {
-		switch {
-		case v.Valid:
-			values = append(values, v.Score)
-		case v.Raw == "" && v.Err != "":
-			lastErr = "judge unavailable: " + v.Err // no answer at all
-		case v.Err != "":
-			lastErr = "no valid vote: " + v.Err // answers without a box
-		}
-	}
-	if rating != 0 {
-		weight := j.cfg.FeedbackWeight
-		if j.cfg.Feedback == FeedbackDecides {
-			weight = 1
-		}
-		for range weight {
-			values = append(values, rating)
-		}
-		out.Votes = append(out.Votes, store.Vote{Kind: store.VoteEval, Source: "feedback", Score: rating, Valid: true,
-			Raw: fmt.Sprintf("explicit feedback %+d (weight %d) %s", rating, weight, in.FeedbackText)})
-	}
-	out.Votes = append(out.Votes, votes...)
-	switch {
-	case !want.Score:
-		out.Reason = "score not asked for"
-	case rating != 0 && j.cfg.Feedback == FeedbackDecides:
-		out.Score, out.Reason = rating, "explicit feedback decides"
-	case len(values) == 0 && lastErr != "":
-		out.Reason = lastErr
-	case len(values) == 0:
-		out.Reason = "no valid vote"
-	default:
-		out.Score, out.Reason = Majority(values)
-		if rating != 0 {
-			out.Reason += " with explicit feedback"
-		}
+	if want.Score {
+		out.Score, out.Reason, out.Votes = j.Rescore(votes, rating, in.FeedbackText)
+	} else {
+		out.Reason, out.Votes = "score not asked for", votes
 	}
 
 	// Hint: the longest hint of the positive hindsight votes.
@@ -228,7 +194,7 @@ func (j *Judge) Judge(ctx context.Context, in Input, want Request) (store.Judgme
 	}
 	out.HintAccepted = out.Hint != ""
 	if want.Hint && !out.HintAccepted {
-		failed := 0
+		failed, lastErr := 0, ""
 		for _, v := range votes[evalVotes:] {
 			if v.Raw == "" && v.Err != "" { // no answer at all, not a garbage one
 				failed++
@@ -240,6 +206,63 @@ func (j *Judge) Judge(ctx context.Context, in Input, want Request) (store.Judgme
 		}
 	}
 	return out, nil
+}
+
+// Rescore computes a score from a turn's votes and its explicit feedback
+// rating (0 = none): in FeedbackDecides mode a rating is the score; in
+// FeedbackVotes mode it adds FeedbackWeight votes to the valid judge eval
+// votes, and the majority decides. Feedback votes already among votes are
+// replaced, so a judgment can be rescored when feedback arrives after it. It
+// returns the score, how it came about, and the votes with the feedback vote
+// first.
+func (j *Judge) Rescore(votes []store.Vote, rating int, feedbackText string) (int, string, []store.Vote) {
+	rating = max(-1, min(1, rating))
+	var values []int
+	var lastErr string
+	var judged []store.Vote
+	for _, v := range votes {
+		if v.Source == "feedback" {
+			continue
+		}
+		judged = append(judged, v)
+		if v.Kind != store.VoteEval {
+			continue
+		}
+		switch {
+		case v.Valid:
+			values = append(values, v.Score)
+		case v.Raw == "" && v.Err != "":
+			lastErr = "judge unavailable: " + v.Err // no answer at all
+		case v.Err != "":
+			lastErr = "no valid vote: " + v.Err // answers without a box
+		}
+	}
+	var out []store.Vote
+	if rating != 0 {
+		weight := j.cfg.FeedbackWeight
+		if j.cfg.Feedback == FeedbackDecides {
+			weight = 1
+		}
+		for range weight {
+			values = append(values, rating)
+		}
+		out = append(out, store.Vote{Kind: store.VoteEval, Source: "feedback", Score: rating, Valid: true,
+			Raw: strings.TrimSpace(fmt.Sprintf("explicit feedback %+d (weight %d) %s", rating, weight, feedbackText))})
+	}
+	out = append(out, judged...)
+	switch {
+	case rating != 0 && j.cfg.Feedback == FeedbackDecides:
+		return rating, "explicit feedback decides", out
+	case len(values) == 0 && lastErr != "":
+		return 0, lastErr, out
+	case len(values) == 0:
+		return 0, "no valid vote", out
+	}
+	score, reason := Majority(values)
+	if rating != 0 {
+		reason += " with explicit feedback"
+	}
+	return score, reason, out
 }
 
 // vote asks the backend once, with bounded retries, and parses the answer.

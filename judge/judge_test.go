@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/scripted"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -294,4 +296,34 @@ func FuzzParseCompletion(f *testing.F) {
 			t.Fatalf("error with text %q", text)
 		}
 	})
+}
+
+func TestTeacherPromptFollowsTheOriginalRendering(t *testing.T) {
+	eng := scripted.New(scripted.Options{})
+	teacher := &Teacher{Engine: eng}
+	msgs := []chat.Message{{Role: chat.RoleSystem, Content: "be kind"}, {Role: chat.RoleUser, Content: "how far is 3 miles?"}}
+	f := eng.Format()
+	orig, err := f.Render(msgs, nil, engine.RenderOptions{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withHint, _ := TeacherPrompt(msgs, "answer in km")
+	want, _ := f.Render(withHint, nil, engine.RenderOptions{AddGenerationPrompt: true})
+	// Same rendering: re-rendered with the hint.
+	if got, err := teacher.Prompt(msgs, nil, orig, "answer in km"); err != nil || got != want {
+		t.Errorf("re-rendered teacher prompt:\n%q\nwant\n%q (%v)", got, want, err)
+	}
+	// The client rendered differently (say, thinking switched off): the hint
+	// is spliced into the original prompt after the last user text.
+	odd := orig + "<think>\n\n</think>\n\n"
+	got, err := teacher.Prompt(msgs, nil, odd, "answer in km")
+	if err != nil || got != strings.Replace(odd, "3 miles?", "3 miles?"+HintHeader+"answer in km", 1) {
+		t.Errorf("spliced teacher prompt: %q (%v)", got, err)
+	}
+	// Teacher logprobs cover exactly the response ids.
+	ids := f.Encode("about 4.8 km")
+	lp, _, err := teacher.Logprobs(context.Background(), msgs, nil, orig, ids, "answer in km")
+	if err != nil || len(lp) != len(ids) {
+		t.Errorf("teacher logprobs: %d for %d ids (%v)", len(lp), len(ids), err)
+	}
 }

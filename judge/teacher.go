@@ -3,6 +3,7 @@ package judge
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
@@ -37,18 +38,17 @@ func TeacherPrompt(msgs []chat.Message, hint string) ([]chat.Message, error) {
 
 // Logprobs returns one teacher logprob per response id. The prompt is re-
 // rendered and re-tokenised with the hint; the response ids are the exact ids
-// the engine sampled, never re-tokenised text. It also returns the policy
+// the engine sampled, never re-tokenised text. promptText is the prompt the
+// response was generated from (the turn's PromptText): when re-rendering the
+// original messages does not reproduce it (the client chose template options
+// such as enable_thinking that the turn does not record), the hint is spliced
+// into promptText after the last user message's text instead, so the teacher
+// sees exactly the student's prompt plus the hint. It also returns the policy
 // version the teacher ran on.
-func (t *Teacher) Logprobs(ctx context.Context, msgs []chat.Message, tools []chat.Tool, responseIDs []int32, hint string) ([]float32, int64, error) {
-	tm, err := TeacherPrompt(msgs, hint)
+func (t *Teacher) Logprobs(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText string, responseIDs []int32, hint string) ([]float32, int64, error) {
+	text, err := t.Prompt(msgs, tools, promptText, hint)
 	if err != nil {
 		return nil, 0, err
-	}
-	opts := t.Render
-	opts.AddGenerationPrompt = true
-	text, err := t.Engine.Format().Render(tm, tools, opts)
-	if err != nil {
-		return nil, 0, fmt.Errorf("render teacher prompt: %w", err)
 	}
 	scored, err := t.Engine.Score(ctx, engine.ScoreRequest{
 		PromptIDs:     t.Engine.Format().Encode(text),
@@ -62,4 +62,38 @@ func (t *Teacher) Logprobs(ctx context.Context, msgs []chat.Message, tools []cha
 		return nil, 0, fmt.Errorf("teacher score: %d logprobs for %d response tokens", len(scored.Logprobs), len(responseIDs))
 	}
 	return scored.Logprobs, scored.PolicyVersion, nil
+}
+
+// Prompt is the teacher's prompt text (see Logprobs).
+func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hint string) (string, error) {
+	tm, err := TeacherPrompt(msgs, hint)
+	if err != nil {
+		return "", err
+	}
+	opts := t.Render
+	opts.AddGenerationPrompt = true
+	f := t.Engine.Format()
+	text, err := f.Render(tm, tools, opts)
+	if err != nil {
+		return "", fmt.Errorf("render teacher prompt: %w", err)
+	}
+	if promptText == "" {
+		return text, nil
+	}
+	if orig, err := f.Render(msgs, tools, opts); err == nil && orig == promptText {
+		return text, nil
+	}
+	// The original prompt was rendered differently: splice the hint in.
+	last := ""
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == chat.RoleUser {
+			last = msgs[i].Content
+			break
+		}
+	}
+	if i := strings.LastIndex(promptText, last); last != "" && i >= 0 {
+		end := i + len(last)
+		return promptText[:end] + HintHeader + hint + promptText[end:], nil
+	}
+	return text, nil
 }

@@ -59,6 +59,22 @@ func (r *Runner) judgeRound(ctx context.Context) (int, error) {
 		return 0, ctx.Err()
 	}
 
+	// Feedback that arrived after its turn was judged (the user replied, the
+	// judge ran, then the thumbs-down came) is still the strongest evidence:
+	// rescore those turns while they can still be trained.
+	outdated, err := r.store.OutdatedByFeedback(ctx, r.cfg.JudgeBatch)
+	if err != nil {
+		return 0, err
+	}
+	for _, j := range outdated {
+		if err := r.revise(ctx, j); err != nil {
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			r.log.Warn("revise judgment", "turn", j.TurnID, "err", err)
+		}
+	}
+
 	// Judged turns whose sample is not built yet: the ones just judged, and
 	// any a crash left between judgment and sample.
 	todo, err := r.store.JudgedToSample(ctx, r.cfg.JudgeBatch)
@@ -147,6 +163,37 @@ func (r *Runner) judgeTurn(ctx context.Context, t store.Turn) error {
 	return nil
 }
 
+// revise rescores a judgment with feedback that arrived after it, and
+// updates the turn's sample (or builds or drops it) to match.
+func (r *Runner) revise(ctx context.Context, j store.Judgment) error {
+	t, err := r.store.Turn(ctx, j.TurnID)
+	if err != nil {
+		return err
+	}
+	if t.Feedback == nil {
+		return nil
+	}
+	score, reason, votes := r.judge.Rescore(j.Votes, t.Feedback.Rating, t.Feedback.Text)
+	d := rl.Decide(r.cfg.Method, score, j.HintAccepted)
+	j.Score, j.Votes, j.Reason, j.Keep, j.Why = score, votes, reason+" (feedback after the judgment)", d.Keep, d.Reason
+	reward := 0.0
+	if d.UseRL {
+		reward = float64(score)
+	}
+	if err := r.store.ReviseJudgment(ctx, j, d.UseRL, reward, d.Reason+" (revised by later feedback)"); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil // trained or dropped meanwhile
+		}
+		return err
+	}
+	r.count(func(c *Counters) { c.Revised++ })
+	if t.State == store.Ready && !d.Keep {
+		r.drop(ctx, t.ID, d.Reason+" (after later feedback)")
+	}
+	// A judged turn now kept gets its sample from JudgedToSample below.
+	return nil
+}
+
 // buildSample turns a kept judgment into a sample: with the teacher's
 // logprobs when the method uses the hint.
 func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error) {
@@ -170,7 +217,7 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 				return false, err
 			}
 		}
-		lp, v, err := r.teacher.Logprobs(ctx, t.Messages, t.Tools, t.ResponseIDs, j.Hint)
+		lp, v, err := r.teacher.Logprobs(ctx, t.Messages, t.Tools, t.PromptText, t.ResponseIDs, j.Hint)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return false, ctx.Err()

@@ -467,3 +467,50 @@ func TestMethodOffTrainsNothing(t *testing.T) {
 }
 
 func timeNowPlusHour() time.Time { return time.Now().Add(time.Hour) }
+
+// TestFeedbackAfterJudgment: a thumbs-down that arrives after the judge
+// scored the user's reply as +1 rescores the ready sample to −1, and a
+// thumbs-up on a turn held with no signal makes it a sample.
+func TestFeedbackAfterJudgment(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir(), rl.MethodCombine, 99)
+	ask := func(q string) []chat.Message { return []chat.Message{{Role: chat.RoleUser, Content: q}} }
+	approved := f.serve(t, "late1", ask("q1"))
+	f.reply(t, approved, `[[say:\boxed{1}]] thanks`)
+	held := f.serve(t, "late2", ask("q2"))
+	f.reply(t, held, `[[say:\boxed{0}]] hm`)
+	if _, err := f.runner.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tr, _ := f.turn(t, held.ID); tr.State != store.Judged {
+		t.Fatalf("held turn is %s", tr.State)
+	}
+	for id, rating := range map[string]int{approved.ID: -1, held.ID: 1} {
+		if err := f.store.AddFeedback(ctx, id, store.Feedback{Rating: rating, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.runner.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]float64{approved.ID: -1, held.ID: 1} {
+		tr, j := f.turn(t, id)
+		samples, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
+		if err != nil || len(samples) != 1 {
+			t.Fatalf("turn %s: %d samples (%v)", id, len(samples), err)
+		}
+		if tr.State != store.Ready || j.Score != int(want) || samples[0].Reward != want || !samples[0].UseRL || j.RevisedAt.IsZero() && id == approved.ID {
+			t.Errorf("turn %s after late feedback: %s, judgment %+d (%s), sample reward %v", id, tr.State, j.Score, j.Reason, samples[0].Reward)
+		}
+		if j.Votes[0].Source != "feedback" {
+			t.Errorf("turn %s: feedback vote missing: %+v", id, j.Votes)
+		}
+	}
+	if got := f.runner.Counters().Revised; got != 2 {
+		t.Errorf("revised %d, want 2", got)
+	}
+	// Nothing more to revise.
+	if out, err := f.store.OutdatedByFeedback(ctx, 0); err != nil || len(out) != 0 {
+		t.Errorf("still outdated: %v %v", out, err)
+	}
+}

@@ -25,6 +25,7 @@ var (
 	hintsDesc        = desc("hints_accepted_total", "Hindsight hints accepted since start.")
 	samplesDesc      = desc("samples_built_total", "Samples built since start (at_least_one: kept by the at-least-one rule).", "kind")
 	droppedNowDesc   = desc("dropped_total", "Turns the judge loop dropped since start.")
+	revisedDesc      = desc("revised_total", "Judgments rescored since start because feedback arrived after them.")
 	roundErrDesc     = desc("judge_round_errors_total", "Judge rounds that failed since start.")
 	stepsDesc        = desc("train_steps_total", "Trainer steps recorded as versions since start.")
 	failedStepsDesc  = desc("train_failed_steps_total", "Trainer steps that failed since start.")
@@ -41,7 +42,7 @@ var (
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{judgedDesc, hintsDesc, samplesDesc, droppedNowDesc, roundErrDesc, stepsDesc,
+	for _, d := range []*prometheus.Desc{judgedDesc, hintsDesc, samplesDesc, droppedNowDesc, revisedDesc, roundErrDesc, stepsDesc,
 		failedStepsDesc, staleDesc, publishErrDesc, versionDesc, versionAgeDesc, lastDesc, readyDesc, trainedDesc,
 		droppedByDesc, servingDesc, learningErrsDesc} {
 		ch <- d
@@ -64,6 +65,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(samplesDesc, k.Samples-k.AtLeastOne, "signal")
 	counter(samplesDesc, k.AtLeastOne, "at_least_one")
 	counter(droppedNowDesc, k.Dropped)
+	counter(revisedDesc, k.Revised)
 	counter(roundErrDesc, k.RoundErrors)
 	gauge(servingDesc, float64(r.gate.Active()))
 	if r.scheduler != nil {

@@ -93,7 +93,7 @@ type Options struct {
 // Counters are the judge loop's running totals since start.
 type Counters struct {
 	Judged, Positive, Negative, HintsAccepted int
-	Samples, AtLeastOne, Dropped              int
+	Samples, AtLeastOne, Dropped, Revised     int
 	RoundErrors                               int
 	LastError                                 string
 }

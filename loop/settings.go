@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/store"
 	"github.com/clawrl/clawrl/train"
@@ -28,31 +30,38 @@ type Settings struct {
 	JudgeVotes   int
 	JudgeTimeout time.Duration
 	JudgeRetries int
+	JudgeTokens  int
 	Feedback     string
 	Teacher      string
 	BatchSize    int
 	MaxStaleness int64
 	TrainMode    string
 	LoRARank     int
+	MicroTokens  int
 	LearningRate float64
 	WRL, WOPD    float64
 }
 
 // AddFlags registers the flags on fs.
 func (s *Settings) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&s.Method, "method", "combine", "training signal: combine, rl, opd or off")
+	// serve may own --method already; then it copies the value into Method.
+	if fs.Lookup("method") == nil {
+		fs.StringVar(&s.Method, "method", "combine", "training signal: combine, rl, opd or off")
+	}
 	fs.StringVar(&s.JudgeURL, "judge-url", "", "OpenAI-compatible endpoint for the judge (default: the served model's base weights)")
 	fs.StringVar(&s.JudgeModel, "judge-model", "", "model name at --judge-url")
-	fs.StringVar(&s.JudgeKey, "judge-key", "", "API key for --judge-url")
+	fs.StringVar(&s.JudgeKey, "judge-key", "", "API key for --judge-url (default $CLAWRL_JUDGE_KEY)")
 	fs.IntVar(&s.JudgeVotes, "judge-votes", 0, "judge votes per turn (default 3 for rl, 1 for opd and combine)")
 	fs.DurationVar(&s.JudgeTimeout, "judge-timeout", 2*time.Minute, "timeout of one judge call")
 	fs.IntVar(&s.JudgeRetries, "judge-retries", 2, "retries of a failed judge call, with exponential backoff")
+	fs.IntVar(&s.JudgeTokens, "judge-max-tokens", 2048, "most tokens one judge vote may generate")
 	fs.StringVar(&s.Feedback, "feedback", "decide", "how /v1/feedback ratings count: decide (alone) or vote (adds votes)")
 	fs.StringVar(&s.Teacher, "teacher", "policy", "OPD teacher: policy (current adapter) or base (frozen base weights)")
 	fs.IntVar(&s.BatchSize, "batch-size", 16, "samples per trainer step")
 	fs.Int64Var(&s.MaxStaleness, "max-staleness", rl.DefaultMaxStaleness, "refuse samples more than this many versions stale")
 	fs.StringVar(&s.TrainMode, "train-mode", "lora", "lora or full")
 	fs.IntVar(&s.LoRARank, "lora-rank", 16, "LoRA rank (alpha = 2·rank)")
+	fs.IntVar(&s.MicroTokens, "micro-batch-tokens", 0, "tokens per trainer micro-batch (0: the trainer's default); smaller ones let a trainer that yields pause sooner for serving")
 	fs.Float64Var(&s.LearningRate, "lr", 0, "learning rate (default 1e-4 LoRA, 1e-5 full)")
 	fs.Float64Var(&s.WRL, "w-rl", 1, "weight of the RL term in combined advantages")
 	fs.Float64Var(&s.WOPD, "w-opd", 1, "weight of the OPD term in combined advantages")
@@ -68,8 +77,11 @@ type Parts struct {
 	Gate      *rl.Gate
 	DataDir   string // versions go to DataDir/versions
 	ModelDir  string // the Hugging Face folder to train; "" = no trainer
-	Trainer   rl.Trainer
-	Log       *slog.Logger
+	// Model, when set, is the served in-process model: the trainer shares
+	// its base weights (LoRA) instead of loading a second copy from ModelDir.
+	Model   *model.Model
+	Trainer rl.Trainer
+	Log     *slog.Logger
 }
 
 // Build checks the settings and returns a runner ready to Start.
@@ -81,7 +93,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if p.Log == nil {
 		p.Log = slog.Default()
 	}
-	jcfg := judge.Config{EvalVotes: s.JudgeVotes, CallTimeout: s.JudgeTimeout, Retries: s.JudgeRetries}
+	jcfg := judge.Config{EvalVotes: s.JudgeVotes, CallTimeout: s.JudgeTimeout, Retries: s.JudgeRetries, MaxTokens: s.JudgeTokens}
 	if jcfg.EvalVotes <= 0 {
 		jcfg.EvalVotes = method.DefaultVotes()
 	}
@@ -100,7 +112,11 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		if s.JudgeModel == "" {
 			return nil, errors.New("--judge-url needs --judge-model")
 		}
-		backend = &judge.HTTPBackend{URL: s.JudgeURL, Model: s.JudgeModel, Key: s.JudgeKey, Client: &http.Client{}}
+		key := s.JudgeKey
+		if key == "" {
+			key = os.Getenv("CLAWRL_JUDGE_KEY") // keeps the key off the command line
+		}
+		backend = &judge.HTTPBackend{URL: s.JudgeURL, Model: s.JudgeModel, Key: key, Client: &http.Client{}}
 	case p.Engine != nil:
 		backend = &judge.EngineBackend{Engine: p.Engine, Adapter: engine.AdapterBase}
 	case method != rl.MethodOff:
@@ -121,8 +137,8 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		}
 	}
 	trainer := p.Trainer
-	if trainer == nil && p.ModelDir != "" && method != rl.MethodOff {
-		if trainer, err = s.nativeTrainer(p.ModelDir); err != nil {
+	if trainer == nil && (p.Model != nil || p.ModelDir != "") && method != rl.MethodOff {
+		if trainer, err = s.nativeTrainer(p.Model, p.ModelDir); err != nil {
 			return nil, err
 		}
 	}
@@ -135,12 +151,21 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	return New(o)
 }
 
-func (s Settings) nativeTrainer(modelDir string) (rl.Trainer, error) {
-	w, err := train.LoadWeights(modelDir)
+// nativeTrainer builds the Go trainer over the served model m (sharing its
+// base weights in LoRA mode; full mode trains a private copy), or over the
+// checkpoint in modelDir when the engine runs elsewhere.
+func (s Settings) nativeTrainer(m *model.Model, modelDir string) (rl.Trainer, error) {
+	var w *train.Weights
+	var err error
+	if m != nil {
+		w, err = train.FromModel(m, train.Mode(s.TrainMode) == train.ModeFull)
+	} else {
+		w, err = train.LoadWeights(modelDir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
-	cfg := train.Config{Mode: train.Mode(s.TrainMode)}
+	cfg := train.Config{Mode: train.Mode(s.TrainMode), MicroBatchTokens: s.MicroTokens}
 	if cfg.Mode == train.ModeLoRA || cfg.Mode == "" {
 		cfg.LoRA = train.DefaultLoRA()
 		if s.LoRARank > 0 {

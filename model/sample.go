@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/clawrl/clawrl/blas"
 )
 
 // SamplingParams choose how the next token is drawn from the logits.
@@ -37,73 +39,104 @@ func Sample(logits []float32, p SamplingParams, rng *rand.Rand) (int32, float32)
 }
 
 // sampleFiltered draws from softmax(logits/T) restricted by top-k, then
-// top-p (the order transformers' logits processors apply them).
+// top-p (the order transformers' logits processors apply them). It never
+// sorts the whole vocabulary: top-k keeps a small heap, and top-p sorts only
+// the tokens above a probability threshold that is lowered until they hold
+// at least top_p of the mass (a superset of the nucleus, so the nucleus
+// taken from it is exact).
 func sampleFiltered(logits []float32, p SamplingParams, rng *rand.Rand) int {
 	invT := 1 / p.Temperature
-	type cand struct {
-		id int
-		l  float64
-	}
-	k := len(logits)
-	if p.TopK > 0 && p.TopK < k {
-		k = p.TopK
-	}
-	var cands []cand
-	if k < len(logits) || (p.TopP > 0 && p.TopP < 1) {
-		// Sorting 150k logits per token is slow; a partial selection of the
-		// top k (or of a generous prefix for top-p) is enough.
-		cands = make([]cand, len(logits))
-		for i, l := range logits {
-			cands[i] = cand{i, float64(l) * invT}
+	var ids []int32
+	if p.TopK > 0 && p.TopK < len(logits) {
+		top := TopLogprobs(logits, p.TopK) // ordered by logit; the shift does not matter
+		ids = make([]int32, len(top))
+		for i, t := range top {
+			ids[i] = t.ID
 		}
-		sort.Slice(cands, func(a, b int) bool {
-			if cands[a].l != cands[b].l {
-				return cands[a].l > cands[b].l
-			}
-			return cands[a].id < cands[b].id
-		})
-		cands = cands[:k]
-	} else {
-		cands = make([]cand, len(logits))
-		for i, l := range logits {
-			cands[i] = cand{i, float64(l) * invT}
+	}
+	at := func(i int) int {
+		if ids != nil {
+			return int(ids[i])
 		}
+		return i
+	}
+	n := len(logits)
+	if ids != nil {
+		n = len(ids)
 	}
 	maxl := math.Inf(-1)
-	for _, c := range cands {
-		maxl = math.Max(maxl, c.l)
+	for i := 0; i < n; i++ {
+		if v := float64(logits[at(i)]) * invT; v > maxl {
+			maxl = v
+		}
 	}
-	probs := make([]float64, len(cands))
-	var sum float64
-	for i, c := range cands {
-		probs[i] = math.Exp(c.l - maxl)
-		sum += probs[i]
+	// Unnormalised probabilities, computed once.
+	w := make([]float32, n)
+	for i := range w {
+		w[i] = float32(float64(logits[at(i)])*invT - maxl)
 	}
-	n := len(cands)
+	done, _ := blas.ExpShift(w, 0)
+	for i := done; i < n; i++ {
+		w[i] = expf(w[i])
+	}
+	var total float64
+	for _, v := range w {
+		total += float64(v)
+	}
+	weight := func(i int) float64 { return float64(w[i]) }
+	type cand struct {
+		id int
+		w  float64
+	}
+	var cands []cand
 	if p.TopP > 0 && p.TopP < 1 {
-		// Keep the smallest prefix (by descending probability) whose mass
-		// reaches top_p, always at least one token.
-		var acc float64
-		for i := range probs {
-			acc += probs[i] / sum
-			if acc >= p.TopP {
-				n = i + 1
+		for thr := 1.0 / 16; ; thr /= 16 {
+			cands = cands[:0]
+			var mass float64
+			for i := 0; i < n; i++ {
+				if wi := weight(i); wi >= thr {
+					cands = append(cands, cand{at(i), wi})
+					mass += wi
+				}
+			}
+			if mass >= p.TopP*total || thr < 1e-45 {
 				break
 			}
 		}
-		sum = 0
-		for _, q := range probs[:n] {
-			sum += q
+		sort.Slice(cands, func(a, b int) bool {
+			if cands[a].w != cands[b].w {
+				return cands[a].w > cands[b].w
+			}
+			return cands[a].id < cands[b].id
+		})
+		var acc float64
+		for i, c := range cands {
+			acc += c.w
+			if acc >= p.TopP*total {
+				cands = cands[:i+1]
+				break
+			}
 		}
+		total = acc
+	} else {
+		// No nucleus: draw straight from the weights.
+		u := rng.Float64() * total
+		for i, v := range w {
+			u -= float64(v)
+			if u < 0 {
+				return at(i)
+			}
+		}
+		return at(n - 1)
 	}
-	u := rng.Float64() * sum
-	for i := 0; i < n; i++ {
-		u -= probs[i]
+	u := rng.Float64() * total
+	for _, c := range cands {
+		u -= c.w
 		if u < 0 {
-			return cands[i].id
+			return c.id
 		}
 	}
-	return cands[n-1].id
+	return cands[len(cands)-1].id
 }
 
 func argmax(x []float32) int {
@@ -116,17 +149,54 @@ func argmax(x []float32) int {
 	return best
 }
 
-// LogSumExp is log Σ exp(x), computed stably in float64.
+// LogSumExp is log Σ exp(x), shifted by the maximum for stability and
+// summed in float64 (vector exponentials where the CPU has AVX2).
 func LogSumExp(x []float32) float32 {
 	maxv := float32(math.Inf(-1))
 	for _, v := range x {
-		maxv = max(maxv, v)
+		if v > maxv || v != v {
+			maxv = v
+		}
 	}
-	var s float64
-	for _, v := range x {
-		s += math.Exp(float64(v - maxv))
+	if math.IsInf(float64(maxv), 0) || maxv != maxv {
+		return maxv
+	}
+	done, s := blas.SumExpShift(x, maxv)
+	for _, v := range x[done:] {
+		s += float64(expf(v - maxv))
 	}
 	return maxv + float32(math.Log(s))
+}
+
+// expf is exp for float32 arguments, accurate to about one float32 ulp
+// (Cephes' expf: range reduction by ln 2 split in two, degree-6
+// polynomial). A vocabulary-wide softmax calls it 150k times per token,
+// where math.Exp's float64 accuracy is wasted time.
+func expf(x float32) float32 {
+	switch {
+	case x > 88.72283:
+		return float32(math.Inf(1))
+	case x < -103.97208:
+		return 0
+	case x != x:
+		return x
+	}
+	n := float32(math.Floor(float64(x*1.44269504088896341 + 0.5)))
+	r := x - n*0.693359375 + n*2.12194440e-4
+	z := r * r
+	y := ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
+	y = y*z + r + 1
+	// Scale by 2^n in two steps so subnormal results stay right.
+	ni := int32(n)
+	if ni > 127 {
+		y *= 2
+		ni--
+	}
+	if ni < -126 {
+		y *= math.Float32frombits(uint32(ni+127+64) << 23)
+		return y * math.Float32frombits(uint32(127-64)<<23)
+	}
+	return y * math.Float32frombits(uint32(ni+127)<<23)
 }
 
 // LogSoftmax writes log-softmax(logits) into dst (which may alias logits).

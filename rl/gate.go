@@ -13,14 +13,22 @@ import (
 // calls on the served engine) wait until none is running. Serving never waits
 // on the gate, so training can never cause a 503 or a 429.
 type Gate struct {
-	mu     sync.Mutex
-	active int
-	idle   chan struct{} // closed while active == 0
+	mu       sync.Mutex
+	active   int
+	idle     chan struct{} // closed while active == 0
+	lastBusy time.Time     // when the last generation ended (or started)
+	// Quiet is how long serving must have been idle before background work
+	// starts: agents send the next request right after a tool ran or a
+	// reply streamed, so a gap shorter than this is likely not a pause.
+	Quiet time.Duration
 }
 
-// NewGate returns an idle gate.
+// DefaultQuiet is the idle time background work waits for by default.
+const DefaultQuiet = 250 * time.Millisecond
+
+// NewGate returns an idle gate with the default quiet time.
 func NewGate() *Gate {
-	g := &Gate{idle: make(chan struct{})}
+	g := &Gate{idle: make(chan struct{}), Quiet: DefaultQuiet}
 	close(g.idle)
 	return g
 }
@@ -32,12 +40,14 @@ func (g *Gate) Serve() (done func()) {
 		g.idle = make(chan struct{})
 	}
 	g.active++
+	g.lastBusy = time.Now()
 	g.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.mu.Lock()
 			g.active--
+			g.lastBusy = time.Now()
 			if g.active == 0 {
 				close(g.idle)
 			}
@@ -53,9 +63,9 @@ func (g *Gate) Active() int {
 	return g.active
 }
 
-// WaitIdle waits until no serving generation runs, at most maxWait (0 = no
-// bound), so that continuous traffic delays training but cannot starve it.
-// It returns whether the gate was idle, or ctx's error.
+// WaitIdle waits until no serving generation runs and none has for Quiet,
+// at most maxWait (0 = no bound), so that continuous traffic delays training
+// but cannot starve it. It returns whether the gate was idle, or ctx's error.
 func (g *Gate) WaitIdle(ctx context.Context, maxWait time.Duration) (bool, error) {
 	if g == nil {
 		return true, nil
@@ -68,11 +78,27 @@ func (g *Gate) WaitIdle(ctx context.Context, maxWait time.Duration) (bool, error
 	}
 	for {
 		g.mu.Lock()
-		idle := g.idle
+		idle, quietFor := g.idle, time.Until(g.lastBusy.Add(g.Quiet))
+		if g.active > 0 {
+			quietFor = 0
+		}
 		g.mu.Unlock()
 		select {
 		case <-idle:
-			return true, nil
+			if quietFor <= 0 {
+				return true, nil
+			}
+			// Idle, but only just: wait out the quiet time and look again.
+			t := time.NewTimer(quietFor)
+			select {
+			case <-t.C:
+			case <-timeout:
+				t.Stop()
+				return false, nil
+			case <-ctx.Done():
+				t.Stop()
+				return false, ctx.Err()
+			}
 		case <-timeout:
 			return false, nil
 		case <-ctx.Done():

@@ -12,6 +12,7 @@ import (
 func TestGateWaitsForServing(t *testing.T) {
 	ctx := context.Background()
 	g := NewGate()
+	g.Quiet = 0
 	if idle, err := g.WaitIdle(ctx, time.Second); !idle || err != nil {
 		t.Fatalf("idle gate: %v %v", idle, err)
 	}
@@ -66,5 +67,29 @@ func TestGatedEngineHoldsGate(t *testing.T) {
 	}
 	if err := e.Publish(context.Background(), 3, ""); err != nil || e.Version() != 3 {
 		t.Errorf("publish through the gated engine: %v, version %d", err, e.Version())
+	}
+}
+
+func TestGateQuietTime(t *testing.T) {
+	g := NewGate()
+	g.Quiet = 80 * time.Millisecond
+	g.Serve()() // a generation just ended
+	start := time.Now()
+	if idle, err := g.WaitIdle(context.Background(), time.Second); !idle || err != nil {
+		t.Fatalf("WaitIdle: %v %v", idle, err)
+	}
+	if waited := time.Since(start); waited < 60*time.Millisecond {
+		t.Errorf("background work started %s after serving, before the quiet time", waited)
+	}
+	// A new request inside the quiet time restarts it.
+	g.Serve()()
+	go func() {
+		time.Sleep(40 * time.Millisecond)
+		g.Serve()()
+	}()
+	start = time.Now()
+	g.WaitIdle(context.Background(), time.Second)
+	if waited := time.Since(start); waited < 100*time.Millisecond {
+		t.Errorf("quiet time not restarted by a new request: waited %s", waited)
 	}
 }

@@ -44,6 +44,7 @@ type Judgment struct {
 	Keep      bool
 	Why       string
 	CreatedAt time.Time
+	RevisedAt time.Time // zero unless explicit feedback revised it
 }
 
 // Sample is a training sample recorded for a turn. The token ids and
@@ -113,6 +114,16 @@ type Learning interface {
 	// Judgment returns a turn's judgment, or ErrNotFound.
 	Judgment(ctx context.Context, turnID string) (Judgment, error)
 	ListJudgments(ctx context.Context, f TurnFilter) ([]Judgment, error)
+
+	// OutdatedByFeedback returns judgments of main turns, not yet trained
+	// (judged or ready), whose explicit feedback rating arrived after the
+	// judgment was made or last revised.
+	OutdatedByFeedback(ctx context.Context, limit int) ([]Judgment, error)
+	// ReviseJudgment rewrites a judgment in light of later feedback (score,
+	// votes, reason, keep, why; RevisedAt set to now) and, when the turn is
+	// ready, its sample's RL term and why — in one transaction. ErrConflict
+	// if the turn is no longer judged or ready.
+	ReviseJudgment(ctx context.Context, j Judgment, useRL bool, reward float64, sampleWhy string) error
 
 	// JudgedToSample returns judgments of turns still judged whose judgment
 	// says Keep: the sample is not built yet (teacher pending, or a crash).

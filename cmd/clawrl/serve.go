@@ -13,13 +13,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/clawrl/clawrl/api"
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/loop"
 	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/safetensors"
 	"github.com/clawrl/clawrl/store/sqlite"
 )
@@ -41,6 +44,7 @@ type serveOptions struct {
 	maxBody     int64
 	maxTokens   int
 	logLevel    string
+	learning    loop.Settings // the learning loop's flags (serve_loop.go)
 }
 
 func newServeCmd() *cobra.Command {
@@ -73,6 +77,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 	f.Int64Var(&o.maxBody, "max-body", 32<<20, "largest request body in bytes (413 beyond)")
 	f.IntVar(&o.maxTokens, "max-tokens", 4096, "completion limit for requests that set none")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	o.learning.AddFlags(f)
 	return cmd
 }
 
@@ -152,8 +157,12 @@ func runServe(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	defer st.Close()
-	gw, err := api.New(api.Config{Engine: eng, Store: st, Logger: log, APIKey: o.apiKey,
-		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens})
+	// The gateway serves through the gate, so background training and
+	// judging yield to requests being generated.
+	gate := rl.NewGate()
+	registry := prometheus.NewRegistry()
+	gw, err := api.New(api.Config{Engine: rl.GatedEngine{Engine: eng, Gate: gate}, Store: st, Logger: log, APIKey: o.apiKey,
+		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens, Registry: registry})
 	if err != nil {
 		return err
 	}
@@ -166,7 +175,10 @@ func runServe(ctx context.Context, o serveOptions) error {
 	loops, stopLoops := context.WithCancel(context.Background())
 	defer stopLoops()
 	go gw.Tracker().Expire(loops, o.sessionIdle, min(max(o.sessionIdle/10, time.Second), time.Minute))
-	// TODO(lead): start the judge and trainer loops here for --method.
+	learning, err := startLearning(loops, o, eng, st, gate, registry, log)
+	if err != nil {
+		return err
+	}
 
 	info := eng.Info()
 	log.Info("listening", "addr", ln.Addr().String(), "model", info.ID, "engine", info.Engine,
@@ -185,5 +197,6 @@ func runServe(ctx context.Context, o serveOptions) error {
 		log.Warn("shutdown", "err", err)
 	}
 	stopLoops()
+	learning.Wait()
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ func Run(t *testing.T, open Opener) {
 		{"DropTurn", testDropTurn},
 		{"SettleSessions", testSettle},
 		{"Reopen", testReopen},
+		{"LargePayloadsReady", testLargePayloads},
+		{"ReviseAfterFeedback", testRevise},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
@@ -299,5 +302,84 @@ func testReopen(t *testing.T, open Opener) {
 	}
 	if j, err := s2.Judgment(ctx, turns[0].ID); err != nil || j.Score != 1 {
 		t.Errorf("judgment after reopen: %+v %v", j, err)
+	}
+}
+
+// testLargePayloads: a ready sample's turn comes back whole however the
+// store keeps big prompts (store/sqlite cuts them into shared chunks).
+func testLargePayloads(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := fresh(t, open)
+	sess := store.Session{Key: "big", KeySource: "header", CreatedAt: time.Now(), LastSeen: time.Now()}
+	if err := s.CreateSession(ctx, &sess); err != nil {
+		t.Fatal(err)
+	}
+	prompt := make([]int32, 20000)
+	for i := range prompt {
+		prompt[i] = int32(i * 7 % 151000)
+	}
+	system := strings.Repeat("You are a careful assistant. ", 2000)
+	tr := store.Turn{ID: "chatcmpl-big", SessionID: sess.ID, Type: store.Main, CreatedAt: time.Now(),
+		Messages:   []chat.Message{{Role: chat.RoleSystem, Content: system}, {Role: chat.RoleUser, Content: "q"}},
+		PromptText: system, PromptIDs: prompt, Response: chat.Message{Role: chat.RoleAssistant, Content: "a"},
+		ResponseIDs: []int32{1, 2}, BehaviourLogprobs: []float32{-1, -2}}
+	if err := s.InsertTurn(ctx, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ObserveTurn(ctx, tr.ID, []chat.Message{{Role: chat.RoleUser, Content: "thanks"}}, store.NextUser, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordJudgment(ctx, judgment(tr, 1, true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSample(ctx, store.Sample{TurnID: tr.ID, Method: "rl", UseRL: true, Reward: 1, Why: "score +1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, turns, err := s.ReadySamples(ctx, 0)
+	if err != nil || len(turns) != 1 {
+		t.Fatalf("ReadySamples: %d turns, %v", len(turns), err)
+	}
+	got := turns[0]
+	if !reflect.DeepEqual(got.PromptIDs, prompt) || got.Messages[0].Content != system || got.PromptText != system ||
+		!reflect.DeepEqual(got.ResponseIDs, tr.ResponseIDs) {
+		t.Errorf("large ready turn came back changed: %d prompt ids, %d-byte system prompt", len(got.PromptIDs), len(got.Messages[0].Content))
+	}
+}
+
+func testRevise(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := fresh(t, open)
+	turns := ready(t, s, "rev", 2)
+	if out, err := s.OutdatedByFeedback(ctx, 0); err != nil || len(out) != 0 {
+		t.Fatalf("outdated before feedback: %v %v", out, err)
+	}
+	if err := s.AddFeedback(ctx, turns[0].ID, store.Feedback{Rating: -1, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.OutdatedByFeedback(ctx, 0)
+	if err != nil || len(out) != 1 || out[0].TurnID != turns[0].ID {
+		t.Fatalf("outdated after feedback: %+v %v", out, err)
+	}
+	j := out[0]
+	j.Score, j.Reason, j.Why = -1, "explicit feedback decides", "score -1: RL term"
+	if err := s.ReviseJudgment(ctx, j, true, -1, "revised"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Judgment(ctx, turns[0].ID)
+	if err != nil || got.Score != -1 || got.RevisedAt.IsZero() || got.Reason != j.Reason {
+		t.Errorf("revised judgment: %+v %v", got, err)
+	}
+	samples, _, err := s.ReadySamples(ctx, 0)
+	if err != nil || len(samples) != 2 || samples[0].Reward != -1 || samples[0].Why != "revised" || samples[1].Reward != 1 {
+		t.Errorf("samples after revision: %+v %v", samples, err)
+	}
+	if out, _ := s.OutdatedByFeedback(ctx, 0); len(out) != 0 {
+		t.Errorf("still outdated after revision: %+v", out)
+	}
+	if err := s.CommitVersion(ctx, store.Version{Version: 1, Dir: "/v1"}, []string{turns[1].ID}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReviseJudgment(ctx, judgment(turns[1], -1, true), true, -1, "late"); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("revising a trained turn: %v, want ErrConflict", err)
 	}
 }

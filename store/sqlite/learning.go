@@ -17,17 +17,20 @@ import (
 
 var _ store.LearningStore = (*Store)(nil)
 
-const judgmentColumns = `j.turn_id, j.session_id, j.score, j.votes, j.hint, j.hint_accepted, j.judge, j.reason, j.keep, j.why, j.created_at`
+const judgmentColumns = `j.turn_id, j.session_id, j.score, j.votes, j.hint, j.hint_accepted, j.judge, j.reason, j.keep, j.why, j.created_at, j.revised_at`
 
 func scanJudgment(r rowScanner) (store.Judgment, error) {
 	var j store.Judgment
 	var votes string
 	var accepted, keep int
-	var created int64
-	if err := r.Scan(&j.TurnID, &j.SessionID, &j.Score, &votes, &j.Hint, &accepted, &j.Judge, &j.Reason, &keep, &j.Why, &created); err != nil {
+	var created, revised int64
+	if err := r.Scan(&j.TurnID, &j.SessionID, &j.Score, &votes, &j.Hint, &accepted, &j.Judge, &j.Reason, &keep, &j.Why, &created, &revised); err != nil {
 		return j, err
 	}
 	j.HintAccepted, j.Keep, j.CreatedAt = accepted == 1, keep == 1, fromNanos(created)
+	if revised != 0 {
+		j.RevisedAt = fromNanos(revised)
+	}
 	if err := json.Unmarshal([]byte(votes), &j.Votes); err != nil {
 		return j, fmt.Errorf("judgment of turn %s: decode votes: %w", j.TurnID, err)
 	}
@@ -164,6 +167,60 @@ func (s *Store) ListJudgments(ctx context.Context, f store.TurnFilter) ([]store.
 	where, args := turnWhere(f)
 	return queryAll(ctx, s.reader, "list judgments",
 		`SELECT `+judgmentColumns+` FROM judgments j JOIN turns t ON t.id = j.turn_id`+where, args, scanJudgment)
+}
+
+// OutdatedByFeedback implements store.Learning.
+func (s *Store) OutdatedByFeedback(ctx context.Context, limit int) ([]store.Judgment, error) {
+	q := `SELECT ` + judgmentColumns + ` FROM judgments j JOIN turns t ON t.id = j.turn_id
+		WHERE t.type = 'main' AND t.state IN ('judged', 'ready') AND t.feedback_rating IN (-1, 1)
+		AND t.feedback_at > MAX(j.created_at, j.revised_at) ORDER BY t.seq`
+	var args []any
+	if limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, limit)
+	}
+	return queryAll(ctx, s.reader, "judgments outdated by feedback", q, args, scanJudgment)
+}
+
+// ReviseJudgment implements store.Learning.
+func (s *Store) ReviseJudgment(ctx context.Context, j store.Judgment, useRL bool, reward float64, sampleWhy string) error {
+	if j.Score < -1 || j.Score > 1 {
+		return fmt.Errorf("revise judgment of turn %s: score %d out of range", j.TurnID, j.Score)
+	}
+	votes, err := jsonOrEmpty(j.Votes, "[]")
+	if err != nil {
+		return fmt.Errorf("revise judgment of turn %s: encode votes: %w", j.TurnID, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var state string
+		err := tx.QueryRowContext(ctx, `SELECT state FROM turns WHERE id = ?`, j.TurnID).Scan(&state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if st := store.TurnState(state); st != store.Judged && st != store.Ready {
+			return fmt.Errorf("%w: turn is %s, want judged or ready", store.ErrConflict, st)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE judgments SET score = ?, votes = ?, reason = ?, keep = ?, why = ?, revised_at = ?
+			WHERE turn_id = ?`, j.Score, votes, j.Reason, b2i(j.Keep), j.Why, nanos(time.Now()), j.TurnID)
+		if err != nil {
+			return classify(err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return store.ErrNotFound
+		}
+		if store.TurnState(state) == store.Ready {
+			_, err = tx.ExecContext(ctx, `UPDATE samples SET use_rl = ?, reward = ?, why = ? WHERE turn_id = ?`,
+				b2i(useRL), reward, sampleWhy, j.TurnID)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("revise judgment of turn %s: %w", j.TurnID, err)
+	}
+	return nil
 }
 
 // JudgedToSample implements store.Learning.

@@ -13,7 +13,8 @@ CREATE TABLE judgments (
     reason        TEXT    NOT NULL DEFAULT '',
     keep          INTEGER NOT NULL DEFAULT 0 CHECK (keep IN (0, 1)),
     why           TEXT    NOT NULL DEFAULT '',
-    created_at    INTEGER NOT NULL
+    created_at    INTEGER NOT NULL,
+    revised_at    INTEGER NOT NULL DEFAULT 0  -- last revision by later feedback (ReviseJudgment)
 );
 CREATE INDEX judgments_by_session ON judgments (session_id);
 

@@ -1,0 +1,108 @@
+package blas
+
+// avx2BlockBytes is the size of the block of A and of the block of B that
+// stay hot in L2 (1 MiB or more on current x86 cores) while tiles are
+// computed from them.
+const avx2BlockBytes = 256 << 10
+
+// gemmNTRangeAVX2 is gemmNTRange on the assembly kernels: 4×3 tiles of C for
+// groups of four rows of A, walked block by block so both operands come from
+// L2, and 1×4 strips for the rows left over (all of them when decoding one
+// sequence). The kernels cover k rounded down to a multiple of 8; the last
+// few products are added here.
+//
+// Every element of C is summed in one order whichever kernel computes it
+// (8 FMA lanes over k8, the same lane reduction, then the tail in order), so
+// a row's result is bitwise independent of the other rows in the call and of
+// how columns are split across goroutines: decoding a sequence alone or in a
+// batch, or prefilling it, gives the same numbers.
+func gemmNTRangeAVX2(m, j0, j1, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	k8 := k &^ 7
+	if k8 == 0 {
+		gemmNTRange(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	g := avx2Gemm{k: k, k8: k8, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
+	m4 := m &^ 3
+	blockRows := max(4, avx2BlockBytes/(4*k)&^3)
+	blockCols := max(3, avx2BlockBytes/(4*k)/3*3)
+	for jb := j0; jb < j1 && m4 > 0; jb += blockCols {
+		jb1 := min(jb+blockCols, j1)
+		for ib := 0; ib < m4; ib += blockRows {
+			g.block(ib, min(ib+blockRows, m4), jb, jb1)
+		}
+	}
+	for i := m4; i < m; i++ {
+		g.row(i, j0, j1)
+	}
+}
+
+type avx2Gemm struct {
+	k, k8         int
+	alpha, beta   float32
+	a, b, c       []float32
+	lda, ldb, ldc int
+}
+
+// store writes alpha·s + beta·C[i,j] after adding the products past k8.
+func (g *avx2Gemm) store(i, j int, s float32) {
+	if g.k8 != g.k {
+		ar, br := g.a[i*g.lda:i*g.lda+g.k], g.b[j*g.ldb:j*g.ldb+g.k]
+		for p := g.k8; p < g.k; p++ {
+			s += ar[p] * br[p]
+		}
+	}
+	p := &g.c[i*g.ldc+j]
+	if g.beta == 0 {
+		*p = g.alpha * s
+	} else {
+		*p = g.alpha*s + g.beta**p
+	}
+}
+
+// block computes C[i0:i1, j0:j1] (i1-i0 a multiple of 4).
+func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
+	var t [12]float32
+	j := j0
+	for ; j+3 <= j1; j += 3 {
+		// The kernel reads rows j..j+2 of B and i..i+3 of A: check once.
+		_ = g.b[(j+2)*g.ldb+g.k-1]
+		for i := i0; i < i1; i += 4 {
+			_ = g.a[(i+3)*g.lda+g.k-1]
+			kern4x3(g.k8, &g.a[i*g.lda], g.lda, &g.b[j*g.ldb], g.ldb, &t)
+			for r := 0; r < 4; r++ {
+				for q := 0; q < 3; q++ {
+					g.store(i+r, j+q, t[3*r+q])
+				}
+			}
+		}
+	}
+	for ; j < j1; j++ {
+		for i := i0; i < i1; i++ {
+			g.store(i, j, kern1x1(g.k8, &g.a[i*g.lda], &g.b[j*g.ldb]))
+		}
+	}
+}
+
+// row computes C[i, j0:j1] for one row of A, four columns at a time.
+func (g *avx2Gemm) row(i, j0, j1 int) {
+	var t [4]float32
+	ai := g.a[i*g.lda : i*g.lda+g.k]
+	j := j0
+	plain := g.k8 == g.k && g.beta == 0 && g.alpha == 1
+	ci := g.c[i*g.ldc : i*g.ldc+j1]
+	for ; j+4 <= j1; j += 4 {
+		_ = g.b[(j+3)*g.ldb+g.k-1]
+		kern1x4(g.k8, &ai[0], &g.b[j*g.ldb], g.ldb, &t)
+		if plain { // the common case, written directly
+			copy(ci[j:j+4], t[:])
+			continue
+		}
+		for q := 0; q < 4; q++ {
+			g.store(i, j+q, t[q])
+		}
+	}
+	for ; j < j1; j++ {
+		g.store(i, j, kern1x1(g.k8, &ai[0], &g.b[j*g.ldb]))
+	}
+}

@@ -1,0 +1,36 @@
+//go:build !purego
+
+package blas
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 selects the assembly kernels (AVX2 + FMA, every x86-64 CPU since
+// 2013–2015); without them the portable Go kernels run.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func kern4x3(k8 int, a *float32, lda int, b *float32, ldb int, out *[12]float32)
+
+//go:noescape
+func kern1x4(k8 int, a *float32, b *float32, ldb int, out *[4]float32)
+
+//go:noescape
+func kern1x4bf16(k8 int, a *float32, b *uint16, ldb int, out *[4]float32)
+
+//go:noescape
+func kern1x1(k8 int, a *float32, b *float32) float32
+
+//go:noescape
+func axpy8(n8 int, alpha float32, x *float32, y *float32)
+
+//go:noescape
+func expShift8(n8 int, x *float32, shift float32) float32
+
+//go:noescape
+func wsum32(n int, w *float32, rows *float32, ld int, out *float32)
+
+//go:noescape
+func wsum8(n int, w *float32, rows *float32, ld int, out *float32)
+
+//go:noescape
+func sumExpShift8(n8 int, x *float32, shift float32) float32

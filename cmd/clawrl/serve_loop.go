@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/native"
+	"github.com/clawrl/clawrl/loop"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/store"
+)
+
+// startLearning builds and starts the judge and train loops of `clawrl
+// serve` (package loop) for the served engine: the judge and the OPD teacher
+// run on its base weights (or --judge-url), the native trainer trains LoRA
+// adapters over the served model's own weights (none for the test engine:
+// samples are built and kept), and new adapter versions are published to the engine. The loops
+// stop when ctx ends; Wait on the returned runner.
+func startLearning(ctx context.Context, o serveOptions, eng engine.Engine,
+	st store.LearningStore, gate *rl.Gate, reg *prometheus.Registry, log *slog.Logger) (*loop.Runner, error) {
+	modelDir, err := trainedModelDir(o, log)
+	if err != nil {
+		return nil, err
+	}
+	pub, _ := eng.(engine.Publisher)
+	s := o.learning
+	s.Method = o.method
+	parts := loop.Parts{Engine: eng, Publisher: pub, Store: st, Gate: gate, DataDir: o.data, ModelDir: modelDir, Log: log}
+	if n, ok := eng.(*native.Engine); ok {
+		parts.Model = n.Model() // the trainer shares the served weights
+	}
+	r, err := s.Build(parts)
+	if err != nil {
+		return nil, fmt.Errorf("learning loop: %w", err)
+	}
+	if err := reg.Register(r.Collector()); err != nil {
+		return nil, fmt.Errorf("learning loop metrics: %w", err)
+	}
+	if err := r.Start(ctx); err != nil {
+		return nil, fmt.Errorf("learning loop: %w", err)
+	}
+	return r, nil
+}
+
+// trainedModelDir is the folder of the served model, which the trainer loads
+// its own copy of: --model, or the default model (already written by
+// openEngine); "" for the test engine, which has no weights.
+func trainedModelDir(o serveOptions, log *slog.Logger) (string, error) {
+	switch {
+	case os.Getenv(testEngineEnv) == "scripted":
+		return "", nil
+	case o.model != "":
+		return o.model, nil
+	}
+	return defaultModel(o.data, log)
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startServeModel runs `clawrl serve` on its default model (a random tiny
+// Qwen3 written under the data directory) with extra flags.
+func startServeModel(t *testing.T, exe, dataDir string, args ...string) *serveProcess {
+	t.Helper()
+	p := &serveProcess{done: make(chan error, 1)}
+	p.cmd = exec.Command(exe, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir}, args...)...)
+	p.cmd.Env = append(os.Environ(), testEngineEnv+"=")
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.log.WriteString(line + "\n")
+			p.mu.Unlock()
+			if strings.Contains(line, "msg=listening") {
+				for _, f := range strings.Fields(line) {
+					if a, ok := strings.CutPrefix(f, "addr="); ok {
+						addr <- a
+					}
+				}
+			}
+		}
+		p.done <- p.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	select {
+	case p.addr = <-addr:
+		return p
+	case err := <-p.done:
+		t.Fatalf("clawrl serve exited before listening: %v\n%s", err, p.logText())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("clawrl serve did not listen within 2 minutes\n%s", p.logText())
+	}
+	return nil
+}
+
+func postJSON(t *testing.T, url string, body any, header map[string]string) []byte {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: HTTP %d: %s", url, resp.StatusCode, data)
+	}
+	return data
+}
+
+// TestServeLearnsInBackground is the whole product on a tiny model: talk to
+// `clawrl serve`, rate the answers through /v1/feedback, and a trained
+// adapter version appears in the background — on /metrics, in `clawrl
+// status`, and serving the next request — while the API keeps answering.
+func TestServeLearnsInBackground(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the clawrl binary on a tiny model")
+	}
+	exe := buildClawrl(t)
+	data := t.TempDir()
+	p := startServeModel(t, exe, data, "--batch-size", "2", "--judge-max-tokens", "16", "--max-tokens", "8", "--lora-rank", "4")
+	base := "http://" + p.addr
+	chatOnce := func(session, text string) string {
+		var c struct {
+			ID string `json:"id"`
+		}
+		out := postJSON(t, base+"/v1/chat/completions", map[string]any{"messages": []any{map[string]any{"role": "user", "content": text}}},
+			map[string]string{"X-Session-Id": session})
+		if err := json.Unmarshal(out, &c); err != nil || c.ID == "" {
+			t.Fatalf("completion %s: %v", out, err)
+		}
+		return c.ID
+	}
+	for i, rating := range []int{1, -1} {
+		id := chatOnce(fmt.Sprintf("s%d", i), fmt.Sprintf("question %d", i))
+		postJSON(t, base+"/v1/feedback", map[string]any{"id": id, "rating": rating}, nil)
+	}
+	rated := time.Now()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), "\nclawrl_loop_policy_version 1\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no trained version on /metrics after 3 minutes:\n%s\n%s", body, p.logText())
+		}
+		chatOnce("traffic", "are you still there?") // serving keeps answering meanwhile
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("last feedback → version 1 serving: %s", time.Since(rated).Round(time.Millisecond))
+
+	out, err := exec.Command(exe, "status", "--data", data, "--json").Output()
+	if err != nil {
+		t.Fatalf("clawrl status: %v", err)
+	}
+	var rep struct {
+		Loop map[string]any `json:"loop"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || rep.Loop["latest_version"] != 1.0 {
+		t.Errorf("clawrl status: %s (%v)", out, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-p.done; err != nil {
+		t.Fatalf("clawrl serve after SIGTERM: %v\n%s", err, p.logText())
+	}
+}
