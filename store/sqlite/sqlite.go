@@ -8,7 +8,10 @@
 // connection (database/sql queues callers for it) and a pool of read-only
 // connections; WAL lets the readers run while the writer commits, and lets
 // other processes (`clawrl export`, `clawrl status`) read while a server runs.
-// Every transition is one IMMEDIATE transaction on the writer.
+// Every transition is one IMMEDIATE transaction on the writer. The gateway's
+// hot writes (turns, observations, feedback, sessions) are group-committed:
+// concurrent ones share one transaction, a savepoint each, and each caller
+// returns after that transaction commits (group.go).
 //
 // # Durability
 //
