@@ -242,11 +242,3 @@ func Dot(x, y []float32) float32 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
-
-// Axpy computes y += alpha·x.
-func Axpy(alpha float32, x, y []float32) {
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += alpha * v
-	}
-}

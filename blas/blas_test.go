@@ -13,13 +13,16 @@ func naive(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		for j := 0; j < n; j++ {
 			var s float64
 			for p := 0; p < k; p++ {
-				av := a[i*lda+p]
+				var av, bv float32
 				if transA {
 					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
 				}
-				bv := b[p*ldb+j]
 				if transB {
 					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
 				}
 				s += float64(av) * float64(bv)
 			}
@@ -174,9 +177,90 @@ func TestBatchInvariance(t *testing.T) {
 				if part[i] != all[lo*n+i] {
 					t.Fatalf("n=%d k=%d rows [%d,%d): C[%d] = %v alone, %v in the full batch", n, k, lo, hi, lo*n+i, part[i], all[lo*n+i])
 				}
-				if partBF[i] != allBF[lo*n+i] {
+				// SgemmBF16's widened path goes through Sgemm, OpenBLAS in
+				// that build.
+				if Backend == "go" && partBF[i] != allBF[lo*n+i] {
 					t.Fatalf("bf16 n=%d k=%d rows [%d,%d): C[%d] = %v direct, %v widened", n, k, lo, hi, lo*n+i, partBF[i], allBF[lo*n+i])
 				}
+			}
+		}
+	}
+}
+
+func TestDotRowsAxpy(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, s := range [][3]int{{1, 1, 1}, {7, 16, 20}, {33, 128, 256}, {5, 13, 13}} {
+		n, k, ld := s[0], s[1], s[2]
+		x, rows := randSlice(r, k), randSlice(r, n*ld)
+		out := make([]float32, n)
+		DotRows(out, x, rows, ld)
+		want := make([]float32, n)
+		naive(false, true, 1, n, k, 1, x, k, rows, ld, 0, want, n)
+		sg := make([]float32, n)
+		SgemmGo(false, true, 1, n, k, 1, x, k, rows, ld, 0, sg, n)
+		for j := range out {
+			if math.Abs(float64(out[j]-want[j])) > 1e-4*(1+math.Abs(float64(want[j]))) {
+				t.Fatalf("DotRows[%d] = %v, want %v", j, out[j], want[j])
+			}
+			if out[j] != sg[j] {
+				t.Fatalf("DotRows[%d] = %v, Sgemm gives %v: summation order differs", j, out[j], sg[j])
+			}
+		}
+		y := randSlice(r, k)
+		yw := append([]float32(nil), y...)
+		Axpy(0.5, x, y)
+		for i := range y {
+			if d := math.Abs(float64(y[i] - (yw[i] + 0.5*x[i]))); d > 1e-6*(1+math.Abs(float64(y[i]))) {
+				t.Fatalf("Axpy[%d] = %v, want %v", i, y[i], yw[i]+0.5*x[i])
+			}
+		}
+	}
+}
+
+func TestExpShift(t *testing.T) {
+	x := make([]float32, 0, 20000)
+	for v := -100.0; v <= 0; v += 0.00731 {
+		x = append(x, float32(v))
+	}
+	orig := append([]float32(nil), x...)
+	done, sum := ExpShift(x, 0.5)
+	if !useAVX2 {
+		if done != 0 {
+			t.Fatal("vector exp ran without AVX2")
+		}
+		t.Skip("no AVX2")
+	}
+	var want float64
+	for i := 0; i < done; i++ {
+		e := math.Exp(float64(orig[i] - 0.5))
+		want += e
+		if e > 1e-37 && math.Abs(float64(x[i])-e) > 3e-7*e {
+			t.Fatalf("exp(%v) = %g, want %g", orig[i]-0.5, x[i], e)
+		}
+	}
+	if math.Abs(float64(sum)-want) > 1e-5*want {
+		t.Errorf("sum %v, want %v", sum, want)
+	}
+	done2, sum2 := SumExpShift(orig, 0.5)
+	if done2 != done || math.Abs(sum2-want) > 1e-6*want {
+		t.Errorf("SumExpShift = %d, %v; want %d, %v", done2, sum2, done, want)
+	}
+}
+
+func TestWeightedRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, s := range [][3]int{{1, 8, 8}, {9, 16, 32}, {100, 128, 256}, {5, 44, 50}, {3, 3, 3}} {
+		n, k, ld := s[0], s[1], s[2]
+		w, rows := randSlice(r, n), randSlice(r, n*ld)
+		out := make([]float32, k)
+		WeightedRows(out, w, rows, ld)
+		for c := range out {
+			var want float64
+			for p := range w {
+				want += float64(w[p]) * float64(rows[p*ld+c])
+			}
+			if math.Abs(float64(out[c])-want) > 1e-4*(1+math.Abs(want)) {
+				t.Fatalf("n=%d k=%d: out[%d] = %v, want %v", n, k, c, out[c], want)
 			}
 		}
 	}

@@ -19,3 +19,18 @@ func kern1x4bf16(k8 int, a *float32, b *uint16, ldb int, out *[4]float32)
 
 //go:noescape
 func kern1x1(k8 int, a *float32, b *float32) float32
+
+//go:noescape
+func axpy8(n8 int, alpha float32, x *float32, y *float32)
+
+//go:noescape
+func expShift8(n8 int, x *float32, shift float32) float32
+
+//go:noescape
+func wsum32(n int, w *float32, rows *float32, ld int, out *float32)
+
+//go:noescape
+func wsum8(n int, w *float32, rows *float32, ld int, out *float32)
+
+//go:noescape
+func sumExpShift8(n8 int, x *float32, shift float32) float32

@@ -200,3 +200,210 @@ loopbf16:
 	HSUM(Y3, X3, 12)
 	VZEROUPPER
 	RET
+
+// func axpy8(n8 int, alpha float32, x *float32, y *float32)
+// y[i] += alpha·x[i] (fused) for the first n8 elements (n8 % 8 == 0, n8 > 0).
+TEXT ·axpy8(SB), NOSPLIT, $0-32
+	MOVQ n8+0(FP), CX
+	VBROADCASTSS alpha+8(FP), Y0
+	MOVQ x+16(FP), SI
+	MOVQ y+24(FP), DI
+	SHRQ $3, CX
+	XORQ AX, AX
+
+loopaxpy:
+	VMOVUPS (SI)(AX*1), Y1
+	VMOVUPS (DI)(AX*1), Y2
+	VFMADD231PS Y1, Y0, Y2
+	VMOVUPS Y2, (DI)(AX*1)
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loopaxpy
+	VZEROUPPER
+	RET
+
+// Constants for expShift8 (Cephes expf).
+DATA expconst<>+0(SB)/4, $0x3fb8aa3b   // log2(e)
+DATA expconst<>+4(SB)/4, $0x3f318000   // C1 = 0.693359375
+DATA expconst<>+8(SB)/4, $0xb95e8083   // C2 = -2.12194440e-4
+DATA expconst<>+12(SB)/4, $0x394faaee  // p0 1.9875691500e-4
+DATA expconst<>+16(SB)/4, $0x3ab743ce  // p1 1.3981999507e-3
+DATA expconst<>+20(SB)/4, $0x3c088908  // p2 8.3334519073e-3
+DATA expconst<>+24(SB)/4, $0x3d2aa9c1  // p3 4.1665795894e-2
+DATA expconst<>+28(SB)/4, $0x3e2aaaaa  // p4 1.6666665459e-1
+DATA expconst<>+32(SB)/4, $0x3f000000  // p5 0.5
+DATA expconst<>+36(SB)/4, $0x3f800000  // 1
+DATA expconst<>+40(SB)/4, $0xc2aeac50  // -87.33654 (lowest argument kept normal)
+DATA expconst<>+44(SB)/4, $0x0000007f  // 127
+GLOBL expconst<>(SB), RODATA|NOPTR, $48
+
+// func expShift8(n8 int, x *float32, shift float32) float32
+// x[i] = exp(x[i] − shift) for i < n8 (n8 % 8 == 0, n8 > 0), arguments below
+// −87.3 clamped there; returns the sum of the results. For softmax, where
+// every argument is ≤ 0.
+TEXT ·expShift8(SB), NOSPLIT, $0-28
+	MOVQ n8+0(FP), CX
+	MOVQ x+8(FP), SI
+	VBROADCASTSS shift+16(FP), Y15
+	VBROADCASTSS expconst<>+0(SB), Y14
+	VBROADCASTSS expconst<>+4(SB), Y13
+	VBROADCASTSS expconst<>+8(SB), Y12
+	VBROADCASTSS expconst<>+36(SB), Y11
+	VBROADCASTSS expconst<>+40(SB), Y10
+	VBROADCASTSS expconst<>+32(SB), Y9
+	SHRQ $3, CX
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+
+loopexp:
+	VMOVUPS (SI)(AX*1), Y1
+	VSUBPS Y15, Y1, Y1              // t = x − shift
+	VMAXPS Y10, Y1, Y1              // clamp
+	VMOVAPS Y1, Y2
+	VFMADD213PS Y9, Y14, Y2         // t·log2e + 0.5
+	VROUNDPS $1, Y2, Y2             // n = floor(·)
+	VFNMADD231PS Y13, Y2, Y1        // r = t − n·C1
+	VFNMADD231PS Y12, Y2, Y1        // r −= n·C2
+	VBROADCASTSS expconst<>+12(SB), Y3
+	VBROADCASTSS expconst<>+16(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // p0·r + p1
+	VBROADCASTSS expconst<>+20(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p2
+	VBROADCASTSS expconst<>+24(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p3
+	VBROADCASTSS expconst<>+28(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p4
+	VFMADD213PS Y9, Y1, Y3          // ·r + p5
+	VMULPS Y1, Y1, Y5               // z = r²
+	VFMADD213PS Y1, Y5, Y3          // y = poly·z + r
+	VADDPS Y11, Y3, Y3              // + 1
+	VCVTTPS2DQ Y2, Y6               // n as int32
+	VPBROADCASTD expconst<>+44(SB), Y7
+	VPADDD Y7, Y6, Y6
+	VPSLLD $23, Y6, Y6              // 2^n
+	VMULPS Y6, Y3, Y3
+	VMOVUPS Y3, (SI)(AX*1)
+	VADDPS Y3, Y0, Y0
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loopexp
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func wsum32(n int, w *float32, rows *float32, ld int, out *float32)
+// out[0:32] = Σ_{p<n} w[p]·rows[p·ld : p·ld+32], each element summed in p
+// order with fused multiply-adds (n > 0).
+TEXT ·wsum32(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ rows+16(FP), DI
+	MOVQ ld+24(FP), R9
+	MOVQ out+32(FP), BX
+	SHLQ $2, R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loopw32:
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 32(DI), Y8, Y1
+	VFMADD231PS 64(DI), Y8, Y2
+	VFMADD231PS 96(DI), Y8, Y3
+	ADDQ $4, SI
+	ADDQ R9, DI
+	DECQ CX
+	JNZ loopw32
+
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	VMOVUPS Y2, 64(BX)
+	VMOVUPS Y3, 96(BX)
+	VZEROUPPER
+	RET
+
+// func wsum8(n int, w *float32, rows *float32, ld int, out *float32)
+// out[0:8] = Σ_{p<n} w[p]·rows[p·ld : p·ld+8], in p order, fused (n > 0).
+TEXT ·wsum8(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ rows+16(FP), DI
+	MOVQ ld+24(FP), R9
+	MOVQ out+32(FP), BX
+	SHLQ $2, R9
+	VXORPS Y0, Y0, Y0
+
+loopw8:
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	ADDQ $4, SI
+	ADDQ R9, DI
+	DECQ CX
+	JNZ loopw8
+
+	VMOVUPS Y0, (BX)
+	VZEROUPPER
+	RET
+
+// func sumExpShift8(n8 int, x *float32, shift float32) float32
+// Σ exp(x[i] − shift) for i < n8, like expShift8 without storing.
+TEXT ·sumExpShift8(SB), NOSPLIT, $0-28
+	MOVQ n8+0(FP), CX
+	MOVQ x+8(FP), SI
+	VBROADCASTSS shift+16(FP), Y15
+	VBROADCASTSS expconst<>+0(SB), Y14
+	VBROADCASTSS expconst<>+4(SB), Y13
+	VBROADCASTSS expconst<>+8(SB), Y12
+	VBROADCASTSS expconst<>+36(SB), Y11
+	VBROADCASTSS expconst<>+40(SB), Y10
+	VBROADCASTSS expconst<>+32(SB), Y9
+	SHRQ $3, CX
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+
+loopsumexp:
+	VMOVUPS (SI)(AX*1), Y1
+	VSUBPS Y15, Y1, Y1              // t = x − shift
+	VMAXPS Y10, Y1, Y1              // clamp
+	VMOVAPS Y1, Y2
+	VFMADD213PS Y9, Y14, Y2         // t·log2e + 0.5
+	VROUNDPS $1, Y2, Y2             // n = floor(·)
+	VFNMADD231PS Y13, Y2, Y1        // r = t − n·C1
+	VFNMADD231PS Y12, Y2, Y1        // r −= n·C2
+	VBROADCASTSS expconst<>+12(SB), Y3
+	VBROADCASTSS expconst<>+16(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // p0·r + p1
+	VBROADCASTSS expconst<>+20(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p2
+	VBROADCASTSS expconst<>+24(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p3
+	VBROADCASTSS expconst<>+28(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p4
+	VFMADD213PS Y9, Y1, Y3          // ·r + p5
+	VMULPS Y1, Y1, Y5               // z = r²
+	VFMADD213PS Y1, Y5, Y3          // y = poly·z + r
+	VADDPS Y11, Y3, Y3              // + 1
+	VCVTTPS2DQ Y2, Y6               // n as int32
+	VPBROADCASTD expconst<>+44(SB), Y7
+	VPADDD Y7, Y6, Y6
+	VPSLLD $23, Y6, Y6              // 2^n
+	VMULPS Y6, Y3, Y3
+	VADDPS Y3, Y0, Y0
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loopsumexp
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -30,7 +30,7 @@ func BenchmarkServingWhileTraining(b *testing.B) {
 	gate := rl.NewGate()
 	served := rl.GatedEngine{Engine: eng, Gate: gate}
 	s := Settings{TrainMode: "lora", LoRARank: 16, LearningRate: 1e-4, WRL: 1, WOPD: 1, MicroTokens: 128}
-	tr, err := s.nativeTrainer(modelDir)
+	tr, err := s.nativeTrainer(eng.Model(), modelDir)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func TestNativeTrainerVersions(t *testing.T) {
 	}
 	settings := Settings{Method: "combine", TrainMode: "lora", LoRARank: 4, LearningRate: 1e-3, WRL: 1, WOPD: 1}
 	newTrainer := func() *rl.NativeTrainer {
-		tr, err := settings.nativeTrainer(modelDir)
+		tr, err := settings.nativeTrainer(nil, modelDir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/store"
 	"github.com/clawrl/clawrl/train"
@@ -48,7 +50,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&s.JudgeURL, "judge-url", "", "OpenAI-compatible endpoint for the judge (default: the served model's base weights)")
 	fs.StringVar(&s.JudgeModel, "judge-model", "", "model name at --judge-url")
-	fs.StringVar(&s.JudgeKey, "judge-key", "", "API key for --judge-url")
+	fs.StringVar(&s.JudgeKey, "judge-key", "", "API key for --judge-url (default $CLAWRL_JUDGE_KEY)")
 	fs.IntVar(&s.JudgeVotes, "judge-votes", 0, "judge votes per turn (default 3 for rl, 1 for opd and combine)")
 	fs.DurationVar(&s.JudgeTimeout, "judge-timeout", 2*time.Minute, "timeout of one judge call")
 	fs.IntVar(&s.JudgeRetries, "judge-retries", 2, "retries of a failed judge call, with exponential backoff")
@@ -75,8 +77,11 @@ type Parts struct {
 	Gate      *rl.Gate
 	DataDir   string // versions go to DataDir/versions
 	ModelDir  string // the Hugging Face folder to train; "" = no trainer
-	Trainer   rl.Trainer
-	Log       *slog.Logger
+	// Model, when set, is the served in-process model: the trainer shares
+	// its base weights (LoRA) instead of loading a second copy from ModelDir.
+	Model   *model.Model
+	Trainer rl.Trainer
+	Log     *slog.Logger
 }
 
 // Build checks the settings and returns a runner ready to Start.
@@ -107,7 +112,11 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		if s.JudgeModel == "" {
 			return nil, errors.New("--judge-url needs --judge-model")
 		}
-		backend = &judge.HTTPBackend{URL: s.JudgeURL, Model: s.JudgeModel, Key: s.JudgeKey, Client: &http.Client{}}
+		key := s.JudgeKey
+		if key == "" {
+			key = os.Getenv("CLAWRL_JUDGE_KEY") // keeps the key off the command line
+		}
+		backend = &judge.HTTPBackend{URL: s.JudgeURL, Model: s.JudgeModel, Key: key, Client: &http.Client{}}
 	case p.Engine != nil:
 		backend = &judge.EngineBackend{Engine: p.Engine, Adapter: engine.AdapterBase}
 	case method != rl.MethodOff:
@@ -128,8 +137,8 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		}
 	}
 	trainer := p.Trainer
-	if trainer == nil && p.ModelDir != "" && method != rl.MethodOff {
-		if trainer, err = s.nativeTrainer(p.ModelDir); err != nil {
+	if trainer == nil && (p.Model != nil || p.ModelDir != "") && method != rl.MethodOff {
+		if trainer, err = s.nativeTrainer(p.Model, p.ModelDir); err != nil {
 			return nil, err
 		}
 	}
@@ -142,8 +151,17 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	return New(o)
 }
 
-func (s Settings) nativeTrainer(modelDir string) (rl.Trainer, error) {
-	w, err := train.LoadWeights(modelDir)
+// nativeTrainer builds the Go trainer over the served model m (sharing its
+// base weights in LoRA mode; full mode trains a private copy), or over the
+// checkpoint in modelDir when the engine runs elsewhere.
+func (s Settings) nativeTrainer(m *model.Model, modelDir string) (rl.Trainer, error) {
+	var w *train.Weights
+	var err error
+	if m != nil {
+		w, err = train.FromModel(m, train.Mode(s.TrainMode) == train.ModeFull)
+	} else {
+		w, err = train.LoadWeights(modelDir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}

@@ -1,18 +1,24 @@
 package loop
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/scripted"
 	"github.com/clawrl/clawrl/judge"
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/safetensors"
+	"github.com/clawrl/clawrl/store"
 )
 
 func TestSettingsBuild(t *testing.T) {
@@ -82,5 +88,41 @@ func TestSettingsBuild(t *testing.T) {
 			}
 			tt.check(t, r)
 		})
+	}
+}
+
+// TestJudgeEndpointDown: with --judge-url pointing at a dead endpoint, turns
+// are judged 0 with the reason kept (after bounded retries), the rated ones
+// still train on their feedback, and nothing blocks.
+func TestJudgeEndpointDown(t *testing.T) {
+	ctx := context.Background()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	url := dead.URL + "/v1"
+	dead.Close()
+	f := newFixture(t, t.TempDir(), rl.MethodRL, 16)
+	s := Settings{Method: "rl", JudgeURL: url, JudgeModel: "judge", JudgeRetries: 1, JudgeTimeout: time.Second, Feedback: "decide", BatchSize: 16}
+	r, err := s.Build(Parts{Engine: f.engine, Store: f.store, DataDir: f.dir, Log: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := f.serve(t, "down1", []chat.Message{{Role: chat.RoleUser, Content: "q"}})
+	f.reply(t, plain, "thanks")
+	rated := f.serve(t, "down2", []chat.Message{{Role: chat.RoleUser, Content: "q2"}})
+	if err := f.store.AddFeedback(ctx, rated.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := r.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 20*time.Second {
+		t.Errorf("a dead judge held the round for %s", el)
+	}
+	tr, j := f.turn(t, plain.ID)
+	if tr.State != store.Judged || j.Score != 0 || !strings.HasPrefix(j.Reason, "judge unavailable: ") || j.Judge != "http:judge" {
+		t.Errorf("plain turn with the judge down: %s, %+d, %q, %q", tr.State, j.Score, j.Reason, j.Judge)
+	}
+	if tr, j := f.turn(t, rated.ID); tr.State != store.Ready || j.Score != 1 {
+		t.Errorf("rated turn with the judge down: %s, %+d (%s)", tr.State, j.Score, j.Reason)
 	}
 }

@@ -90,3 +90,17 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrefillLong prefills an OpenClaw-sized prompt (8192 tokens: its
+// system prompt alone is 22–40k characters) on the tiny model, where
+// attention, not the matmuls, is the cost.
+func BenchmarkPrefillLong(b *testing.B) {
+	m := benchModel(b, "tiny", "f32")
+	ids := benchIDs(8192)
+	for b.Loop() {
+		if _, err := m.Prefill(context.Background(), m.NewSequence(), ids, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(ids)*b.N)/b.Elapsed().Seconds(), "tok/s")
+}

@@ -1,9 +1,3 @@
-// Package model is clawrl's transformer: Hugging Face checkpoints of the
-// Qwen3, Qwen2 and Llama families loaded from safetensors, a forward pass
-// written layer by layer (one file per concern, each layer a function over
-// explicit buffers, llm.c style, so a backward can sit beside it), a KV cache
-// per sequence, batched decoding of many sequences at once, sampling with
-// logprobs, scoring, and PEFT LoRA adapters chosen per request.
 package model
 
 import (

@@ -82,6 +82,27 @@ type AdapterConfig struct {
 	InferenceMode       bool               `json:"inference_mode"`
 }
 
+// ParseAdapterConfig parses and checks PEFT's adapter_config.json: a LoRA
+// adapter this package can apply (no DoRA, no fan_in_fan_out, positive
+// rank).
+func ParseAdapterConfig(raw []byte) (AdapterConfig, error) {
+	var ac AdapterConfig
+	if err := json.Unmarshal(raw, &ac); err != nil {
+		return ac, err
+	}
+	switch {
+	case ac.PeftType != "" && ac.PeftType != "LORA":
+		return ac, fmt.Errorf("peft_type %q, want LORA", ac.PeftType)
+	case ac.UseDoRA || ac.FanInFanOut:
+		return ac, fmt.Errorf("use_dora and fan_in_fan_out are not supported")
+	case ac.R <= 0:
+		return ac, fmt.Errorf("r = %d, want a positive rank", ac.R)
+	case math.IsNaN(ac.LoraAlpha) || math.IsInf(ac.LoraAlpha, 0):
+		return ac, fmt.Errorf("lora_alpha = %v", ac.LoraAlpha)
+	}
+	return ac, nil
+}
+
 // LoRA is one adapted layer: y += Scale · (x·Aᵀ)·Bᵀ.
 type LoRA struct {
 	R     int
@@ -115,15 +136,9 @@ func (m *Model) LoadAdapter(dir string) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load adapter: %w", err)
 	}
-	var ac AdapterConfig
-	if err := json.Unmarshal(raw, &ac); err != nil {
+	ac, err := ParseAdapterConfig(raw)
+	if err != nil {
 		return nil, fmt.Errorf("load adapter %s: adapter_config.json: %w", dir, err)
-	}
-	if ac.PeftType != "" && ac.PeftType != "LORA" {
-		return nil, fmt.Errorf("load adapter %s: peft_type %q, want LORA", dir, ac.PeftType)
-	}
-	if ac.UseDoRA || ac.FanInFanOut {
-		return nil, fmt.Errorf("load adapter %s: use_dora and fan_in_fan_out are not supported", dir)
 	}
 	path := filepath.Join(dir, "adapter_model.safetensors")
 	f, err := safetensors.Open(path)
@@ -187,7 +202,9 @@ func (m *Model) LoadAdapter(dir string) (*Adapter, error) {
 func (ac AdapterConfig) scale(tensorName string, r int) float32 {
 	alpha := ac.LoraAlpha
 	module := strings.TrimPrefix(tensorName, peftPrefix)
-	module = module[:strings.Index(module, ".lora_")]
+	if i := strings.Index(module, ".lora_"); i >= 0 {
+		module = module[:i]
+	}
 	for pat, v := range ac.AlphaPattern {
 		if module == pat || strings.HasSuffix(module, "."+pat) {
 			alpha = v

@@ -15,7 +15,8 @@ type Model struct {
 }
 
 // Load reads a Hugging Face model folder (config.json and model.safetensors
-// or a sharded index) with float32 weights.
+// or a sharded index), keeping bf16 weights in bf16 and the rest in float32
+// (see Options).
 func Load(dir string) (*Model, error) { return LoadWith(dir, Options{}) }
 
 // LoadWith reads a model folder with the given options.

@@ -29,16 +29,19 @@ type Weights struct {
 // Options control how a checkpoint is loaded.
 type Options struct {
 	// WeightDType is how linear and embedding weights are kept in memory:
-	// "f32" (the default) or "bf16" (half the memory and bandwidth; compute
-	// stays float32). Norms and biases are always float32.
+	// "f32", "bf16" (half the memory and decode bandwidth; compute stays
+	// float32), or "" (the default): bf16 for tensors the checkpoint stores
+	// in bf16, f32 for the rest. Keeping bf16 costs no accuracy — the
+	// widening is exact and the kernels sum in the same order either way —
+	// only a little prefill speed. Norms and biases are always float32.
 	WeightDType string
 }
 
 // loader reads tensors from a checkpoint with shape checks.
 type loader struct {
-	ck   *safetensors.Checkpoint
-	bf16 bool
-	used map[string]bool
+	ck    *safetensors.Checkpoint
+	dtype string // "", "f32" or "bf16" (Options.WeightDType)
+	used  map[string]bool
 }
 
 func (l *loader) tensor(name string, shape ...int) (safetensors.Tensor, error) {
@@ -67,7 +70,7 @@ func (l *loader) linear(prefix string, out, in int, bias bool) (Linear, error) {
 	if err != nil {
 		return lin, err
 	}
-	if l.bf16 {
+	if l.dtype == "bf16" || (l.dtype == "" && t.DType == safetensors.BF16) {
 		raw, err := t.BF16()
 		if err != nil {
 			return lin, fmt.Errorf("load %s.weight: %w", prefix, err)
@@ -92,7 +95,7 @@ func loadWeights(cfg *Config, ck *safetensors.Checkpoint, opts Options) (*Weight
 	default:
 		return nil, fmt.Errorf("weight dtype %q: want f32 or bf16", opts.WeightDType)
 	}
-	l := &loader{ck: ck, bf16: opts.WeightDType == "bf16", used: map[string]bool{}}
+	l := &loader{ck: ck, dtype: opts.WeightDType, used: map[string]bool{}}
 	H, I := cfg.HiddenSize, cfg.IntermediateSize
 	w := &Weights{}
 	var err error

@@ -26,10 +26,12 @@ func TestLearningSanity(t *testing.T) {
 		adv  AdvantageConfig
 		hint bool
 		rwd  bool
+		mode train.Mode
 	}{
-		{"binary", AdvantageConfig{Method: MethodRL}, false, true},
-		{"opd", AdvantageConfig{Method: MethodOPD}, true, false},
-		{"combined", DefaultAdvantage(), true, true},
+		{"binary", AdvantageConfig{Method: MethodRL}, false, true, train.ModeLoRA},
+		{"opd", AdvantageConfig{Method: MethodOPD}, true, false, train.ModeLoRA},
+		{"combined", DefaultAdvantage(), true, true, train.ModeLoRA},
+		{"combined-full", DefaultAdvantage(), true, true, train.ModeFull},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,8 +42,12 @@ func TestLearningSanity(t *testing.T) {
 			// A larger init than transformers' 0.02 lets the frozen tied embedding express a
 			// confident distribution, so the probability has room to rise.
 			train.InitRandom(w, 1, 0.15)
-			tr, err := train.New(w, train.Config{Mode: train.ModeLoRA, LoRA: train.LoRAConfig{Rank: 4, Alpha: 8},
-				AdamW: train.DefaultAdamW(5e-3), Seed: 2})
+			lr := 5e-3
+			if c.mode == train.ModeFull {
+				lr = 1e-3
+			}
+			tr, err := train.New(w, train.Config{Mode: c.mode, LoRA: train.LoRAConfig{Rank: 4, Alpha: 8},
+				AdamW: train.DefaultAdamW(lr), Seed: 2})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/train"
 )
 
@@ -17,7 +18,13 @@ type NativeTrainer struct {
 	cfg StepConfig
 }
 
-var _ Trainer = (*NativeTrainer)(nil)
+var (
+	_ Trainer = (*NativeTrainer)(nil)
+	_ Yielder = (*NativeTrainer)(nil)
+)
+
+// SetYield implements Yielder: yield runs before every micro-batch.
+func (n *NativeTrainer) SetYield(yield func(ctx context.Context) error) { n.tr.SetYield(yield) }
 
 // NewNativeTrainer wraps tr. cfg.Advantage.Method is ignored (see above);
 // zero weights take 1.
@@ -33,6 +40,21 @@ func NewNativeTrainer(tr *train.Trainer, cfg StepConfig) *NativeTrainer {
 		cfg.Loss = DefaultLoss()
 	}
 	return &NativeTrainer{tr: tr, cfg: cfg}
+}
+
+// NewNativeTrainerFor builds the trainer over a served model: in LoRA mode
+// it shares the model's base weights (read only, so serving goes on), in
+// full mode it trains a private copy.
+func NewNativeTrainerFor(m *model.Model, tc train.Config, cfg StepConfig) (*NativeTrainer, error) {
+	w, err := train.FromModel(m, tc.Mode == train.ModeFull)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := train.New(w, tc)
+	if err != nil {
+		return nil, err
+	}
+	return NewNativeTrainer(tr, cfg), nil
 }
 
 // Trainer is the wrapped trainer.

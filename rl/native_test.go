@@ -2,8 +2,12 @@ package rl
 
 import (
 	"context"
+	"errors"
+	"math"
 	"testing"
 
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/safetensors"
 	"github.com/clawrl/clawrl/train"
 )
 
@@ -63,5 +67,153 @@ func TestNativeTrainerSaveLoad(t *testing.T) {
 	bad := []Sample{{TurnID: "c", PromptIDs: []int32{1}, ResponseIDs: []int32{2}}}
 	if _, err := a.Step(ctx, bad); err == nil {
 		t.Fatal("want an error for a sample without behaviour logprobs")
+	}
+}
+
+// TestKLAgainstBaseModel: with a KL coefficient and no reference logprobs,
+// the reference is the base model; a fresh adapter (B = 0) equals it, so the
+// KL starts at 0 and grows once the adapter has moved.
+func TestKLAgainstBaseModel(t *testing.T) {
+	n := newTinyNative(t)
+	n.cfg.Loss.KLCoef = 0.1
+	ctx := context.Background()
+	batch := []TrainSample{{PromptIDs: []int32{1, 2}, ResponseIDs: []int32{3, 4}, Reward: 1}}
+	m0, err := PolicyStep(ctx, n.tr, n.cfg, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m0.KL != 0 {
+		t.Fatalf("KL %g before any update, want 0", m0.KL)
+	}
+	m1, err := PolicyStep(ctx, n.tr, n.cfg, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1.KL == 0 {
+		t.Fatal("KL still 0 after an update")
+	}
+}
+
+// TestLazyOldLogprobs: taking π_old from the step's own forward pass gives
+// the same update as scoring it first.
+func TestLazyOldLogprobs(t *testing.T) {
+	ctx := context.Background()
+	batch := func() []TrainSample {
+		return []TrainSample{
+			{PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3}, Reward: 1,
+				TeacherLogprobs: []float32{-1, -0.5}},
+			{PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10}, BehaviourLogprobs: []float32{-5, -4, -9}, Reward: -1},
+		}
+	}
+	a, b := newTinyNative(t), newTinyNative(t)
+	explicit := batch()
+	sc, err := a.tr.Score(ctx, []train.Sequence{{PromptIDs: explicit[0].PromptIDs, ResponseIDs: explicit[0].ResponseIDs},
+		{PromptIDs: explicit[1].PromptIDs, ResponseIDs: explicit[1].ResponseIDs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range explicit {
+		explicit[i].OldLogprobs = sc[i].Logprobs
+	}
+	ma, err := PolicyStep(ctx, a.tr, a.cfg, explicit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := PolicyStep(ctx, b.tr, b.cfg, batch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(ma.Loss-mb.Loss) > 1e-6 || math.Abs(ma.OldLogprobGap-mb.OldLogprobGap) > 1e-6 {
+		t.Fatalf("explicit old: %+v\nlazy old: %+v", ma, mb)
+	}
+	pa, pb := a.tr.Params(), b.tr.Params()
+	for i := range pa {
+		for j := range pa[i].Data {
+			if math.Abs(float64(pa[i].Data[j]-pb[i].Data[j])) > 1e-7 {
+				t.Fatalf("%s[%d]: %g explicit, %g lazy", pa[i].Name, j, pa[i].Data[j], pb[i].Data[j])
+			}
+		}
+	}
+}
+
+// TestNativeTrainerForServedModel trains next to a model.Model and checks
+// the base weights it serves are untouched while the saved adapter is
+// what the model's loader reads.
+func TestNativeTrainerForServedModel(t *testing.T) {
+	cfg, err := model.NewConfig(model.Qwen3, model.SizeTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.VocabSize = 128
+	dir := t.TempDir()
+	if err := model.WriteRandom(dir, cfg, 1, safetensors.F32); err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := append([]float32(nil), m.Weights.Blocks[0].Q.W...)
+	n, err := NewNativeTrainerFor(m, train.Config{LoRA: train.LoRAConfig{Rank: 4, Alpha: 8}, AdamW: train.DefaultAdamW(1e-2)}, DefaultStepConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := []Sample{{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-5, -5}, UseRL: true, Reward: 1}}
+	for range 3 {
+		if _, err := n.Step(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, v := range m.Weights.Blocks[0].Q.W {
+		if v != before[i] {
+			t.Fatalf("LoRA training changed the served base weight q_proj[%d]", i)
+		}
+	}
+	out := t.TempDir()
+	if err := n.Save(out); err != nil {
+		t.Fatal(err)
+	}
+	ad, err := m.LoadAdapter(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := m.Score(context.Background(), batch[0].PromptIDs, batch[0].ResponseIDs, ad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := n.Trainer().Score(context.Background(), []train.Sequence{{PromptIDs: batch[0].PromptIDs, ResponseIDs: batch[0].ResponseIDs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sc {
+		if math.Abs(float64(sc[i]-mine[0].Logprobs[i])) > 1e-4 {
+			t.Fatalf("token %d: engine scores %g with the saved adapter, trainer %g", i, sc[i], mine[0].Logprobs[i])
+		}
+	}
+}
+
+// TestNativeTrainerYields: the yield function runs before every
+// micro-batch, and its error aborts the step without touching the weights.
+func TestNativeTrainerYields(t *testing.T) {
+	n := newTinyNative(t)
+	calls := 0
+	n.SetYield(func(ctx context.Context) error { calls++; return nil })
+	batch := []Sample{{TurnID: "a", PromptIDs: []int32{1, 2}, ResponseIDs: []int32{3, 4}, BehaviourLogprobs: []float32{-4, -4}, UseRL: true, Reward: 1}}
+	if _, err := n.Step(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 {
+		t.Fatal("yield never called")
+	}
+	before := append([]float32(nil), n.tr.Params()[1].Data...)
+	stop := errors.New("stop")
+	n.SetYield(func(ctx context.Context) error { return stop })
+	if _, err := n.Step(context.Background(), batch); !errors.Is(err, stop) {
+		t.Fatalf("err = %v, want the yield's error", err)
+	}
+	for i, v := range n.tr.Params()[1].Data {
+		if v != before[i] {
+			t.Fatal("an aborted step changed the weights")
+		}
 	}
 }

@@ -22,12 +22,14 @@ type TrainSample struct {
 	// BehaviourLogprobs are what the engine reported when it sampled the
 	// response (policy version at generation time); nil = on-policy.
 	BehaviourLogprobs []float32
-	// OldLogprobs are π_old; nil = recomputed by PolicyStep.
+	// OldLogprobs are π_old; nil = the current weights' (taken from the
+	// step's own forward pass, or recomputed first when LoRA dropout is on).
 	OldLogprobs []float32
 	// TeacherLogprobs are the OPD teacher's (hint-conditioned) logprobs of
 	// the same response tokens; nil = no accepted hint.
 	TeacherLogprobs []float32
-	// RefLogprobs are the reference policy's, needed when LossConfig.KLCoef ≠ 0.
+	// RefLogprobs are the reference policy's for the KL term; nil with
+	// LossConfig.KLCoef ≠ 0 = the base model (adapters off, LoRA mode).
 	RefLogprobs []float32
 	// Reward is the judge's score (−1, 0, +1) or any scalar outcome.
 	Reward float64
@@ -74,12 +76,41 @@ type batchObjective struct {
 	cfg    LossConfig
 	inputs []TokenInputs
 	stats  TokenStats
+	// lazy[i] marks samples whose π_old is taken from the step's own
+	// forward pass (see PolicyStep); their advantages are computed then.
+	lazy     []bool
+	adv      AdvantageConfig
+	rewards  []float64
+	teachers [][]float32
+	err      error
+	gap      float64
+	gapN     int
 }
 
 func (o *batchObjective) TokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float64 {
+	if o.lazy != nil && o.lazy[i] {
+		in := &o.inputs[i]
+		in.OldLogprobs = append([]float32(nil), logp...)
+		a, err := o.adv.TokenAdvantages(o.rewards[i], o.teachers[i], in.OldLogprobs)
+		if err != nil {
+			// Checked before the step; kept for the caller all the same.
+			o.err = err
+			return 0
+		}
+		in.Advantages = a
+		o.addGap(in.OldLogprobs, in.BehaviourLogprobs)
+	}
 	l, st := o.cfg.TokenLoss(o.inputsFor(i), logp, entropy, dlogp, dentropy)
 	o.stats.Add(st)
 	return l
+}
+
+func (o *batchObjective) addGap(old, behaviour []float32) {
+	for t, b := range behaviour {
+		d := float64(old[t] - b)
+		o.gap += max(d, -d)
+		o.gapN++
+	}
 }
 
 // SFTObjective is the negative log-likelihood of every response token.
@@ -101,9 +132,15 @@ func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples 
 	}
 	seqs := make([]train.Sequence, len(samples))
 	var need []int
+	// One optimizer step per batch means π_old is exactly the policy of the
+	// step's own forward pass (all micro-batches run before the update), so
+	// that pass supplies it and no separate scoring pass is needed — unless
+	// LoRA dropout makes the training forward differ from the eval one.
+	tc := tr.Config()
+	lazy := tc.Mode == train.ModeFull || tc.LoRA.Dropout == 0
 	for i, s := range samples {
 		seqs[i] = train.Sequence{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs}
-		if s.OldLogprobs == nil && cfg.Loss.Kind != LossSFT {
+		if s.OldLogprobs == nil && cfg.Loss.Kind != LossSFT && !lazy {
 			need = append(need, i)
 		}
 	}
@@ -124,6 +161,27 @@ func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples 
 			old[i] = scores[j].Logprobs
 		}
 	}
+	ref := make([][]float32, len(samples))
+	var needRef []int
+	for i, s := range samples {
+		ref[i] = s.RefLogprobs
+		if s.RefLogprobs == nil && cfg.Loss.KLCoef != 0 && cfg.Loss.Kind == LossPPO {
+			needRef = append(needRef, i)
+		}
+	}
+	if len(needRef) > 0 {
+		sub := make([]train.Sequence, len(needRef))
+		for j, i := range needRef {
+			sub[j] = seqs[i]
+		}
+		scores, err := tr.ScoreReference(ctx, sub)
+		if err != nil {
+			return Metrics{}, fmt.Errorf("policy step: reference logprobs for the KL term: %w", err)
+		}
+		for j, i := range needRef {
+			ref[i] = scores[j].Logprobs
+		}
+	}
 	rewards := make([]float64, len(samples))
 	groups := make([]int, len(samples))
 	for i, s := range samples {
@@ -133,29 +191,37 @@ func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples 
 	if err != nil {
 		return Metrics{}, fmt.Errorf("policy step: %w", err)
 	}
-	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples))}
-	var gap float64
-	var gapN int
+	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
+		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples))}
 	for i, s := range samples {
 		if cfg.Loss.Kind == LossSFT {
 			continue
 		}
-		adv, err := cfg.Advantage.TokenAdvantages(rewards[i], s.TeacherLogprobs, old[i])
+		o := old[i]
+		if o == nil {
+			// Filled in by the step's forward pass; a placeholder of the
+			// right length lets everything be checked now.
+			o = make([]float32, len(s.ResponseIDs))
+			obj.lazy[i] = true
+			obj.teachers[i] = s.TeacherLogprobs
+		}
+		adv, err := cfg.Advantage.TokenAdvantages(rewards[i], s.TeacherLogprobs, o)
 		if err != nil {
 			return Metrics{}, fmt.Errorf("policy step: sample %d: %w", i, err)
 		}
-		in := TokenInputs{Advantages: adv, OldLogprobs: old[i], BehaviourLogprobs: s.BehaviourLogprobs, RefLogprobs: s.RefLogprobs}
+		in := TokenInputs{Advantages: adv, OldLogprobs: o, BehaviourLogprobs: s.BehaviourLogprobs, RefLogprobs: ref[i]}
 		if err := cfg.Loss.Validate(in, len(s.ResponseIDs)); err != nil {
 			return Metrics{}, fmt.Errorf("policy step: sample %d: %w", i, err)
 		}
-		for t, b := range s.BehaviourLogprobs {
-			d := float64(old[i][t] - b)
-			gap += max(d, -d)
-			gapN++
+		if !obj.lazy[i] {
+			obj.addGap(o, s.BehaviourLogprobs)
 		}
 		obj.inputs[i] = in
 	}
 	st, err := tr.Step(ctx, seqs, obj)
+	if err == nil {
+		err = obj.err
+	}
 	if err != nil {
 		return Metrics{}, fmt.Errorf("policy step: %w", err)
 	}
@@ -168,8 +234,8 @@ func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples 
 		GradNorm: st.GradNorm, Samples: len(samples), Tokens: st.Tokens, Elapsed: st.Elapsed,
 		TokensPerSec: st.TokensPerSec, LearningRate: st.LearningRate,
 	}
-	if gapN > 0 {
-		m.OldLogprobGap = gap / float64(gapN)
+	if obj.gapN > 0 {
+		m.OldLogprobGap = obj.gap / float64(obj.gapN)
 	}
 	return m, nil
 }

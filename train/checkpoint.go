@@ -269,3 +269,12 @@ func (t *Trainer) LoadCheckpoint(dir string) error {
 	}
 	return t.Resume(dir)
 }
+
+// Adapter snapshots the current LoRA adapters as a model.Adapter, for an
+// in-process engine to serve without a round trip through disk.
+func (t *Trainer) Adapter() (*model.Adapter, error) {
+	if t.cfg.Mode != ModeLoRA {
+		return nil, fmt.Errorf("train: no adapter in %s mode", t.cfg.Mode)
+	}
+	return ExportAdapter(t.w, t.cfg.LoRA, t.w.NameOrPath)
+}

@@ -6,10 +6,29 @@
 // accumulation, and checkpoints in PEFT / Hugging Face layout.
 //
 // It reads like llm.c: each layer's forward sits beside its backward in one
-// file with the same argument order, and every activation buffer is
-// allocated once per token budget and reused across steps.
+// file with the same argument order (rmsnorm.go, rope.go, attention.go,
+// swiglu.go, embedding.go, linear.go for projections with LoRA, lmhead.go),
+// model.go chains them over a packed micro-batch, and every activation
+// buffer is allocated once per token budget and reused across steps.
+// Attention keeps only log-sum-exps (FlashAttention-style backward) and the
+// LM head works in bounded row chunks, so long prompts and a 152k
+// vocabulary fit in memory.
 //
 // The trainer knows nothing about rewards: a step takes sequences and an
 // Objective that turns per-token log-probabilities (and entropies) into a
-// loss and its gradient per token. The RL losses live in package rl.
+// loss and its gradient per token. The RL losses live in package rl
+// (rl.LossConfig, rl.PolicyStep, rl.NativeTrainer).
+//
+// Use:
+//
+//	m, _ := model.Load(dir)                 // or LoadWeights(dir)
+//	w, _ := train.FromModel(m, false)       // LoRA: shares the model's base weights
+//	tr, _ := train.New(w, train.Config{})   // LoRA r16/α32 on all projections, AdamW 1e-4
+//	scores, _ := tr.Score(ctx, seqs)        // per-token logprobs and entropies (π_old)
+//	st, _ := tr.Step(ctx, seqs, objective)  // forward+backward over micro-batches, clip, AdamW
+//	_ = tr.SaveCheckpoint(out)              // adapter (PEFT) + optimizer.safetensors + trainer_state.json
+//
+// A Trainer is not safe for concurrent use: Score and Step share its
+// buffers. The model it was built from may keep serving concurrently in
+// LoRA mode (the base weights are only read).
 package train

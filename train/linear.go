@@ -19,22 +19,22 @@ type loraActs struct {
 	dxd  []float32 // [T, In] scratch for the dropout backward
 }
 
-func newLoRAActs(l *Linear, tokens int) *loraActs {
-	if l.LoRA == nil {
+func newLoRAActs(rank, in int, dropout bool, tokens int) *loraActs {
+	if rank == 0 {
 		return nil
 	}
-	r := l.LoRA.Rank
-	a := &loraActs{u: make([]float32, tokens*r), g: make([]float32, tokens*r)}
-	if l.LoRA.Dropout > 0 {
-		a.mask = make([]float32, tokens*l.In)
-		a.xd = make([]float32, tokens*l.In)
-		a.dxd = make([]float32, tokens*l.In)
+	a := &loraActs{u: make([]float32, tokens*rank), g: make([]float32, tokens*rank)}
+	if dropout {
+		a.mask = make([]float32, tokens*in)
+		a.xd = make([]float32, tokens*in)
+		a.dxd = make([]float32, tokens*in)
 	}
 	return a
 }
 
 // linearForward overwrites out[:T·Out]. rng draws the dropout mask; the same
-// seed reproduces it, which activation recomputation relies on.
+// seed reproduces it, which activation recomputation relies on. A nil rng is
+// eval mode: no dropout (and no backward may follow).
 func linearForward(out, inp []float32, T int, l *Linear, a *loraActs, rng *rand.Rand) {
 	matmulNT(out, inp, l.W.Data, T, l.Out, l.In, false)
 	if l.B != nil {
@@ -48,7 +48,7 @@ func linearForward(out, inp []float32, T int, l *Linear, a *loraActs, rng *rand.
 	lo := l.LoRA
 	r := lo.Rank
 	xd := inp
-	if lo.Dropout > 0 {
+	if lo.Dropout > 0 && rng != nil {
 		keep := 1 / (1 - lo.Dropout)
 		xd = a.xd[:T*l.In]
 		for i, v := range inp[:T*l.In] {

@@ -12,18 +12,18 @@ import (
 // recomputation a single layerActs is shared by all blocks and refilled from
 // the block's saved input during the backward.
 type layerActs struct {
-	ln1, rstd1       []float32
-	q, k, v          []float32
-	qn, kn           []float32 // after the q/k norms (Qwen3)
-	rstdq, rstdk     []float32
-	qr, kr           []float32 // after RoPE
-	probs            []float32
-	att              []float32
-	h1               []float32 // residual after attention
-	ln2, rstd2       []float32
-	gate, up, act    []float32
-	lora             [7]*loraActs
-	capTok, capProbs int
+	ln1, rstd1    []float32
+	q, k, v       []float32
+	qn, kn        []float32 // after the q/k norms (Qwen3)
+	rstdq, rstdk  []float32
+	qr, kr        []float32 // after RoPE
+	lse           []float32 // attention log-sum-exp per (token, head)
+	att           []float32
+	h1            []float32 // residual after attention
+	ln2, rstd2    []float32
+	gate, up, act []float32
+	lora          [7]*loraActs
+	capTok        int
 }
 
 // workspace holds everything one micro-batch needs.
@@ -41,12 +41,17 @@ type workspace struct {
 	rstdf  []float32
 	rope   *ropeTables
 	shared bool // one layerActs for all blocks (recomputation)
+	// headBudget overrides headLogitsBudget (tests).
+	headBudget int
+	// baseOnly runs the forward without the LoRA adapters (π_ref in LoRA
+	// mode is the base model).
+	baseOnly bool
 
 	// LM head rows: only positions that predict a response token.
 	rowTok   []int32 // token index within the micro-batch
 	target   []int32
 	hrows    []float32 // [R, D]
-	probs    []float32 // [R, V]
+	probs    []float32 // [min(R, headChunk), V]
 	logp     []float32
 	entropy  []float32
 	dlogp    []float32
@@ -103,7 +108,6 @@ func (ws *workspace) prepare(seqs []Sequence) {
 	T := len(ws.ids)
 	D, F := a.Hidden, a.Intermediate
 	qd, kd := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
-	np := probsSize(ws.segs, a.Heads)
 	for l := range ws.xs {
 		ws.xs[l] = grow(ws.xs[l], T*D)
 	}
@@ -117,24 +121,33 @@ func (ws *workspace) prepare(seqs []Sequence) {
 			}
 			la.qr, la.kr = make([]float32, T*qd), make([]float32, T*kd)
 			la.att, la.h1 = make([]float32, T*qd), make([]float32, T*D)
+			la.lse = make([]float32, T*a.Heads)
 			la.ln2, la.rstd2 = make([]float32, T*D), make([]float32, T)
 			la.gate, la.up, la.act = make([]float32, T*F), make([]float32, T*F), make([]float32, T*F)
-			// Adapters of a shared layerActs follow block 0's shapes, which
-			// every block has.
-			for m, nl := range ws.w.Layers[li].linears() {
-				la.lora[m] = newLoRAActs(nl.lin, T)
+			// A shared layerActs (recomputation) serves every block, so its
+			// adapter buffers fit the largest rank any block has.
+			blocks := ws.w.Layers[li : li+1]
+			if ws.shared {
+				blocks = ws.w.Layers
+			}
+			for m := range la.lora {
+				rank, in, dropout := 0, 0, false
+				for bi := range blocks {
+					lin := blocks[bi].linears()[m].lin
+					if lin.LoRA != nil {
+						rank, in = max(rank, lin.LoRA.Rank), lin.In
+						dropout = dropout || lin.LoRA.Dropout > 0
+					}
+				}
+				la.lora[m] = newLoRAActs(rank, in, dropout, T)
 			}
 			la.capTok = T
-		}
-		if np > la.capProbs {
-			la.probs = make([]float32, np)
-			la.capProbs = np
 		}
 	}
 	ws.lnf, ws.rstdf = grow(ws.lnf, T*D), grow(ws.rstdf, T)
 	R := len(ws.rowTok)
 	ws.hrows = grow(ws.hrows, R*D)
-	ws.probs = grow(ws.probs, R*a.Vocab)
+	ws.probs = grow(ws.probs, min(R, ws.headChunk())*a.Vocab)
 	ws.logp, ws.entropy = grow(ws.logp, R), grow(ws.entropy, R)
 	ws.dlogp, ws.dentropy = grow(ws.dlogp, R), grow(ws.dentropy, R)
 	if T > ws.capTok {
@@ -176,11 +189,10 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 	fwd := func(m int, out, inp []float32) {
 		lin := lins[m].lin
 		la := la.lora[m]
-		if lin.LoRA != nil && lin.LoRA.Dropout > 0 && !train {
-			// Eval mode: the adapter without dropout.
-			saved := lin.LoRA.Dropout
-			lin.LoRA.Dropout = 0
-			defer func() { lin.LoRA.Dropout = saved }()
+		if ws.baseOnly && lin.LoRA != nil {
+			base := *lin
+			base.LoRA = nil
+			lin = &base
 		}
 		linearForward(out[:T*lin.Out], inp, T, lin, la, dropoutRNG(seed, train, l, m))
 	}
@@ -198,7 +210,7 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 	ropeForward(la.qr, qsrc, ws.pos, a.Heads, ws.rope)
 	ropeForward(la.kr, ksrc, ws.pos, a.KVHeads, ws.rope)
 	sh := attnShape{a.Heads, a.KVHeads, hd}
-	attentionForward(la.att, la.probs, la.qr, la.kr, la.v, ws.segs, sh)
+	attentionForward(la.att, la.lse, la.qr, la.kr, la.v, ws.segs, sh)
 	fwd(3, la.h1, la.att)
 	axpy(1, x[:T*D], la.h1)
 	rmsnormForward(la.ln2, la.rstd2, la.h1, L.PostNorm.Data, T, D, eps)
@@ -241,7 +253,7 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) {
 	clear(datt)
 	bwd(3, datt, dx, la.att)
 	sh := attnShape{a.Heads, a.KVHeads, hd}
-	attentionBackward(ws.dqr[:T*qd], ws.dkr[:T*kd], ws.dv[:T*kd], datt, la.probs, la.qr, la.kr, la.v, ws.segs, sh)
+	attentionBackward(ws.dqr[:T*qd], ws.dkr[:T*kd], ws.dv[:T*kd], datt, la.lse, la.qr, la.kr, la.v, la.att, ws.segs, sh)
 	dq, dk := ws.dq[:T*qd], ws.dk[:T*kd]
 	if a.QKNorm {
 		dqn, dkn := ws.dqn[:T*qd], ws.dkn[:T*kd]
@@ -278,7 +290,30 @@ func (ws *workspace) forward(seed uint64, train bool) {
 	}
 	R := len(ws.rowTok)
 	lm := ws.w.lmWeight()
-	lmheadForward(ws.probs, ws.logp, ws.entropy, ws.hrows, lm.Data, ws.target, R, D, a.Vocab)
+	ws.headChunks(R, func(lo, hi int) {
+		lmheadForward(ws.probs, ws.logp[lo:hi], ws.entropy[lo:hi], ws.hrows[lo*D:hi*D], lm.Data, ws.target[lo:hi], hi-lo, D, a.Vocab)
+	})
+}
+
+// headLogitsBudget bounds the LM head's probability buffer (floats): with a
+// 152k vocabulary, 2048 response rows would otherwise take 1.2 GB.
+const headLogitsBudget = 32 << 20
+
+// headChunk is how many LM head rows are processed at once.
+func (ws *workspace) headChunk() int {
+	b := ws.headBudget
+	if b == 0 {
+		b = headLogitsBudget
+	}
+	return max(1, b/ws.w.Arch.Vocab)
+}
+
+// headChunks calls fn on consecutive row ranges of at most headChunk rows.
+func (ws *workspace) headChunks(R int, fn func(lo, hi int)) {
+	c := ws.headChunk()
+	for lo := 0; lo < R; lo += c {
+		fn(lo, min(lo+c, R))
+	}
 }
 
 // backward starts from ws.dlogp and ws.dentropy (already scaled) and
@@ -290,7 +325,16 @@ func (ws *workspace) backward(seed uint64) {
 	R := len(ws.rowTok)
 	lm := ws.w.lmWeight()
 	dh := ws.dln[:R*D] // dln is free until the blocks run
-	lmheadBackward(dh, lm.Grad, ws.probs, ws.dlogp, ws.dentropy, ws.entropy, ws.hrows, lm.Data, ws.target, R, D, a.Vocab)
+	chunked := R > ws.headChunk()
+	ws.headChunks(R, func(lo, hi int) {
+		n := hi - lo
+		if chunked {
+			// Only the last chunk's probabilities survived the forward:
+			// recompute this chunk's (logp and entropy come out identical).
+			lmheadForward(ws.probs, ws.logp[lo:hi], ws.entropy[lo:hi], ws.hrows[lo*D:hi*D], lm.Data, ws.target[lo:hi], n, D, a.Vocab)
+		}
+		lmheadBackward(dh[lo*D:hi*D], lm.Grad, ws.probs, ws.dlogp[lo:hi], ws.dentropy[lo:hi], ws.entropy[lo:hi], ws.hrows[lo*D:hi*D], lm.Data, ws.target[lo:hi], n, D, a.Vocab)
+	})
 	// Scatter the head rows' gradient back to the tokens they came from.
 	dlnf := ws.dlnf[:T*D]
 	clear(dlnf)

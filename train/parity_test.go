@@ -362,6 +362,36 @@ func TestParityAdapterLogits(t *testing.T) {
 						}
 					}
 				}
+				// The inference side serves the same adapter: package
+				// model's forward with the adapter its loader read.
+				m, err := w.Model()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ad, err := m.LoadAdapter(filepath.Join("testdata", arch, dir))
+				if err != nil {
+					t.Fatal(err)
+				}
+				logits, err := m.Logits(context.Background(), f.ProbeIDs, ad)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for r := range f.ProbeIDs {
+					row := logits[r*V : r*V+V]
+					var mx, sum float64 = math.Inf(-1), 0
+					for _, z := range row {
+						mx = math.Max(mx, float64(z))
+					}
+					for _, z := range row {
+						sum += math.Exp(float64(z) - mx)
+					}
+					for j, z := range row {
+						ls := float64(z) - mx - math.Log(sum)
+						if d := math.Abs(ls - float64(want[r*V+j])); d > 1e-4 {
+							t.Fatalf("inference: row %d token %d: log-softmax %.6g, PEFT %.6g", r, j, ls, want[r*V+j])
+						}
+					}
+				}
 			})
 		}
 	}

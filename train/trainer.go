@@ -122,6 +122,23 @@ type Trainer struct {
 	opt    *adamW
 	ws     *workspace
 	micro  uint64 // micro-batches run, seeds dropout
+	yield  func(ctx context.Context) error
+}
+
+// SetYield installs a function called before every micro-batch of Score and
+// Accumulate (so also Step): a serving process uses it to hold training
+// while requests are being generated. An error from it aborts the call
+// (weights unchanged).
+func (t *Trainer) SetYield(yield func(ctx context.Context) error) { t.yield = yield }
+
+func (t *Trainer) beforeMicroBatch(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.yield != nil {
+		return t.yield(ctx)
+	}
+	return nil
 }
 
 // New prepares w for training: in LoRA mode it attaches fresh adapters unless
@@ -227,7 +244,7 @@ func (t *Trainer) Score(ctx context.Context, seqs []Sequence) ([]TokenScores, er
 	}
 	out := make([]TokenScores, len(seqs))
 	for _, mb := range t.microBatches(seqs) {
-		if err := ctx.Err(); err != nil {
+		if err := t.beforeMicroBatch(ctx); err != nil {
 			return nil, err
 		}
 		batch := seqs[mb[0]:mb[1]]
@@ -244,6 +261,17 @@ func (t *Trainer) Score(ctx context.Context, seqs []Sequence) ([]TokenScores, er
 		}
 	}
 	return out, nil
+}
+
+// ScoreReference is Score under the base weights with the LoRA adapters
+// switched off: the reference policy π_ref for a KL penalty in LoRA mode.
+func (t *Trainer) ScoreReference(ctx context.Context, seqs []Sequence) ([]TokenScores, error) {
+	if t.cfg.Mode != ModeLoRA {
+		return nil, errors.New("train: reference scores need LoRA mode (full fine-tuning has changed the base weights)")
+	}
+	t.ws.baseOnly = true
+	defer func() { t.ws.baseOnly = false }()
+	return t.Score(ctx, seqs)
 }
 
 // ZeroGrad clears the accumulated gradients.
@@ -264,7 +292,7 @@ func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective
 	var loss float64
 	mbs := t.microBatches(seqs)
 	for _, mb := range mbs {
-		if err := ctx.Err(); err != nil {
+		if err := t.beforeMicroBatch(ctx); err != nil {
 			return 0, 0, err
 		}
 		batch := seqs[mb[0]:mb[1]]

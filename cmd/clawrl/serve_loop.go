@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/loop"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/store"
@@ -16,9 +17,9 @@ import (
 
 // startLearning builds and starts the judge and train loops of `clawrl
 // serve` (package loop) for the served engine: the judge and the OPD teacher
-// run on its base weights (or --judge-url), the native trainer trains a copy
-// of the served model (none for the test engine: samples are built and
-// kept), and new adapter versions are published to the engine. The loops
+// run on its base weights (or --judge-url), the native trainer trains LoRA
+// adapters over the served model's own weights (none for the test engine:
+// samples are built and kept), and new adapter versions are published to the engine. The loops
 // stop when ctx ends; Wait on the returned runner.
 func startLearning(ctx context.Context, o serveOptions, eng engine.Engine,
 	st store.LearningStore, gate *rl.Gate, reg *prometheus.Registry, log *slog.Logger) (*loop.Runner, error) {
@@ -29,7 +30,11 @@ func startLearning(ctx context.Context, o serveOptions, eng engine.Engine,
 	pub, _ := eng.(engine.Publisher)
 	s := o.learning
 	s.Method = o.method
-	r, err := s.Build(loop.Parts{Engine: eng, Publisher: pub, Store: st, Gate: gate, DataDir: o.data, ModelDir: modelDir, Log: log})
+	parts := loop.Parts{Engine: eng, Publisher: pub, Store: st, Gate: gate, DataDir: o.data, ModelDir: modelDir, Log: log}
+	if n, ok := eng.(*native.Engine); ok {
+		parts.Model = n.Model() // the trainer shares the served weights
+	}
+	r, err := s.Build(parts)
 	if err != nil {
 		return nil, fmt.Errorf("learning loop: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/safetensors"
+	"github.com/clawrl/clawrl/tokenizer"
+	"github.com/clawrl/clawrl/tokenizer/vocab"
 	"github.com/clawrl/clawrl/train"
 )
 
@@ -101,6 +103,57 @@ func TestTrainSFT(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := train.LoadAdapter(w, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrainSFTChats trains on chats rendered with the real Qwen3 template and
+// tokenizer (embedded by tokenizer/vocab) and checks how a chat splits into
+// sequences: one per assistant message, each response ending with the
+// template's end-of-turn token.
+func TestTrainSFTChats(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := model.NewConfig(model.Qwen3, model.SizeTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdir := filepath.Join(dir, "model")
+	if err := model.WriteRandom(mdir, cfg, 1, safetensors.F32); err != nil {
+		t.Fatal(err)
+	}
+	if err := vocab.Write("qwen3", mdir); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "chats.jsonl")
+	lines := `{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Capital of France?"},{"role":"assistant","content":"Paris."},{"role":"user","content":"And Italy?"},{"role":"assistant","content":"Rome."}]}
+`
+	if err := os.WriteFile(data, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seqs, err := readSFTData(data, mdir, cfg.VocabSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seqs) != 2 {
+		t.Fatalf("%d sequences, want one per assistant message (2)", len(seqs))
+	}
+	tok, err := tokenizer.Load(filepath.Join(mdir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"Paris.", "Rome."} {
+		prompt, resp := tok.Decode(seqs[i].PromptIDs), tok.Decode(seqs[i].ResponseIDs)
+		if !strings.HasSuffix(prompt, "<|im_start|>assistant\n") || !strings.Contains(resp, want) || !strings.HasPrefix(strings.TrimPrefix(resp, "<think>\n\n</think>\n\n"), want) {
+			t.Errorf("sequence %d: prompt ends %q, response %q", i, prompt[max(0, len(prompt)-30):], resp)
+		}
+		if !strings.Contains(resp, "<|im_end|>") {
+			t.Errorf("sequence %d: response %q lacks the end-of-turn token", i, resp)
+		}
+	}
+	var buf bytes.Buffer
+	f := sftFlags{modelDir: mdir, data: data, out: filepath.Join(dir, "out"), mode: "lora", rank: 4, alpha: 8,
+		lr: 1e-3, maxGradNorm: 1, epochs: 1, batch: 2, microTokens: 2048}
+	if err := runSFT(context.Background(), f, &buf); err != nil {
 		t.Fatal(err)
 	}
 }

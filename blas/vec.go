@@ -1,0 +1,116 @@
+package blas
+
+// DotRows computes out[j] = x·row j of rows for j < len(out), where row j
+// starts at rows[j*ld] and has len(x) elements: a serial matrix-vector
+// product for callers that parallelise themselves (attention scores, one
+// query against every cached key). Each element is summed in the same order
+// as Sgemm sums it.
+func DotRows(out, x, rows []float32, ld int) {
+	k, n := len(x), len(out)
+	if n == 0 {
+		return
+	}
+	_ = rows[(n-1)*ld+k-1]
+	k8 := k &^ 7
+	if !useAVX2 || k8 == 0 {
+		for j := range out {
+			out[j] = dotSeq(x, rows[j*ld:j*ld+k])
+		}
+		return
+	}
+	var t [4]float32
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		kern1x4(k8, &x[0], &rows[j*ld], ld, &t)
+		for q := 0; q < 4; q++ {
+			out[j+q] = addTail(t[q], x, rows[(j+q)*ld:(j+q)*ld+k], k8)
+		}
+	}
+	for ; j < n; j++ {
+		out[j] = addTail(kern1x1(k8, &x[0], &rows[j*ld]), x, rows[j*ld:j*ld+k], k8)
+	}
+}
+
+// addTail adds x[p]·y[p] for p from start on to s, in order, as Sgemm's
+// kernels finish an element.
+func addTail(s float32, x, y []float32, start int) float32 {
+	for p := start; p < len(x); p++ {
+		s += x[p] * y[p]
+	}
+	return s
+}
+
+// Axpy computes y += alpha·x (vectorised with fused multiply-adds where the
+// CPU has them).
+func Axpy(alpha float32, x, y []float32) {
+	y = y[:len(x)]
+	n8 := len(x) &^ 7
+	if useAVX2 && n8 > 0 {
+		axpy8(n8, alpha, &x[0], &y[0])
+	} else {
+		n8 = 0
+	}
+	for i := n8; i < len(x); i++ {
+		y[i] += alpha * x[i]
+	}
+}
+
+// ExpShift replaces x[i] by exp(x[i] − shift) for the first n8 elements
+// (n8 = len(x) rounded down to a multiple of 8) with vector code and
+// returns how many it did and their sum; the caller does the rest with its
+// scalar exp. Returns 0, 0 without AVX2. Arguments must be ≤ 0 after the
+// shift (softmax); below −87.3 they are clamped there (exp ≈ 1e-38).
+// Accurate to about one float32 ulp.
+func ExpShift(x []float32, shift float32) (done int, sum float32) {
+	n8 := len(x) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return 0, 0
+	}
+	return n8, expShift8(n8, &x[0], shift)
+}
+
+// WeightedRows sets out = Σ_p w[p]·row p of rows, where row p starts at
+// rows[p*ld] and has len(out) elements: attention's weighted sum of cached
+// values. Each element is summed in p order (fused multiply-adds with AVX2),
+// whatever len(out) is.
+func WeightedRows(out, w, rows []float32, ld int) {
+	n, k := len(w), len(out)
+	if n == 0 {
+		clear(out)
+		return
+	}
+	_ = rows[(n-1)*ld+k-1]
+	c := 0
+	if useAVX2 {
+		for ; c+32 <= k; c += 32 {
+			wsum32(n, &w[0], &rows[c], ld, &out[c])
+		}
+		for ; c+8 <= k; c += 8 {
+			wsum8(n, &w[0], &rows[c], ld, &out[c])
+		}
+	}
+	for ; c < k; c++ {
+		var s float32
+		for p, wp := range w {
+			s += wp * rows[p*ld+c]
+		}
+		out[c] = s
+	}
+}
+
+// SumExpShift returns Σ exp(x[i] − shift) over the first done elements
+// (len(x) rounded down to a multiple of 8) without changing x, summed in
+// float64 across blocks of 1024; the caller adds the rest with its scalar
+// exp. Returns 0, 0 without AVX2. Same argument rules as ExpShift. For
+// log-softmax over a vocabulary: 150k exponentials per token.
+func SumExpShift(x []float32, shift float32) (done int, sum float64) {
+	n8 := len(x) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return 0, 0
+	}
+	const block = 1024
+	for lo := 0; lo < n8; lo += block {
+		sum += float64(sumExpShift8(min(block, n8-lo), &x[lo], shift))
+	}
+	return n8, sum
+}

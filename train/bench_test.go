@@ -1,0 +1,94 @@
+package train
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Training throughput: one optimizer step (forward + backward + AdamW) on
+// 2 sequences of 64 prompt + 64 response tokens, reported as tokens/s over
+// all 256 tokens, plus the process's peak RSS. The reference is
+// testdata/bench_torch.py (transformers + PEFT + torch.optim.AdamW, same
+// shapes, same thread count):
+//
+//	go test ./train -run '^$' -bench TrainStep -benchtime 3x
+//	CLAWRL_BENCH_LARGE=1 go test ./train -run '^$' -bench TrainStep/qwen3-0.6b -benchtime 2x -timeout 1h
+//	python3 train/testdata/bench_torch.py --threads $(nproc)
+//
+// (add -tags openblas with CGO_ENABLED=1 for the OpenBLAS matmuls.)
+
+var benchArchs = []struct {
+	name  string
+	arch  Arch
+	large bool
+}{
+	{"tiny", Arch{Vocab: 151936, Hidden: 64, Intermediate: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16,
+		RMSNormEps: 1e-6, RopeTheta: 1e6, TieEmbeddings: true, QKNorm: true}, false},
+	{"qwen3-0.6b", Arch{Vocab: 151936, Hidden: 1024, Intermediate: 3072, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128,
+		RMSNormEps: 1e-6, RopeTheta: 1e6, TieEmbeddings: true, QKNorm: true}, true},
+}
+
+func peakRSSMB() float64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+type sftBench struct{}
+
+func (sftBench) TokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float64 {
+	var s float64
+	for j, lp := range logp {
+		s -= float64(lp)
+		dlogp[j] = -1
+	}
+	return s
+}
+
+func BenchmarkTrainStep(b *testing.B) {
+	for _, ba := range benchArchs {
+		for _, mode := range []Mode{ModeLoRA, ModeFull} {
+			b.Run(ba.name+"/"+string(mode), func(b *testing.B) {
+				if ba.large && os.Getenv("CLAWRL_BENCH_LARGE") == "" {
+					b.Skip("set CLAWRL_BENCH_LARGE=1 for the Qwen3-0.6B shape")
+				}
+				w, err := NewWeights(ba.arch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				InitRandom(w, 1, 0.02)
+				tr, err := New(w, Config{Mode: mode, MicroBatchTokens: 4096})
+				if err != nil {
+					b.Fatal(err)
+				}
+				seqs := randomSeqs(ba.arch.Vocab, 1, [2]int{64, 64}, [2]int{64, 64})
+				ctx := context.Background()
+				if _, err := tr.Step(ctx, seqs, sftBench{}); err != nil { // warm-up: buffers, page faults
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for range b.N {
+					if _, err := tr.Step(ctx, seqs, sftBench{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(256*b.N)/b.Elapsed().Seconds(), "tokens/s")
+				b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+				b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "threads")
+			})
+		}
+	}
+}
