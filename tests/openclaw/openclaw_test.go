@@ -150,7 +150,7 @@ func checkRecorded(t *testing.T, turns []exportedTurn) {
 	// Walk the main turns with the user messages that caused them: a turn
 	// that called a tool is followed by another turn for the same message
 	// (after the tool result); a text answer ends the message's turns.
-	toolRounds := 0
+	toolRounds, retries := 0, 0
 	msg := 0
 	for i, tr := range main {
 		if msg >= len(userMessages) {
@@ -172,12 +172,19 @@ func checkRecorded(t *testing.T, turns []exportedTurn) {
 			}
 			continue
 		}
-		// OpenClaw retries a turn whose answer it finds empty: the retry is
-		// the next state, still carrying the same user message.
-		if tr.NextStateKind == "user" && len(tr.NextState) > 0 &&
-			strings.Contains(tr.NextState[len(tr.NextState)-1].Content, userMessages[msg]) {
-			t.Logf("main turn %d (%.40q) was retried by OpenClaw", i, tr.Response.Content)
-			continue
+		// OpenClaw retries a turn whose answer it cannot use (an empty reply,
+		// a malformed tool call) with a nudge of its own: that request is the
+		// next state, a user message that is not the scripted next one.
+		if tr.NextStateKind == "user" && len(tr.NextState) > 0 {
+			last := tr.NextState[len(tr.NextState)-1].Content
+			if msg+1 >= len(userMessages) || !strings.Contains(last, userMessages[msg+1]) {
+				retries++
+				t.Logf("main turn %d (%.60q) was retried by OpenClaw with %.80q", i, tr.ResponseText, last)
+				if retries > 4 {
+					t.Errorf("more than 4 OpenClaw retries\n%s", dump)
+				}
+				continue
+			}
 		}
 		// A text answer: its next state is the user's next message (across
 		// the compaction too); only the rating follows the last one.
