@@ -155,6 +155,13 @@ func (t *turnRun) finish() (chat.Message, error) {
 // deliver turns a parser delta into chunks (when streaming) and keeps the
 // tool-call ids consistent between the stream and the final message.
 func (t *turnRun) deliver(d engine.Delta) error {
+	if t.sse == nil {
+		// Non-streaming: only the tool-call ids matter (finish uses them).
+		for _, tc := range d.ToolCalls {
+			t.callID(tc)
+		}
+		return nil
+	}
 	var chunks []chunkDelta
 	if d.Reasoning != "" {
 		chunks = append(chunks, chunkDelta{ReasoningContent: d.Reasoning})
@@ -167,17 +174,13 @@ func (t *turnRun) deliver(d engine.Delta) error {
 		if tc.Index < 0 || tc.Index > maxToolCalls {
 			continue // a parser bug must not take the server down
 		}
-		for len(t.callIDs) <= tc.Index {
-			t.callIDs = append(t.callIDs, "")
-		}
 		td := toolCallDelta{Index: tc.Index, Function: toolCallDeltaFunc{Arguments: tc.Arguments}}
-		if t.callIDs[tc.Index] == "" && (tc.ID != "" || tc.Name != "") {
-			t.callIDs[tc.Index] = sanitizeCallID(tc.ID)
-			td.ID, td.Type, td.Function.Name = t.callIDs[tc.Index], "function", tc.Name
+		if id, first := t.callID(tc); first {
+			td.ID, td.Type, td.Function.Name = id, "function", tc.Name
 		}
 		chunks = append(chunks, chunkDelta{ToolCalls: []toolCallDelta{td}})
 	}
-	if t.sse == nil || len(chunks) == 0 {
+	if len(chunks) == 0 {
 		return nil
 	}
 	for i, cd := range chunks {
@@ -192,6 +195,23 @@ func (t *turnRun) deliver(d engine.Delta) error {
 		}
 	}
 	return nil
+}
+
+// callID gives tool call tc.Index its sanitised id the first time the call
+// shows its id or name (first reports that time), so the stream and the
+// final message agree. A bad index (a parser bug) is ignored.
+func (t *turnRun) callID(tc engine.ToolCallDelta) (id string, first bool) {
+	if tc.Index < 0 || tc.Index > maxToolCalls {
+		return "", false
+	}
+	for len(t.callIDs) <= tc.Index {
+		t.callIDs = append(t.callIDs, "")
+	}
+	if t.callIDs[tc.Index] == "" && (tc.ID != "" || tc.Name != "") {
+		t.callIDs[tc.Index] = sanitizeCallID(tc.ID)
+		return t.callIDs[tc.Index], true
+	}
+	return t.callIDs[tc.Index], false
 }
 
 func (s *Server) tokenLogprob(tok engine.Token) tokenLogprob {
@@ -320,8 +340,8 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, run, errorWithCode(http.StatusInternalServerError, "server_error", "store_error", "could not record the turn"))
 		return
 	}
-	s.metrics.tokens.WithLabelValues("prompt").Add(float64(len(promptIDs)))
-	s.metrics.tokens.WithLabelValues("completion").Add(float64(len(gen.Tokens)))
+	s.metrics.promptTokens.Add(float64(len(promptIDs)))
+	s.metrics.completionTokens.Add(float64(len(gen.Tokens)))
 	s.metrics.turns.WithLabelValues(string(begun.Type), finish).Inc()
 	info.finish, info.promptTokens, info.completion = finish, len(promptIDs), len(gen.Tokens)
 
@@ -396,8 +416,16 @@ func (s *Server) turnRecord(run *turnRun, req *chatRequest, begun session.Begun,
 		FinishReason: finish, PromptTokens: len(promptIDs), CompletionTokens: len(ids),
 		QueueNanos: gen.QueueNanos, PrefillNanos: gen.PrefillNanos, DecodeNanos: gen.DecodeNanos,
 		TotalNanos:       time.Since(run.start).Nanoseconds(),
-		ConversationHash: session.TurnHash(req.Messages, msg),
+		ConversationHash: conversationHash(begun, req, msg),
 	}
+}
+
+// conversationHash continues the hash Begin took of the request's history.
+func conversationHash(begun session.Begun, req *chatRequest, msg chat.Message) string {
+	if begun.History.Valid() {
+		return begun.History.TurnHash(msg)
+	}
+	return session.TurnHash(req.Messages, msg)
 }
 
 // stopMatcher applies stop strings to the generated text, holding back a

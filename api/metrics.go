@@ -13,14 +13,17 @@ import (
 // metrics are the gateway's Prometheus series, on a registry of their own
 // (no process-global state).
 type metrics struct {
-	registry  *prometheus.Registry
-	requests  *prometheus.CounterVec   // route, code
-	latency   *prometheus.HistogramVec // route, stream
-	ttft      prometheus.Histogram
-	inflight  prometheus.Gauge
-	tokens    *prometheus.CounterVec // kind: prompt, completion
-	turns     *prometheus.CounterVec // type, finish
-	cancelled prometheus.Counter
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec   // route, code
+	latency  *prometheus.HistogramVec // route, stream
+	ttft     prometheus.Histogram
+	inflight prometheus.Gauge
+	tokens   *prometheus.CounterVec // kind: prompt, completion
+	// promptTokens and completionTokens are tokens' two series, resolved
+	// once rather than looked up by label on every request.
+	promptTokens, completionTokens prometheus.Counter
+	turns                          *prometheus.CounterVec // type, finish
+	cancelled                      prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry, st store.Store) *metrics {
@@ -50,6 +53,7 @@ func newMetrics(reg *prometheus.Registry, st store.Store) *metrics {
 			Name: "clawrl_generations_cancelled_total", Help: "Generations cancelled because the client went away (not recorded).",
 		}),
 	}
+	m.promptTokens, m.completionTokens = m.tokens.WithLabelValues("prompt"), m.tokens.WithLabelValues("completion")
 	reg.MustRegister(m.requests, m.latency, m.ttft, m.inflight, m.tokens, m.turns, m.cancelled,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&storeCollector{store: st})

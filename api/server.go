@@ -211,12 +211,19 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if route == "/metrics" || route == "/healthz" {
 			return
 		}
-		attrs := []any{"method", r.Method, "path", r.URL.Path, "status", sw.status, "ms", float64(elapsed.Microseconds()) / 1000, "bytes", sw.bytes}
-		if info.turn != "" {
-			attrs = append(attrs, "session", info.session, "turn", info.turn, "type", info.typ, "finish", info.finish,
-				"stream", info.stream, "prompt_tokens", info.promptTokens, "completion_tokens", info.completion)
+		if !s.log.Enabled(r.Context(), slog.LevelInfo) {
+			return
 		}
-		s.log.Info("request", attrs...)
+		// LogAttrs with a stack array: no boxing of every value per request.
+		var buf [13]slog.Attr
+		attrs := append(buf[:0], slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
+			slog.Float64("ms", float64(elapsed.Microseconds())/1000), slog.Int64("bytes", sw.bytes))
+		if info.turn != "" {
+			attrs = append(attrs, slog.String("session", info.session), slog.String("turn", info.turn), slog.String("type", info.typ),
+				slog.String("finish", info.finish), slog.Bool("stream", info.stream),
+				slog.Int("prompt_tokens", info.promptTokens), slog.Int("completion_tokens", info.completion))
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})
 }
 

@@ -88,6 +88,8 @@ func TestOpenClawConversation(t *testing.T) {
 		v := fmt.Sprintf("oc-7f3a:%d", n)
 		return []string{"session_id", v, "x-session-affinity", v, "x-client-request-id", v}
 	}
+	// OpenClaw sends its compaction request with the bare id (no :n).
+	bare := []string{"session_id", "oc-7f3a", "x-session-affinity", "oc-7f3a", "x-client-request-id", "oc-7f3a"}
 	internal := func(i int) map[string]any {
 		return user(session.OpenClawInternalContext + fmt.Sprintf("\nturn %d metadata\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>", i))
 	}
@@ -118,15 +120,16 @@ func TestOpenClawConversation(t *testing.T) {
 		t.Fatalf("turn 2 after the user's reply: %s %s %+v", t2.State, t2.NextStateKind, t2.NextState)
 	}
 
-	// Compaction: a side call with the next epoch; it pairs nothing.
-	compact := map[string]any{"model": "m", "max_completion_tokens": 1024, "messages": []any{
+	// Compaction: a side call under the bare id, recorded in the epoch it
+	// compacts; it pairs nothing.
+	compact := map[string]any{"model": "m", "max_completion_tokens": 1024, "prompt_cache_key": "oc-7f3a", "messages": []any{
 		system("You are a context summarization assistant. Summarize the conversation so far."),
 		user("<conversation>…</conversation>"),
 	}}
-	compactResp := ts.complete(t, compact, affinity(1)...)
+	compactResp := ts.complete(t, compact, bare...)
 	ct := turnOf(t, ts.store, compactResp.ID)
-	if ct.Type != store.Side || ct.Epoch != 1 || ct.SessionID != t1.SessionID {
-		t.Fatalf("compaction turn: type %s epoch %d session %s (want side, 1, %s)", ct.Type, ct.Epoch, ct.SessionID, t1.SessionID)
+	if ct.Type != store.Side || ct.Epoch != 0 || ct.SessionID != t1.SessionID {
+		t.Fatalf("compaction turn: type %s epoch %d session %s (want side, 0, %s)", ct.Type, ct.Epoch, ct.SessionID, t1.SessionID)
 	}
 	if t3 := turnOf(t, ts.store, id3); t3.State != store.Generated {
 		t.Fatalf("a side call observed turn 3: %s", t3.State)
@@ -147,6 +150,12 @@ func TestOpenClawConversation(t *testing.T) {
 	}
 	if t3 := turnOf(t, ts.store, id3); t3.State != store.Observed || t3.NextState[0].Content != "and now? [[say:done]]" {
 		t.Fatalf("turn 3 after compaction: %s %+v", t3.State, t3.NextState)
+	}
+	// A second compaction, again under the bare id, stays in epoch 1: a key
+	// without :n never moves the session's epoch.
+	ct2 := turnOf(t, ts.store, ts.complete(t, compact, bare...).ID)
+	if ct2.Type != store.Side || ct2.Epoch != 1 || ct2.SessionID != t1.SessionID {
+		t.Fatalf("second compaction turn: type %s epoch %d session %s (want side, 1, %s)", ct2.Type, ct2.Epoch, ct2.SessionID, t1.SessionID)
 	}
 	sess, err := ts.store.Session(ctx, t1.SessionID)
 	if err != nil || sess.Key != "oc-7f3a" || sess.KeySource != session.SourceAffinity || sess.Epoch != 1 {

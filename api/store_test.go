@@ -13,7 +13,7 @@ import (
 
 // openTestStore returns the store the gateway tests run on: the real
 // embedded SQLite store in a temporary directory.
-func openTestStore(t *testing.T) store.Store {
+func openTestStore(t testing.TB) store.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "clawrl.db"),
 		sqlite.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

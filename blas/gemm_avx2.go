@@ -46,9 +46,11 @@ type avx2Gemm struct {
 
 // store writes alpha·s + beta·C[i,j] after adding the products past k8.
 func (g *avx2Gemm) store(i, j int, s float32) {
-	ar, br := g.a[i*g.lda:i*g.lda+g.k], g.b[j*g.ldb:j*g.ldb+g.k]
-	for p := g.k8; p < g.k; p++ {
-		s += ar[p] * br[p]
+	if g.k8 != g.k {
+		ar, br := g.a[i*g.lda:i*g.lda+g.k], g.b[j*g.ldb:j*g.ldb+g.k]
+		for p := g.k8; p < g.k; p++ {
+			s += ar[p] * br[p]
+		}
 	}
 	p := &g.c[i*g.ldc+j]
 	if g.beta == 0 {
@@ -87,9 +89,15 @@ func (g *avx2Gemm) row(i, j0, j1 int) {
 	var t [4]float32
 	ai := g.a[i*g.lda : i*g.lda+g.k]
 	j := j0
+	plain := g.k8 == g.k && g.beta == 0 && g.alpha == 1
+	ci := g.c[i*g.ldc : i*g.ldc+j1]
 	for ; j+4 <= j1; j += 4 {
 		_ = g.b[(j+3)*g.ldb+g.k-1]
 		kern1x4(g.k8, &ai[0], &g.b[j*g.ldb], g.ldb, &t)
+		if plain { // the common case, written directly
+			copy(ci[j:j+4], t[:])
+			continue
+		}
 		for q := 0; q < 4; q++ {
 			g.store(i, j+q, t[q])
 		}

@@ -31,3 +31,6 @@ func wsum32(n int, w *float32, rows *float32, ld int, out *float32)
 
 //go:noescape
 func wsum8(n int, w *float32, rows *float32, ld int, out *float32)
+
+//go:noescape
+func sumExpShift8(n8 int, x *float32, shift float32) float32

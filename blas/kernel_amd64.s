@@ -351,3 +351,59 @@ loopw8:
 	VMOVUPS Y0, (BX)
 	VZEROUPPER
 	RET
+
+// func sumExpShift8(n8 int, x *float32, shift float32) float32
+// Σ exp(x[i] − shift) for i < n8, like expShift8 without storing.
+TEXT ·sumExpShift8(SB), NOSPLIT, $0-28
+	MOVQ n8+0(FP), CX
+	MOVQ x+8(FP), SI
+	VBROADCASTSS shift+16(FP), Y15
+	VBROADCASTSS expconst<>+0(SB), Y14
+	VBROADCASTSS expconst<>+4(SB), Y13
+	VBROADCASTSS expconst<>+8(SB), Y12
+	VBROADCASTSS expconst<>+36(SB), Y11
+	VBROADCASTSS expconst<>+40(SB), Y10
+	VBROADCASTSS expconst<>+32(SB), Y9
+	SHRQ $3, CX
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+
+loopsumexp:
+	VMOVUPS (SI)(AX*1), Y1
+	VSUBPS Y15, Y1, Y1              // t = x − shift
+	VMAXPS Y10, Y1, Y1              // clamp
+	VMOVAPS Y1, Y2
+	VFMADD213PS Y9, Y14, Y2         // t·log2e + 0.5
+	VROUNDPS $1, Y2, Y2             // n = floor(·)
+	VFNMADD231PS Y13, Y2, Y1        // r = t − n·C1
+	VFNMADD231PS Y12, Y2, Y1        // r −= n·C2
+	VBROADCASTSS expconst<>+12(SB), Y3
+	VBROADCASTSS expconst<>+16(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // p0·r + p1
+	VBROADCASTSS expconst<>+20(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p2
+	VBROADCASTSS expconst<>+24(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p3
+	VBROADCASTSS expconst<>+28(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p4
+	VFMADD213PS Y9, Y1, Y3          // ·r + p5
+	VMULPS Y1, Y1, Y5               // z = r²
+	VFMADD213PS Y1, Y5, Y3          // y = poly·z + r
+	VADDPS Y11, Y3, Y3              // + 1
+	VCVTTPS2DQ Y2, Y6               // n as int32
+	VPBROADCASTD expconst<>+44(SB), Y7
+	VPADDD Y7, Y6, Y6
+	VPSLLD $23, Y6, Y6              // 2^n
+	VMULPS Y6, Y3, Y3
+	VADDPS Y3, Y0, Y0
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loopsumexp
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -35,3 +35,7 @@ func wsum32(n int, w *float32, rows *float32, ld int, out *float32) {
 func wsum8(n int, w *float32, rows *float32, ld int, out *float32) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func sumExpShift8(n8 int, x *float32, shift float32) float32 {
+	panic("blas: no assembly kernels on this platform")
+}

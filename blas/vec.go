@@ -97,3 +97,20 @@ func WeightedRows(out, w, rows []float32, ld int) {
 		out[c] = s
 	}
 }
+
+// SumExpShift returns Σ exp(x[i] − shift) over the first done elements
+// (len(x) rounded down to a multiple of 8) without changing x, summed in
+// float64 across blocks of 1024; the caller adds the rest with its scalar
+// exp. Returns 0, 0 without AVX2. Same argument rules as ExpShift. For
+// log-softmax over a vocabulary: 150k exponentials per token.
+func SumExpShift(x []float32, shift float32) (done int, sum float64) {
+	n8 := len(x) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return 0, 0
+	}
+	const block = 1024
+	for lo := 0; lo < n8; lo += block {
+		sum += float64(sumExpShift8(min(block, n8-lo), &x[lo], shift))
+	}
+	return n8, sum
+}

@@ -2,27 +2,28 @@ package model
 
 import (
 	"math"
-
-	"github.com/clawrl/clawrl/blas"
 	"runtime"
 	"sync"
+
+	"github.com/clawrl/clawrl/blas"
 )
 
 // attendOne computes causal grouped-query attention for one query row:
 // q is [nHeads, headDim]; keys and values are the sequence's cache for this
 // layer, [nPos, nKV·headDim], holding every position the row may see
 // (itself and those before it). out is [nHeads, headDim]; att is scratch of
-// at least nPos. Query head h reads key/value head h / (nHeads/nKV).
+// at least nPos. Query head h reads key/value head h / (nHeads/nKV). Only
+// heads [h0, h1) are computed, so one row's heads can be split across cores.
 //
 // The dot products and the weighted sum run on blas's vector kernels in a
 // fixed order, so a row's output does not depend on the rows computed with
 // it (prefill and decode agree bitwise).
-func attendOne(out, q, keys, values, att []float32, nPos, nHeads, nKV, headDim int) {
+func attendOne(out, q, keys, values, att []float32, nPos, h0, h1, nHeads, nKV, headDim int) {
 	group := nHeads / nKV
 	kvDim := nKV * headDim
 	scale := float32(1 / math.Sqrt(float64(headDim)))
 	att = att[:nPos]
-	for h := 0; h < nHeads; h++ {
+	for h := h0; h < h1; h++ {
 		qh := q[h*headDim : (h+1)*headDim]
 		kvOff := (h / group) * headDim
 		blas.DotRows(att, qh, keys[kvOff:], kvDim)
@@ -50,42 +51,55 @@ func attendOne(out, q, keys, values, att []float32, nPos, nHeads, nKV, headDim i
 // q and out are [rows, nHeads·headDim].
 func attentionForward(out, q []float32, rows []batchRow, layer, nHeads, nKV, headDim int) {
 	qDim := nHeads * headDim
+	workers := runtime.GOMAXPROCS(0)
+	// Work items are (row, range of heads). With fewer rows than cores
+	// (decoding one or two long sequences) each row's heads are split by
+	// key/value group so every core has work; otherwise a row is one item.
+	type item struct{ row, h0, h1 int }
+	splits := 1
+	if len(rows) < workers {
+		splits = nKV
+	}
+	perSplit := nHeads / splits
+	items := make([]item, 0, len(rows)*splits)
+	var total int64
+	for r, row := range rows {
+		for s := 0; s < splits; s++ {
+			items = append(items, item{r, s * perSplit, (s + 1) * perSplit})
+		}
+		total += int64(row.pos+1) * int64(splits)
+	}
 	work := func(lo, hi int) {
 		var att []float32
-		for r := lo; r < hi; r++ {
-			row := rows[r]
+		for _, it := range items[lo:hi] {
+			row := rows[it.row]
 			nPos := row.pos + 1
 			if cap(att) < nPos {
 				att = make([]float32, nPos)
 			}
 			kv := &row.seq.layers[layer]
-			attendOne(out[r*qDim:(r+1)*qDim], q[r*qDim:(r+1)*qDim], kv.k, kv.v, att, nPos, nHeads, nKV, headDim)
+			attendOne(out[it.row*qDim:(it.row+1)*qDim], q[it.row*qDim:(it.row+1)*qDim], kv.k, kv.v, att, nPos, it.h0, it.h1, nHeads, nKV, headDim)
 		}
 	}
-	// Work grows with the positions attended; split rows into chunks of
-	// roughly equal cost so a prefill's late rows do not all land on one core.
-	workers := runtime.GOMAXPROCS(0)
-	var total int64
-	for _, r := range rows {
-		total += int64(r.pos + 1)
-	}
-	if workers <= 1 || len(rows) < 2 || total*int64(qDim) < 1<<15 {
-		work(0, len(rows))
+	if workers <= 1 || len(items) < 2 || total*int64(qDim)/int64(splits) < 1<<15 {
+		work(0, len(items))
 		return
 	}
+	// Work grows with the positions attended; split items into chunks of
+	// roughly equal cost so a prefill's late rows do not all land on one core.
 	per := total/int64(workers) + 1
 	var wg sync.WaitGroup
 	lo := 0
 	var acc int64
-	for r := range rows {
-		acc += int64(rows[r].pos + 1)
-		if acc >= per || r == len(rows)-1 {
+	for i, it := range items {
+		acc += int64(rows[it.row].pos + 1)
+		if acc >= per || i == len(items)-1 {
 			wg.Add(1)
 			go func(lo, hi int) {
 				defer wg.Done()
 				work(lo, hi)
-			}(lo, r+1)
-			lo, acc = r+1, 0
+			}(lo, i+1)
+			lo, acc = i+1, 0
 		}
 	}
 	wg.Wait()

@@ -13,6 +13,10 @@
 //	id, logprob := model.Sample(logits, model.SamplingParams{Temperature: 0.7, TopP: 0.9}, rng)
 //	all, err := m.DecodeStep([]*model.Sequence{seq, other}, []int32{id, id2}, []*model.Adapter{ad, nil})
 //	lps, err := m.Score(ctx, promptIDs, completionIDs, ad) // one prefill
+//	outs, err := m.Step(ctx, []model.Chunk{{Seq: a, IDs: prompt}, {Seq: b, IDs: []int32{id}}}) // mixed
+//
+// Sequence.Tokens, Truncate and Clone let an engine keep caches between
+// requests and prefill only what a new prompt adds to a cached prefix.
 //
 // A Model and its Adapters are read-only and safe to share between
 // goroutines; a Sequence belongs to one caller at a time. Sample's logprob

@@ -156,6 +156,7 @@ func (m *Model) extend(ctx context.Context, seq *Sequence, ids []int32, adapter 
 			return err
 		}
 		seq.n += len(chunk)
+		seq.ids = append(seq.ids, chunk...)
 		if onHidden != nil {
 			onHidden(first, hidden)
 		}
@@ -214,8 +215,9 @@ func (m *Model) DecodeStep(seqs []*Sequence, ids []int32, adapters []*Adapter) (
 		}
 		return nil, fmt.Errorf("decode step: %w", err)
 	}
-	for _, s := range seqs {
+	for i, s := range seqs {
 		s.n++
+		s.ids = append(s.ids, ids[i])
 	}
 	V := m.Config.VocabSize
 	flat := make([]float32, len(seqs)*V)
@@ -238,6 +240,67 @@ func (m *Model) Logits(ctx context.Context, ids []int32, adapter *Adapter) ([]fl
 	})
 	if err != nil {
 		return nil, fmt.Errorf("logits: %w", err)
+	}
+	return out, nil
+}
+
+// Chunk is one sequence's share of a Step: tokens to append under an
+// adapter (nil = base weights).
+type Chunk struct {
+	Seq     *Sequence
+	IDs     []int32
+	Adapter *Adapter
+}
+
+// Step appends every chunk's tokens to its sequence in one forward pass and
+// returns, per chunk, the logits after its last token. It generalises
+// DecodeStep (one token per chunk) and Prefill (one chunk): an engine can
+// run new prompts and ongoing decodes in the same pass, reading the weights
+// once for all of them. Results equal those of separate calls (bitwise with
+// the Go kernels). Rows in one pass are not chunked, so keep the total
+// modest (Prefill splits long prompts itself).
+func (m *Model) Step(ctx context.Context, chunks []Chunk) ([][]float32, error) {
+	var rows []batchRow
+	var ids []int32
+	last := make([]int, len(chunks))
+	seen := make(map[*Sequence]bool, len(chunks))
+	for i, c := range chunks {
+		if len(c.IDs) == 0 {
+			return nil, fmt.Errorf("step: chunk %d has no tokens", i)
+		}
+		if seen[c.Seq] {
+			return nil, fmt.Errorf("step: sequence of chunk %d appears twice", i)
+		}
+		seen[c.Seq] = true
+		if c.Seq.maxLen > 0 && c.Seq.n+len(c.IDs) > c.Seq.maxLen {
+			return nil, fmt.Errorf("step: chunk %d: sequence of %d tokens plus %d exceeds max_position_embeddings %d", i, c.Seq.n, len(c.IDs), c.Seq.maxLen)
+		}
+		c.Seq.reserve(len(c.IDs))
+		for j := range c.IDs {
+			rows = append(rows, batchRow{seq: c.Seq, pos: c.Seq.n + j, adapter: c.Adapter})
+		}
+		ids = append(ids, c.IDs...)
+		last[i] = len(rows) - 1
+	}
+	hidden, err := m.forward(ctx, ids, rows)
+	if err != nil {
+		for _, c := range chunks {
+			c.Seq.Truncate(c.Seq.n)
+		}
+		return nil, fmt.Errorf("step: %w", err)
+	}
+	H, V := m.Config.HiddenSize, m.Config.VocabSize
+	lastHidden := make([]float32, len(chunks)*H)
+	for i, c := range chunks {
+		c.Seq.n += len(c.IDs)
+		c.Seq.ids = append(c.Seq.ids, c.IDs...)
+		copy(lastHidden[i*H:(i+1)*H], hidden[last[i]*H:(last[i]+1)*H])
+	}
+	flat := make([]float32, len(chunks)*V)
+	lmheadForward(flat, lastHidden, m.Weights.LMHead, len(chunks))
+	out := make([][]float32, len(chunks))
+	for i := range out {
+		out[i] = flat[i*V : (i+1)*V : (i+1)*V]
 	}
 	return out, nil
 }

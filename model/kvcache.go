@@ -7,6 +7,7 @@ import "fmt"
 // time; the Model itself is read-only and shared.
 type Sequence struct {
 	layers []kvCache
+	ids    []int32 // the token at each cached position
 	n      int
 	kvDim  int
 	maxLen int
@@ -25,6 +26,21 @@ func (m *Model) NewSequence() *Sequence {
 // Len is the number of positions in the cache.
 func (s *Sequence) Len() int { return s.n }
 
+// Tokens returns the token ids in the cache, position by position (the
+// caller must not modify them). With Truncate and Clone it is what a prefix
+// cache needs: find the longest common prefix with a new prompt, rewind to
+// it, prefill only the rest.
+func (s *Sequence) Tokens() []int32 { return s.ids[:s.n:s.n] }
+
+// Clone returns an independent copy of the sequence and its cache.
+func (s *Sequence) Clone() *Sequence {
+	c := &Sequence{layers: make([]kvCache, len(s.layers)), ids: append([]int32(nil), s.ids[:s.n]...), n: s.n, kvDim: s.kvDim, maxLen: s.maxLen}
+	for i, l := range s.layers {
+		c.layers[i] = kvCache{k: append([]float32(nil), l.k[:s.n*s.kvDim]...), v: append([]float32(nil), l.v[:s.n*s.kvDim]...)}
+	}
+	return c
+}
+
 // Truncate drops cached positions from n on, so a sequence can be rewound to
 // a shared prefix and continued differently.
 func (s *Sequence) Truncate(n int) {
@@ -32,6 +48,7 @@ func (s *Sequence) Truncate(n int) {
 		panic(fmt.Sprintf("model: Truncate(%d) of a sequence of %d", n, s.n))
 	}
 	s.n = n
+	s.ids = s.ids[:n]
 	for i := range s.layers {
 		s.layers[i].k = s.layers[i].k[:n*s.kvDim]
 		s.layers[i].v = s.layers[i].v[:n*s.kvDim]

@@ -237,9 +237,18 @@ func TestTruncateAndContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertClose(t, "after truncate", got, want, 1e-5)
-	if s.Len() != 5 {
-		t.Errorf("Len = %d, want 5", s.Len())
+	if s.Len() != 5 || fmt.Sprint(s.Tokens()) != "[1 2 3 9 8]" {
+		t.Errorf("Len = %d, Tokens = %v; want 5, [1 2 3 9 8]", s.Len(), s.Tokens())
 	}
+	// A clone continues independently of its original.
+	c := s.Clone()
+	a, _ := m.DecodeStep([]*Sequence{c}, []int32{7}, nil)
+	s.Truncate(2)
+	if c.Len() != 6 || s.Len() != 2 {
+		t.Errorf("clone Len %d, original Len %d", c.Len(), s.Len())
+	}
+	fresh, _ := m.Prefill(ctx, m.NewSequence(), []int32{1, 2, 3, 9, 8, 7}, nil)
+	assertClose(t, "clone decode", a[0], fresh, 1e-5)
 }
 
 func TestForwardErrors(t *testing.T) {
@@ -551,5 +560,44 @@ func TestParseAdapterConfig(t *testing.T) {
 	ac.UseRSLoRA = true
 	if s := ac.scale("base_model.model.model.layers.0.self_attn.k_proj.lora_A.weight", 4); s != 4 {
 		t.Errorf("rsLoRA scale = %v, want 8/sqrt(4) = 4", s)
+	}
+}
+
+// TestStep mixes a new prompt's prefill with another sequence's decode in
+// one pass and compares with separate Prefill and DecodeStep calls.
+func TestStep(t *testing.T) {
+	m, _ := tinyModel(t, Qwen2, safetensors.F32, Options{})
+	ctx := context.Background()
+	tol := 0.0
+	if blas.Backend != "go" {
+		tol = 1e-5
+	}
+	// Separately.
+	a := m.NewSequence()
+	if _, err := m.Prefill(ctx, a, []int32{4, 5, 6}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantA, _ := m.DecodeStep([]*Sequence{a}, []int32{7}, nil)
+	wantB, _ := m.Prefill(ctx, m.NewSequence(), []int32{100, 101, 102, 103}, nil)
+	// Together.
+	a2 := m.NewSequence()
+	if _, err := m.Prefill(ctx, a2, []int32{4, 5, 6}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b2 := m.NewSequence()
+	got, err := m.Step(ctx, []Chunk{{Seq: a2, IDs: []int32{7}}, {Seq: b2, IDs: []int32{100, 101, 102, 103}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClose(t, "decode row", got[0], wantA[0], tol)
+	assertClose(t, "prefill chunk", got[1], wantB, tol)
+	if a2.Len() != 4 || b2.Len() != 4 || fmt.Sprint(b2.Tokens()) != "[100 101 102 103]" {
+		t.Errorf("lengths %d, %d; tokens %v", a2.Len(), b2.Len(), b2.Tokens())
+	}
+	if _, err := m.Step(ctx, []Chunk{{Seq: a2, IDs: []int32{1}}, {Seq: a2, IDs: []int32{2}}}); err == nil {
+		t.Error("same sequence twice accepted")
+	}
+	if _, err := m.Step(ctx, []Chunk{{Seq: b2, IDs: []int32{999999}}}); err == nil || b2.Len() != 4 {
+		t.Errorf("bad id: err %v, length %d", err, b2.Len())
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/clawrl/clawrl/blas"
 )
 
 // SamplingParams choose how the next token is drawn from the logits.
@@ -64,14 +66,22 @@ func sampleFiltered(logits []float32, p SamplingParams, rng *rand.Rand) int {
 	}
 	maxl := math.Inf(-1)
 	for i := 0; i < n; i++ {
-		maxl = math.Max(maxl, float64(logits[at(i)])*invT)
+		if v := float64(logits[at(i)]) * invT; v > maxl {
+			maxl = v
+		}
 	}
 	// Unnormalised probabilities, computed once.
 	w := make([]float32, n)
-	var total float64
 	for i := range w {
-		w[i] = expf(float32(float64(logits[at(i)])*invT - maxl))
-		total += float64(w[i])
+		w[i] = float32(float64(logits[at(i)])*invT - maxl)
+	}
+	done, _ := blas.ExpShift(w, 0)
+	for i := done; i < n; i++ {
+		w[i] = expf(w[i])
+	}
+	var total float64
+	for _, v := range w {
+		total += float64(v)
 	}
 	weight := func(i int) float64 { return float64(w[i]) }
 	type cand struct {
@@ -109,10 +119,15 @@ func sampleFiltered(logits []float32, p SamplingParams, rng *rand.Rand) int {
 		}
 		total = acc
 	} else {
-		cands = make([]cand, n)
-		for i := range cands {
-			cands[i] = cand{at(i), weight(i)}
+		// No nucleus: draw straight from the weights.
+		u := rng.Float64() * total
+		for i, v := range w {
+			u -= float64(v)
+			if u < 0 {
+				return at(i)
+			}
 		}
+		return at(n - 1)
 	}
 	u := rng.Float64() * total
 	for _, c := range cands {
@@ -135,22 +150,22 @@ func argmax(x []float32) int {
 }
 
 // LogSumExp is log Σ exp(x), shifted by the maximum for stability and
-// summed in float64.
+// summed in float64 (vector exponentials where the CPU has AVX2).
 func LogSumExp(x []float32) float32 {
 	maxv := float32(math.Inf(-1))
 	for _, v := range x {
-		maxv = max(maxv, v)
+		if v > maxv || v != v {
+			maxv = v
+		}
 	}
-	var s0, s1 float64
-	i := 0
-	for ; i+2 <= len(x); i += 2 {
-		s0 += float64(expf(x[i] - maxv))
-		s1 += float64(expf(x[i+1] - maxv))
+	if math.IsInf(float64(maxv), 0) || maxv != maxv {
+		return maxv
 	}
-	for ; i < len(x); i++ {
-		s0 += float64(expf(x[i] - maxv))
+	done, s := blas.SumExpShift(x, maxv)
+	for _, v := range x[done:] {
+		s += float64(expf(v - maxv))
 	}
-	return maxv + float32(math.Log(s0+s1))
+	return maxv + float32(math.Log(s))
 }
 
 // expf is exp for float32 arguments, accurate to about one float32 ulp

@@ -87,8 +87,8 @@ type headerEntry struct {
 }
 
 // ParseHeader parses the header at the start of b, where b holds at least the
-// 8-byte length and the JSON, and dataSize is the number of bytes after the
-// header (the data section's length), used to check the offsets. It checks
+// 8-byte length and the JSON, and fileSize is the whole file's length (the
+// data section is what follows the header), used to check the offsets. It checks
 // everything the reference implementation checks: known dtypes, offsets that
 // match shape×size, that tile the data section without gaps or overlap.
 func ParseHeader(b []byte, fileSize int64) (*Header, error) {

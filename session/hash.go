@@ -108,12 +108,44 @@ func canonicalArgs(s string) string {
 // TurnHash is the conversation hash of a turn: its request messages followed
 // by its response.
 func TurnHash(request []chat.Message, response chat.Message) string {
+	return HashHistory(request).TurnHash(response)
+}
+
+// History is the conversation hash's state after a request's messages. The
+// hash is a chain, so a turn's hash continues from it with the response: a
+// request's history (the long part) is hashed once, by Begin, not again
+// when the turn is recorded.
+type History struct {
+	sum   [sha256.Size]byte
+	valid bool
+}
+
+// HashHistory hashes a request's messages.
+func HashHistory(request []chat.Message) History {
 	x := newHasher()
 	for _, m := range request {
 		if keep(m) {
 			x.add(m)
 		}
 	}
+	return x.history()
+}
+
+func (x *hasher) history() History {
+	h := History{valid: true}
+	copy(h.sum[:], x.sum)
+	return h
+}
+
+// Valid reports whether h came from hashing a history (the zero History
+// did not).
+func (h History) Valid() bool { return h.valid }
+
+// TurnHash is the conversation hash of the turn answering this history
+// with response: TurnHash(request, response) without re-reading request.
+func (h History) TurnHash(response chat.Message) string {
+	x := newHasher()
+	x.sum = append(x.sum[:0], h.sum[:]...)
 	response.Role = chat.RoleAssistant
 	x.add(response)
 	return x.hex()
@@ -140,6 +172,12 @@ func ResponseHash(m chat.Message) string {
 
 // Anchors returns one anchor per assistant message of msgs, latest first.
 func Anchors(msgs []chat.Message) []Anchor {
+	out, _ := anchorsAndHistory(msgs)
+	return out
+}
+
+// anchorsAndHistory is Anchors and, from the same pass, the History of all of msgs.
+func anchorsAndHistory(msgs []chat.Message) ([]Anchor, History) {
 	x := newHasher()
 	var out []Anchor
 	for i, m := range msgs {
@@ -154,7 +192,7 @@ func Anchors(msgs []chat.Message) []Anchor {
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
-	return out
+	return out, x.history()
 }
 
 // NextState returns what followed the assistant message at index i: the

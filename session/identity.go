@@ -40,7 +40,7 @@ type Hints struct {
 type Identity struct {
 	Key    string // the store key (the conversation id; "user:<name>" for body user)
 	Source string
-	Epoch  int // OpenClaw's compaction count from <id>:<n>
+	Epoch  int // OpenClaw's compaction count from <id>:<n>; -1 when the value names none
 }
 
 // Identify applies DESIGN.md's precedence: header X-Session-Id; header
@@ -71,7 +71,7 @@ func Identify(h Hints) (id Identity, ok bool, err error) {
 		if len(v) > maxKeyLen || !utf8.ValidString(v) {
 			return Identity{}, false, fmt.Errorf("session identity from %s: %d bytes, want valid UTF-8 of at most %d", s.source, len(v), maxKeyLen)
 		}
-		epoch := 0
+		epoch := -1
 		if s.affinity {
 			v, epoch = splitAffinity(v)
 		}
@@ -84,15 +84,17 @@ func Identify(h Hints) (id Identity, ok bool, err error) {
 }
 
 // splitAffinity splits OpenClaw's "<id>:<compactionCount>". A value without
-// a numeric suffix is an id as a whole.
+// a numeric suffix is an id as a whole and names no epoch (-1): OpenClaw's
+// compaction request itself is sent as the bare id, and must not move the
+// session's epoch.
 func splitAffinity(v string) (string, int) {
 	i := strings.LastIndexByte(v, ':')
 	if i < 0 || i == len(v)-1 {
-		return v, 0
+		return v, -1
 	}
 	n, err := strconv.Atoi(v[i+1:])
 	if err != nil || n < 0 || strings.ContainsAny(v[i+1:], "+-") {
-		return v, 0
+		return v, -1
 	}
 	return v[:i], n
 }

@@ -26,21 +26,21 @@ func TestIdentifyPrecedence(t *testing.T) {
 	}{
 		{"nothing", Hints{Header: hdr()}, Identity{}, false},
 		{"X-Session-Id wins over all", Hints{Header: hdr("X-Session-Id", "a", "session_id", "b:1", "x-session-affinity", "c:2"), SessionID: "d", PromptCacheKey: "e:3", User: "f"},
-			Identity{Key: "a", Source: SourceHeader}, true},
+			Identity{Key: "a", Source: SourceHeader, Epoch: -1}, true},
 		{"session_id header with epoch", Hints{Header: hdr("session_id", "b:4", "x-session-affinity", "c:2"), SessionID: "d"},
 			Identity{Key: "b", Source: SourceAffinity, Epoch: 4}, true},
 		{"x-session-affinity", Hints{Header: hdr("x-session-affinity", "c:2"), SessionID: "d"},
 			Identity{Key: "c", Source: SourceAffinity, Epoch: 2}, true},
 		{"body session_id verbatim", Hints{Header: hdr(), SessionID: "d:7", PromptCacheKey: "e:3", User: "f"},
-			Identity{Key: "d:7", Source: SourceBodySessionID}, true},
+			Identity{Key: "d:7", Source: SourceBodySessionID, Epoch: -1}, true},
 		{"prompt_cache_key with epoch", Hints{Header: hdr(), PromptCacheKey: "e:3", User: "f"},
 			Identity{Key: "e", Source: SourcePromptCacheKey, Epoch: 3}, true},
 		{"prompt_cache_key without epoch", Hints{Header: hdr(), PromptCacheKey: "sess:abc"},
-			Identity{Key: "sess:abc", Source: SourcePromptCacheKey}, true},
-		{"user", Hints{Header: hdr(), User: "alice"}, Identity{Key: "user:alice", Source: SourceUser}, true},
-		{"blank values skipped", Hints{Header: hdr("X-Session-Id", "  "), SessionID: "", User: "bob"}, Identity{Key: "user:bob", Source: SourceUser}, true},
+			Identity{Key: "sess:abc", Source: SourcePromptCacheKey, Epoch: -1}, true},
+		{"user", Hints{Header: hdr(), User: "alice"}, Identity{Key: "user:alice", Source: SourceUser, Epoch: -1}, true},
+		{"blank values skipped", Hints{Header: hdr("X-Session-Id", "  "), SessionID: "", User: "bob"}, Identity{Key: "user:bob", Source: SourceUser, Epoch: -1}, true},
 		{"uuid with colon epoch", Hints{Header: hdr("session_id", "0b7c-11:0")}, Identity{Key: "0b7c-11", Source: SourceAffinity}, true},
-		{"negative epoch is part of the id", Hints{Header: hdr("session_id", "x:-1")}, Identity{Key: "x:-1", Source: SourceAffinity}, true},
+		{"negative epoch is part of the id", Hints{Header: hdr("session_id", "x:-1")}, Identity{Key: "x:-1", Source: SourceAffinity, Epoch: -1}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,4 +189,43 @@ func FuzzMatcher(f *testing.F) {
 		}
 		NextState(msgs, an[0].Index)
 	})
+}
+
+// The hash Begin takes of a request's history, continued with the response,
+// must be the hash the next request's anchor computes for that response:
+// that is what pairs the two.
+func TestHistoryContinuesToTheNextAnchor(t *testing.T) {
+	resp := chat.Message{Role: chat.RoleAssistant, Content: "done", ToolCalls: []chat.ToolCall{call("c1", "ls", `{"b":1, "a":2}`)}}
+	tests := []struct {
+		name    string
+		request []chat.Message
+	}{
+		{"empty", nil},
+		{"system only", []chat.Message{system("sys")}},
+		{"one user", []chat.Message{user("hi")}},
+		{"tool round", []chat.Message{system("sys"), user("list"), {Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call("c0", "ls", `{}`)}},
+			{Role: chat.RoleTool, ToolCallID: "c0", Content: "a b"}, user(OpenClawInternalContext + " ctx")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, history := anchorsAndHistory(tt.request)
+			if !history.Valid() || history != HashHistory(tt.request) {
+				t.Fatalf("history from anchors %x, HashHistory %x", history.sum, HashHistory(tt.request).sum)
+			}
+			next := append(append([]chat.Message{}, tt.request...), resp, user("thanks"))
+			an := Anchors(next)
+			if len(an) == 0 || an[0].Index != len(tt.request) {
+				t.Fatalf("anchors %+v: want the response at %d first", an, len(tt.request))
+			}
+			if got := history.TurnHash(resp); got != an[0].Hash {
+				t.Errorf("History.TurnHash = %s, next request's anchor %s", got, an[0].Hash)
+			}
+			if got := TurnHash(tt.request, resp); got != an[0].Hash {
+				t.Errorf("TurnHash = %s, next request's anchor %s", got, an[0].Hash)
+			}
+		})
+	}
+	if (History{}).Valid() {
+		t.Error("the zero History is valid")
+	}
 }

@@ -78,6 +78,9 @@ type Begun struct {
 	// Observed is the id of the earlier turn this request's history answered
 	// (now observed), or "".
 	Observed string
+	// History is the request's conversation hash state: the recorded turn's
+	// ConversationHash is History.TurnHash(response).
+	History History
 }
 
 // ErrBadHints wraps identity or turn-type values the client got wrong.
@@ -96,8 +99,8 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 	if err != nil {
 		return Begun{}, fmt.Errorf("%w: %w", ErrBadHints, err)
 	}
-	b := Begun{Type: typ, TypeReason: reason, Epoch: id.Epoch}
-	anchors := Anchors(req.Messages)
+	anchors, history := anchorsAndHistory(req.Messages)
+	b := Begun{Type: typ, TypeReason: reason, Epoch: id.Epoch, History: history}
 	if len(anchors) > maxAnchorLookups {
 		anchors = anchors[:maxAnchorLookups]
 	}
@@ -136,8 +139,12 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 			b.Session = s
 		}
 	}
-	// Inserting the turn marks the session live; a write of its own is only
-	// needed when the compaction epoch moved.
+	// An identity without an epoch (X-Session-Id, a bare OpenClaw id as on
+	// its compaction request) keeps the session's. Inserting the turn marks
+	// the session live; a write of its own is only needed when the epoch moved.
+	if b.Epoch < 0 {
+		b.Epoch = b.Session.Epoch
+	}
 	if b.Epoch != b.Session.Epoch {
 		if err := t.store.TouchSession(ctx, b.Session.ID, now, b.Epoch); err != nil {
 			return Begun{}, fmt.Errorf("touch session %s: %w", b.Session.ID, err)
@@ -190,7 +197,7 @@ func (t *Tracker) sessionByKey(ctx context.Context, id Identity, now time.Time) 
 		if !errors.Is(err, store.ErrNotFound) {
 			return store.Session{}, fmt.Errorf("session by key: %w", err)
 		}
-		s = store.Session{Key: id.Key, KeySource: id.Source, Epoch: id.Epoch, CreatedAt: now, LastSeen: now}
+		s = store.Session{Key: id.Key, KeySource: id.Source, Epoch: max(id.Epoch, 0), CreatedAt: now, LastSeen: now}
 		err = t.store.CreateSession(ctx, &s)
 		if err == nil {
 			t.remember(s)

@@ -45,6 +45,18 @@ type Result struct {
 	Errors   int
 	Elapsed  time.Duration
 	P50, P99 time.Duration
+	// CPU is the process's CPU time (user + system) during the run: the
+	// gateway and the load generator together. Unlike requests/s it hardly
+	// moves with other processes' load on a shared machine.
+	CPU time.Duration
+}
+
+// CPUPerRequest is the process's CPU time per completed request.
+func (r Result) CPUPerRequest() time.Duration {
+	if r.Requests == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Requests)
 }
 
 // RPS is requests per second.
@@ -58,6 +70,7 @@ func measure(ctx context.Context, name string, n int, d time.Duration, op func(c
 	var all []time.Duration
 	var errs atomic.Int64
 	var wg sync.WaitGroup
+	cpu0 := processCPU()
 	start := time.Now()
 	for c := range n {
 		wg.Add(1)
@@ -78,7 +91,7 @@ func measure(ctx context.Context, name string, n int, d time.Duration, op func(c
 		}()
 	}
 	wg.Wait()
-	r := Result{Name: name, Clients: n, Requests: len(all), Errors: int(errs.Load()), Elapsed: time.Since(start)}
+	r := Result{Name: name, Clients: n, Requests: len(all), Errors: int(errs.Load()), Elapsed: time.Since(start), CPU: processCPU() - cpu0}
 	if len(all) > 0 {
 		slices.Sort(all)
 		r.P50 = all[len(all)*50/100]
@@ -170,7 +183,7 @@ func Run(ctx context.Context, opts Options, w io.Writer) error {
 
 	fmt.Fprintf(w, "gateway overhead: scripted engine answering instantly, store %s, %v per measurement\n\n", st.Path(), opts.Duration)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "clients\tmode\tengine req/s\tgateway req/s\tratio\tengine p50\tgateway p50\tadded p50\tengine p99\tgateway p99\tadded p99\terrors\t")
+	fmt.Fprintln(tw, "clients\tmode\tengine req/s\tgateway req/s\tratio\tengine p50\tgateway p50\tadded p50\tengine p99\tgateway p99\tadded p99\tengine CPU/req\tgateway CPU/req\twrites/commit\terrors\t")
 	for _, clients := range []int{1, opts.Clients} {
 		ref := measure(ctx, "engine", clients, opts.Duration, engineOp)
 		for _, stream := range []bool{false, true} {
@@ -178,16 +191,20 @@ func Run(ctx context.Context, opts Options, w io.Writer) error {
 			if stream {
 				mode = "streaming"
 			}
+			commits0, writes0 := st.GroupCommits()
 			g := measure(ctx, mode, clients, opts.Duration, gatewayOp(stream))
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", clients, mode,
+			commits1, writes1 := st.GroupCommits()
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%d\t\n", clients, mode,
 				ref.RPS(), g.RPS(), g.RPS()/ref.RPS(), ms(ref.P50), ms(g.P50), ms(g.P50-ref.P50),
-				ms(ref.P99), ms(g.P99), ms(g.P99-ref.P99), g.Errors)
+				ms(ref.P99), ms(g.P99), ms(g.P99-ref.P99), us(ref.CPUPerRequest()), us(g.CPUPerRequest()), float64(writes1-writes0)/float64(max(1, commits1-commits0)), g.Errors)
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nratio = gateway req/s ÷ engine req/s; added = gateway latency − engine latency at the same percentile.")
+	fmt.Fprintln(w, "\nratio = gateway req/s ÷ engine req/s; added = gateway latency − engine latency at the same percentile;\nCPU/req = the process's CPU time per request, load generator included (steadier than req/s on a shared machine);\nwrites/commit = store writes (session touches, turns, observations) per group commit.")
 	fmt.Fprintln(w, "The load generator runs in the same process and shares the CPUs with the gateway.")
 	return nil
 }
+
+func us(d time.Duration) string { return fmt.Sprintf("%dµs", d.Microseconds()) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d.Microseconds())/1000) }

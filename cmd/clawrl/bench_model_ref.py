@@ -1,4 +1,4 @@
-# Reference side of `clawrl model bench`: the same prefill and decode
+# Reference side of `clawrl bench model`: the same prefill and decode
 # measurements with transformers on torch CPU. Reads a JSON spec on stdin,
 # prints one JSON result line on stdout.
 import json

@@ -39,6 +39,9 @@ type Options struct {
 	// explicit "v<N>" selection, besides the current one (default 4, the
 	// default staleness bound).
 	KeepVersions int
+	// PrefixCacheBytes bounds the KV caches kept for prefix reuse (default
+	// 1 GiB; negative turns the cache off).
+	PrefixCacheBytes int64
 }
 
 // Engine serves a model.Model.
@@ -49,9 +52,13 @@ type Engine struct {
 	opts   Options
 
 	submit chan *request
-	stop   chan struct{}
-	done   chan struct{}
-	busy   atomic.Int64 // requests admitted or waiting
+	prefix *prefixCache // owned by the scheduler goroutine
+	// versionsChanged tells the scheduler to forget caches of unloaded
+	// adapter versions.
+	versionsChanged atomic.Bool
+	stop            chan struct{}
+	done            chan struct{}
+	busy            atomic.Int64 // requests admitted or waiting
 
 	mu       sync.RWMutex
 	current  int64
@@ -86,6 +93,9 @@ func New(m *model.Model, f *Format, opts Options) *Engine {
 	if opts.ModelID == "" {
 		opts.ModelID = string(m.Config.ModelType)
 	}
+	if opts.PrefixCacheBytes == 0 {
+		opts.PrefixCacheBytes = 1 << 30
+	}
 	e := &Engine{
 		m:      m,
 		format: f,
@@ -100,6 +110,9 @@ func New(m *model.Model, f *Format, opts Options) *Engine {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 		versions: map[int64]*model.Adapter{},
+	}
+	if opts.PrefixCacheBytes > 0 {
+		e.prefix = newPrefixCache(m.Config, opts.PrefixCacheBytes)
 	}
 	go e.run()
 	return e
@@ -159,6 +172,7 @@ func (e *Engine) Publish(ctx context.Context, v int64, dir string) error {
 	for old := range e.versions {
 		if old <= e.current-int64(e.opts.KeepVersions) {
 			delete(e.versions, old)
+			e.versionsChanged.Store(true)
 		}
 	}
 	return nil
@@ -370,10 +384,23 @@ func (e *Engine) run() {
 		active = slices.DeleteFunc(active, func(a *running) bool {
 			if a.r.abandoned.Load() || a.r.ctx.Err() != nil {
 				a.r.end("", context.Canceled)
+				e.release(a)
 				return true
 			}
 			return false
 		})
+		if e.prefix != nil && e.versionsChanged.Swap(false) {
+			e.mu.RLock()
+			e.prefix.drop(func(a *model.Adapter) bool {
+				for _, v := range e.versions {
+					if v == a {
+						return true
+					}
+				}
+				return a == nil
+			})
+			e.mu.RUnlock()
+		}
 		if len(active) == 0 {
 			continue
 		}
@@ -388,8 +415,15 @@ func (e *Engine) admit(active []*running, r *request) []*running {
 		return active
 	}
 	start := time.Now()
-	seq := e.m.NewSequence()
-	logits, err := e.m.Prefill(r.ctx, seq, r.req.PromptIDs, r.adapter)
+	var seq *model.Sequence
+	reused := 0
+	if e.prefix != nil {
+		seq, reused = e.prefix.take(r.req.PromptIDs, r.adapter)
+	}
+	if seq == nil {
+		seq = e.m.NewSequence()
+	}
+	logits, err := e.m.Prefill(r.ctx, seq, r.req.PromptIDs[reused:], r.adapter)
 	r.mu.Lock()
 	r.admitted, r.prefill = start, time.Since(start)
 	r.mu.Unlock()
@@ -398,15 +432,23 @@ func (e *Engine) admit(active []*running, r *request) []*running {
 		return active
 	}
 	a := &running{r: r, seq: seq}
-	if e.take(a, logits) {
+	if e.sampleNext(a, logits) {
+		e.release(a)
 		return active
 	}
 	return append(active, a)
 }
 
-// take samples the next token of a from logits and hands it over. It
+// release hands a finished sequence's cache to the prefix cache.
+func (e *Engine) release(a *running) {
+	if e.prefix != nil {
+		e.prefix.put(a.seq, a.r.adapter)
+	}
+}
+
+// sampleNext samples the next token of a from logits and hands it over. It
 // reports whether the sequence is finished.
-func (e *Engine) take(a *running, logits []float32) bool {
+func (e *Engine) sampleNext(a *running, logits []float32) bool {
 	r := a.r
 	id, lp := model.Sample(logits, r.params, r.rng)
 	tok := engine.Token{ID: id, Logprob: lp}
@@ -451,7 +493,9 @@ func (e *Engine) step(active []*running) []*running {
 		a.r.mu.Lock()
 		a.r.decode += elapsed
 		a.r.mu.Unlock()
-		if !e.take(a, logits[i]) {
+		if e.sampleNext(a, logits[i]) {
+			e.release(a)
+		} else {
 			kept = append(kept, a)
 		}
 	}

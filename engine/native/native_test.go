@@ -2,6 +2,7 @@ package native
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -169,4 +170,50 @@ func TestPromptTooLong(t *testing.T) {
 	if _, err := e.Generate(context.Background(), engine.GenerateRequest{PromptIDs: ids, MaxTokens: 1}, func(engine.Token) error { return nil }); err == nil {
 		t.Fatal("a prompt longer than the context window was accepted")
 	}
+}
+
+// A follow-up request that extends an earlier conversation reuses its KV
+// cache and gets exactly what a cold engine computes.
+func TestPrefixCacheReuse(t *testing.T) {
+	dir := tinyCheckpoint(t, model.Qwen3, "qwen3")
+	warm, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer warm.Close()
+	cold, err := Open(dir, Options{PrefixCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cold.Close()
+	ctx := context.Background()
+	gen := func(e *Engine, ids []int32) engine.Generation {
+		t.Helper()
+		g, err := e.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: 6}, func(engine.Token) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	first := prompt(t, warm)
+	g1 := gen(warm, first)
+	follow := append(append([]int32(nil), first...), ids(g1)...)
+	follow = append(follow, warm.Format().Encode("<|im_end|>\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n")...)
+	got, want := gen(warm, follow), gen(cold, follow)
+	if warm.prefix.hits != 1 || warm.prefix.reusedTokens < int64(len(first)) {
+		t.Fatalf("prefix cache: %d hits, %d tokens reused; want 1 hit of at least %d", warm.prefix.hits, warm.prefix.reusedTokens, len(first))
+	}
+	for i := range want.Tokens {
+		if got.Tokens[i].ID != want.Tokens[i].ID || math.Abs(float64(got.Tokens[i].Logprob-want.Tokens[i].Logprob)) > 1e-4 {
+			t.Fatalf("token %d with the cache %+v, cold %+v", i, got.Tokens[i], want.Tokens[i])
+		}
+	}
+}
+
+func ids(g engine.Generation) []int32 {
+	out := make([]int32, len(g.Tokens))
+	for i, t := range g.Tokens {
+		out[i] = t.ID
+	}
+	return out
 }

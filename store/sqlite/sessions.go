@@ -69,7 +69,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	if sess.Expired {
 		expired = 1
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.StmtContext(ctx, s.stmts.createSession).ExecContext(ctx,
 			sess.ID, sess.Key, sess.KeySource, sess.Epoch, nanos(sess.CreatedAt), nanos(sess.LastSeen), expired)
 		return classify(err)
@@ -88,7 +88,7 @@ func (s *Store) TouchSession(ctx context.Context, id string, seen time.Time, epo
 	if seen.IsZero() {
 		seen = time.Now()
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.stmts.touchSession).ExecContext(ctx, nanos(seen), epoch, id)
 		if err != nil {
 			return err

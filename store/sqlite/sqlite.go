@@ -8,7 +8,10 @@
 // connection (database/sql queues callers for it) and a pool of read-only
 // connections; WAL lets the readers run while the writer commits, and lets
 // other processes (`clawrl export`, `clawrl status`) read while a server runs.
-// Every transition is one IMMEDIATE transaction on the writer.
+// Every transition is one IMMEDIATE transaction on the writer. The gateway's
+// hot writes (turns, observations, feedback, sessions) are group-committed:
+// concurrent ones share one transaction, a savepoint each, and each caller
+// returns after that transaction commits (group.go).
 //
 // # Durability
 //
@@ -108,8 +111,9 @@ type Store struct {
 	reader *sql.DB
 	log    *slog.Logger
 	stmts  statements
-	ckpt   *checkpointer // nil when read-only
-	cache  *payloadCache // nil when disabled
+	ckpt   *checkpointer   // nil when read-only
+	group  *groupCommitter // nil when read-only (group.go)
+	cache  *payloadCache   // nil when disabled
 	// chunks caches chunk data for readers (the system prompt's chunks are
 	// in every turn); chunkIDs the writer's known chunk ids (chunks.go).
 	chunks   *lru[int64, []byte]
@@ -210,6 +214,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	if !opts.ReadOnly {
+		s.startGroupCommit()
+	}
 	return s, nil
 }
 
@@ -253,6 +260,9 @@ func (s *Store) Path() string { return s.path }
 // Close closes every connection. On the writer SQLite checkpoints the WAL
 // into the main file when the last connection closes.
 func (s *Store) Close() error {
+	// The committer finishes the group it is running before the statements
+	// and the writer close under it.
+	s.group.close()
 	err := s.stmts.close()
 	if s.reader != nil {
 		err = errors.Join(err, s.reader.Close())

@@ -16,6 +16,8 @@ type statements struct {
 
 	claimIndex, insertTurn, insertPayload, chunkByHash, insertChunk, observe, createSession, touchSession *sql.Stmt // writer
 
+	savepoint, rollbackToSavepoint, releaseSavepoint *sql.Stmt // writer, group.go
+
 	turnByID, lastTurn, turnByHash, payloadBySeq, chunkByID, sessionByKey, sessionByID *sql.Stmt // reader
 }
 
@@ -52,6 +54,9 @@ func (s *Store) prepare(ctx context.Context) error {
 			observed_at = ?3, state_changed_at = ?3 WHERE id = ?4 AND state = 'generated'`),
 		prep(w, &st.createSession, `INSERT INTO sessions (id, key, key_source, epoch, created_at, last_seen, expired)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`),
+		prep(w, &st.savepoint, `SAVEPOINT grouped`),
+		prep(w, &st.rollbackToSavepoint, `ROLLBACK TO grouped`),
+		prep(w, &st.releaseSavepoint, `RELEASE grouped`),
 		prep(w, &st.touchSession, `UPDATE sessions SET last_seen = MAX(last_seen, ?1), epoch = ?2, expired = 0 WHERE id = ?3`),
 
 		prep(r, &st.turnByID, `SELECT `+rowColumns+` FROM turns t WHERE t.id = ?`),

@@ -128,9 +128,10 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 	promptIDs := encodeInt32s(t.PromptIDs)
 	var index int
 	var seq int64
-	chunks := chunkWriter{s: s, seen: map[chunkHash]int64{}}
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		chunks.tx = tx
+	chunks := chunkWriter{s: s}
+	err = s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		// A retried group runs this again: nothing of a failed run may stay.
+		chunks.tx, chunks.seen = tx, map[chunkHash]int64{}
 		if err := tx.StmtContext(ctx, s.stmts.claimIndex).QueryRowContext(ctx, nanos(created), t.SessionID).Scan(&index); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("session %s: %w", t.SessionID, store.ErrNotFound)
@@ -261,7 +262,7 @@ func (s *Store) ObserveTurn(ctx context.Context, id string, next []chat.Message,
 	if err != nil {
 		return fmt.Errorf("observe turn %s: encode next state: %w", id, err)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.stmts.observe).ExecContext(ctx, b, kind, nanos(at), id)
 		if err != nil {
 			return classify(err)
@@ -318,7 +319,7 @@ func (s *Store) AddFeedback(ctx context.Context, id string, f store.Feedback) er
 	if f.Rating != 0 {
 		rating = f.Rating
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var state string
 		err := tx.QueryRowContext(ctx, `SELECT state FROM turns WHERE id = ?`, id).Scan(&state)
 		if errors.Is(err, sql.ErrNoRows) {

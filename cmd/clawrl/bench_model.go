@@ -25,9 +25,7 @@ import (
 //go:embed bench_model_ref.py
 var benchModelRefScript string
 
-func init() {
-	modelSubcommands = append(modelSubcommands, newModelBenchCmd)
-}
+func init() { benchSubcommands = append(benchSubcommands, newBenchModelCmd) }
 
 // benchResult is one engine's measurements; the reference script prints the
 // same fields as JSON.
@@ -38,13 +36,13 @@ type benchResult struct {
 	BatchDecodeTok float64 `json:"batch_decode_tok_s"`
 }
 
-func newModelBenchCmd() *cobra.Command {
+func newBenchModelCmd() *cobra.Command {
 	var arch, size, dtype, dir, python string
 	var promptLen, decodeLen, batch, threads int
 	var seed uint64
 	var reference bool
 	cmd := &cobra.Command{
-		Use:   "bench",
+		Use:   "model",
 		Short: "Measure prefill and decode speed, beside transformers on torch CPU",
 		Long: `Builds (or loads, with --model) a checkpoint and measures prefill tokens/s
 for a --prompt-token prompt, decode tokens/s for one sequence and for --batch
