@@ -71,26 +71,34 @@ func (ws *workspace) softmax(probs []float32, lo, n int) error {
 					for i := a; i < b; i++ {
 						r := r0 + i
 						z, s := probs[r*V:r*V+V], &st[i]
+						// Locals, not s's fields, in the loops: the
+						// compiler keeps them in registers.
 						switch pass {
 						case 0:
+							m := s.maxv
 							for _, v := range z[c0:c1] {
-								s.maxv = max(s.maxv, v)
+								m = max(m, v)
 							}
+							s.maxv = m
 						case 1:
+							m, sum := s.maxv, s.sum
 							for _, v := range z[c0:c1] {
-								s.sum += math.Exp(float64(v - s.maxv))
+								sum += math.Exp(float64(v - m))
 							}
+							s.sum = sum
 							if c1 == V {
 								// Before the last pass overwrites z.
 								s.lse = float64(s.maxv) + math.Log(s.sum)
 								ws.logp[lo+r] = float32(float64(z[ws.target[lo+r]]) - s.lse)
 							}
 						case 2:
-							for j, v := range z[c0:c1] {
-								p := math.Exp(float64(v) - s.lse)
-								s.ez += p * float64(v)
-								z[c0+j] = float32(p)
+							lse, ez, zc := s.lse, s.ez, z[c0:c1]
+							for j, v := range zc {
+								p := math.Exp(float64(v) - lse)
+								ez += p * float64(v)
+								zc[j] = float32(p)
 							}
+							s.ez = ez
 							if c1 == V {
 								ws.entropy[lo+r] = float32(s.lse - s.ez)
 							}
