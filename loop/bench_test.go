@@ -15,7 +15,8 @@ import (
 
 // BenchmarkServingWhileTraining measures serving on the native engine with
 // the native trainer idle and then stepping in the background (yielding
-// through the gate as serve does), in one run, and reports time to first
+// through the gate as serve does: rl.TrainerYield at every yield point of
+// the step), in one run, and reports time to first
 // token and decode rate for both and their ratio (target: p99 ≤ 1.5× idle).
 // Requests come one at a time with a pause between them, like an agent's.
 //
@@ -34,15 +35,12 @@ func BenchmarkServingWhileTraining(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// As the scheduler does: a trainer that can pause between micro-batches
-	// waits while serving runs.
+	// As the scheduler does: a trainer that can pause inside a step (the
+	// native one: every few milliseconds) waits while serving runs.
 	yields := false
 	if y, ok := tr.(rl.Yielder); ok {
 		yields = true
-		y.SetYield(func(ctx context.Context) error {
-			_, err := gate.WaitIdle(ctx, 30*time.Second)
-			return err
-		})
+		y.SetYield(rl.TrainerYield(gate, 30*time.Second))
 	}
 	f := eng.Format()
 	text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: "Tell me a story about a lighthouse keeper."}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
@@ -124,7 +122,7 @@ func BenchmarkServingWhileTraining(b *testing.B) {
 		b.ReportMetric(p(trainRate, 0.5), "train-tok/s")
 		b.ReportMetric(float64(steps.Load()), "steps")
 		if yields {
-			b.ReportMetric(1, "yields-between-micro-batches")
+			b.ReportMetric(1, "trainer-yields")
 		}
 	}
 }

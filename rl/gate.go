@@ -63,11 +63,26 @@ func (g *Gate) Active() int {
 	return g.active
 }
 
+// Idle reports whether no serving generation runs and none has for Quiet.
+func (g *Gate) Idle() bool {
+	if g == nil {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.active == 0 && time.Since(g.lastBusy) >= g.Quiet
+}
+
 // WaitIdle waits until no serving generation runs and none has for Quiet,
 // at most maxWait (0 = no bound), so that continuous traffic delays training
 // but cannot starve it. It returns whether the gate was idle, or ctx's error.
 func (g *Gate) WaitIdle(ctx context.Context, maxWait time.Duration) (bool, error) {
 	if g == nil {
+		return true, nil
+	}
+	// The trainer calls this at every yield point (hundreds per
+	// micro-batch): when serving is quiet, answer without a timer.
+	if g.Idle() {
 		return true, nil
 	}
 	var timeout <-chan time.Time
@@ -137,3 +152,51 @@ func (e GatedEngine) Version() int64 {
 	}
 	return 0
 }
+
+// TrainerYield returns the yield function a trainer calls at each of its
+// yield points (Yielder): while serving is quiet it returns at once; when a
+// generation is running it waits for the gate to go idle, at most maxWait
+// (0 = no bound). Serving that stays busy past maxWait must not starve
+// training, yet a trainer with hundreds of yield points per micro-batch
+// must not wait maxWait at each of them: from then on, until serving goes
+// quiet again, the trainer runs at half duty, sleeping at each yield point
+// as long as it worked since the last (at most maxDutySleep), so serving
+// keeps about half the machine. The returned function is for one trainer
+// (one goroutine) at a time.
+func TrainerYield(g *Gate, maxWait time.Duration) func(ctx context.Context) error {
+	var (
+		overdue bool      // serving has been busy past maxWait
+		resumed time.Time // when the trainer last went back to work
+	)
+	return func(ctx context.Context) error {
+		if g.Idle() {
+			overdue = false
+			return nil
+		}
+		if !overdue {
+			idle, err := g.WaitIdle(ctx, maxWait)
+			if err != nil {
+				return err
+			}
+			overdue = !idle
+			resumed = time.Now()
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t := time.NewTimer(min(time.Since(resumed), maxDutySleep))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		resumed = time.Now()
+		return nil
+	}
+}
+
+// maxDutySleep bounds one half-duty sleep (a long stretch without a yield
+// point must not turn into an equally long stall).
+const maxDutySleep = 50 * time.Millisecond

@@ -93,3 +93,64 @@ func TestGateQuietTime(t *testing.T) {
 		t.Errorf("quiet time not restarted by a new request: waited %s", waited)
 	}
 }
+
+// TestTrainerYieldPacesUnderSustainedServing: while serving is quiet the
+// trainer's yield returns at once; when a generation runs it waits for it
+// to end; when serving stays busy past maxWait, later yield points do not
+// wait maxWait again (training would starve: hundreds per micro-batch) but
+// sleep about as long as the trainer worked, until serving goes quiet.
+func TestTrainerYieldPacesUnderSustainedServing(t *testing.T) {
+	ctx := context.Background()
+	g := NewGate()
+	g.Quiet = 0
+	const maxWait = 100 * time.Millisecond
+	y := TrainerYield(g, maxWait)
+	if err := y(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A generation that ends: the trainer waits for it.
+	done := g.Serve()
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		done()
+	}()
+	if err := y(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if g.Active() != 0 {
+		t.Fatal("yield returned while the generation ran (before maxWait)")
+	}
+
+	// Serving that never ends: one wait of maxWait, then paced points.
+	done = g.Serve()
+	start := time.Now()
+	if err := y(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < maxWait*8/10 {
+		t.Fatalf("first yield under load returned after %s, want about maxWait %s", waited, maxWait)
+	}
+	start = time.Now()
+	const points = 20
+	for range points {
+		time.Sleep(time.Millisecond) // a piece of training work
+		if err := y(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Paced: about 2 ms a point; waiting maxWait at each would be 2 s.
+	if took := time.Since(start); took > points*maxWait/2 {
+		t.Fatalf("%d yield points under sustained serving took %s: the trainer starves", points, took)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := y(cctx); err == nil {
+		t.Error("paced yield ignored a cancelled context")
+	}
+	done()
+	// Quiet again: back to returning at once, and to full waits later.
+	if err := y(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

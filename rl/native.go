@@ -23,7 +23,8 @@ var (
 	_ Yielder = (*NativeTrainer)(nil)
 )
 
-// SetYield implements Yielder: yield runs before every micro-batch.
+// SetYield implements Yielder: yield runs before every micro-batch and at
+// yield points a few milliseconds apart inside one (train.Trainer.SetYield).
 func (n *NativeTrainer) SetYield(yield func(ctx context.Context) error) { n.tr.SetYield(yield) }
 
 // NewNativeTrainer wraps tr. cfg.Advantage.Method is ignored (see above);

@@ -90,10 +90,7 @@ func NewScheduler(st store.LearningStore, tr Trainer, pub engine.Publisher, gate
 	}
 	cfg = cfg.withDefaults()
 	if y, ok := tr.(Yielder); ok && gate != nil {
-		y.SetYield(func(ctx context.Context) error {
-			_, err := gate.WaitIdle(ctx, cfg.IdleWait)
-			return err
-		})
+		y.SetYield(TrainerYield(gate, cfg.IdleWait))
 	}
 	return &Scheduler{store: st, trainer: tr, publisher: pub, gate: gate, cfg: cfg,
 		versions: Versions{Dir: cfg.VersionsDir}, log: log, wake: make(chan struct{}, 1)}

@@ -32,8 +32,9 @@ type StepMetrics struct {
 	ImportanceTruncated  float64 // fraction of tokens whose weight hit the cap
 }
 
-// Yielder is implemented by trainers that can pause inside a step, between
-// micro-batches. The scheduler hands them a function that waits while
+// Yielder is implemented by trainers that can pause inside a step (the
+// native trainer: between micro-batches and every few milliseconds inside
+// one). The scheduler hands them a function that waits while
 // serving generations run (bounded by SchedulerConfig.IdleWait), so a long
 // step on a small machine gives the cores back to serving as soon as a
 // request arrives instead of only between steps.

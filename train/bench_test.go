@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Training throughput: one optimizer step (forward + backward + AdamW) on
@@ -90,5 +92,57 @@ func BenchmarkTrainStep(b *testing.B) {
 				b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "threads")
 			})
 		}
+	}
+}
+
+// BenchmarkYieldGap measures how long the trainer can go without reaching a
+// yield point (Trainer.SetYield): the most a serving request waits for the
+// trainer to get out of its way. One step as in BenchmarkTrainStep; reported
+// are the largest and the 99th-percentile gap between yield points and how
+// many yield points a step has.
+//
+//	go test ./train -run '^$' -bench YieldGap -benchtime 3x
+func BenchmarkYieldGap(b *testing.B) {
+	for _, ba := range benchArchs {
+		b.Run(ba.name+"/lora", func(b *testing.B) {
+			if ba.large && os.Getenv("CLAWRL_BENCH_LARGE") == "" {
+				b.Skip("set CLAWRL_BENCH_LARGE=1 for the Qwen3-0.6B shape")
+			}
+			w, err := NewWeights(ba.arch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			InitRandom(w, 1, 0.02)
+			tr, err := New(w, Config{Mode: ModeLoRA, MicroBatchTokens: 4096})
+			if err != nil {
+				b.Fatal(err)
+			}
+			seqs := randomSeqs(ba.arch.Vocab, 1, [2]int{64, 64}, [2]int{64, 64})
+			ctx := context.Background()
+			if _, err := tr.Step(ctx, seqs, sftBench{}); err != nil { // warm-up
+				b.Fatal(err)
+			}
+			var gaps []float64
+			last := time.Now()
+			tr.SetYield(func(context.Context) error {
+				now := time.Now()
+				gaps = append(gaps, now.Sub(last).Seconds()*1000)
+				last = now
+				return nil
+			})
+			b.ResetTimer()
+			for range b.N {
+				last = time.Now()
+				if _, err := tr.Step(ctx, seqs, sftBench{}); err != nil {
+					b.Fatal(err)
+				}
+				gaps = append(gaps, time.Since(last).Seconds()*1000) // the update, after the last point
+			}
+			slices.Sort(gaps)
+			b.ReportMetric(gaps[len(gaps)-1], "max-gap-ms")
+			b.ReportMetric(gaps[min(len(gaps)-1, len(gaps)*99/100)], "p99-gap-ms")
+			b.ReportMetric(float64(len(gaps))/float64(b.N), "points/step")
+			b.ReportMetric(float64(256*b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
 	}
 }

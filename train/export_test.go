@@ -7,7 +7,9 @@ import "math"
 func LogSoftmaxRows(w *Weights, ids []int32) [][]float32 {
 	ws := newWorkspace(w, false)
 	ws.prepare([]Sequence{{PromptIDs: ids[:1], ResponseIDs: ids[1:]}})
-	ws.forward(0, false)
+	if err := ws.forward(0, false); err != nil {
+		panic(err) // no yield hook: forward cannot fail
+	}
 	V := w.Arch.Vocab
 	out := make([][]float32, len(ids)-1)
 	for r := range out {

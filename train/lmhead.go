@@ -1,63 +1,183 @@
 package train
 
-import "math"
+import (
+	"math"
+
+	"github.com/clawrl/clawrl/blas"
+)
 
 // The LM head, only on the rows that predict a response token: logits =
 // h·Wᵀ, then the log-probability of each row's target and the entropy of its
 // distribution. The logits buffer is overwritten with the probabilities,
 // which is all the backward needs.
+//
+// With a 152k vocabulary the head is most of a small model's work, so it runs
+// in pieces of bounded size with a yield point (workspace.pause) before each:
+// a trainer sharing the machine with serving stops within a piece's time of a
+// request arriving. Every piece computes exactly what the undivided call
+// would (see headForward and headBackward), so where the pauses fall never
+// changes a number.
 
-// lmheadForward fills logp[r] = log softmax(z_r)[target[r]] and
-// entropy[r] = −Σ p log p, leaving softmax(z_r) in probs.
-func lmheadForward(probs, logp, entropy, h, w []float32, target []int32, rows, c, vocab int) {
-	matmulNT(probs, h, w, rows, vocab, c, false)
-	parallelRows(rows, rows*vocab*8, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			z := probs[r*vocab : r*vocab+vocab]
-			maxv := float32(math.Inf(-1))
-			for _, v := range z {
-				maxv = max(maxv, v)
-			}
-			var sum float64
-			for _, v := range z {
-				sum += math.Exp(float64(v - maxv))
-			}
-			lse := float64(maxv) + math.Log(sum)
-			logp[r] = float32(float64(z[target[r]]) - lse)
-			var ez float64 // E_p[z]
-			for i, v := range z {
-				p := math.Exp(float64(v) - lse)
-				ez += p * float64(v)
-				z[i] = float32(p)
-			}
-			entropy[r] = float32(lse - ez)
+// headForward fills logp[r] = log softmax(z_r)[target[r]] and entropy[r] =
+// −Σ p log p for head rows [lo, hi), leaving softmax(z_r) in ws.probs.
+func (ws *workspace) headForward(lo, hi int) error {
+	a := ws.w.Arch
+	D, V := a.Hidden, a.Vocab
+	n := hi - lo
+	h, w, probs := ws.hrows[lo*D:hi*D], ws.w.lmWeight().Data, ws.probs[:n*V]
+	// Logit columns are independent and blas sums every element in one
+	// order however the columns are split (pieces are multiples of its
+	// 12-column alignment), so the pieces give the numbers one call would.
+	cols := ws.pieceSize(2*n*D, V, 12)
+	for j0 := 0; j0 < V; j0 += cols {
+		if err := ws.pause(); err != nil {
+			return err
 		}
-	})
+		j1 := min(j0+cols, V)
+		blas.Sgemm(false, true, n, j1-j0, D, 1, h, D, w[j0*D:], D, 0, probs[j0:], V)
+	}
+	return ws.softmax(probs, lo, n)
 }
 
-// lmheadBackward turns per-row d(loss)/d(logp) and d(loss)/d(entropy) into
-// d(loss)/d(logits) in place of probs, then adds dh (overwritten) and, when
-// dw is not nil, dW.
+// softmaxState carries one row's softmax across column pieces.
+type softmaxState struct {
+	maxv    float32
+	sum, ez float64 // Σ exp(z − max), E_p[z]
+	lse     float64
+}
+
+// softmax turns rows of logits into probabilities in place and writes each
+// row's target log-probability and entropy, for head rows lo.. (n of them).
+// A row takes three passes (max, Σ exp, then p and E_p[z]); each pass walks
+// the row in column pieces with a yield point before each. The sums run
+// over the columns in the same order as one loop over the whole row, so
+// the pieces change no bit. Rows go in groups of one per core, in parallel.
+func (ws *workspace) softmax(probs []float32, lo, n int) error {
+	V := ws.w.Arch.Vocab
+	rows, cols := ws.pieceRows(), ws.pieceCols(V)
+	st := make([]softmaxState, rows)
+	for r0 := 0; r0 < n; r0 += rows {
+		r1 := min(r0+rows, n)
+		for i := range st {
+			st[i] = softmaxState{maxv: float32(math.Inf(-1))}
+		}
+		for pass := range 3 {
+			for c0 := 0; c0 < V; c0 += cols {
+				if err := ws.pause(); err != nil {
+					return err
+				}
+				c1 := min(c0+cols, V)
+				parallelRows(r1-r0, (r1-r0)*(c1-c0)*8, func(a, b int) {
+					for i := a; i < b; i++ {
+						r := r0 + i
+						z, s := probs[r*V:r*V+V], &st[i]
+						// Locals, not s's fields, in the loops: the
+						// compiler keeps them in registers.
+						switch pass {
+						case 0:
+							m := s.maxv
+							for _, v := range z[c0:c1] {
+								m = max(m, v)
+							}
+							s.maxv = m
+						case 1:
+							m, sum := s.maxv, s.sum
+							for _, v := range z[c0:c1] {
+								sum += math.Exp(float64(v - m))
+							}
+							s.sum = sum
+							if c1 == V {
+								// Before the last pass overwrites z.
+								s.lse = float64(s.maxv) + math.Log(s.sum)
+								ws.logp[lo+r] = float32(float64(z[ws.target[lo+r]]) - s.lse)
+							}
+						case 2:
+							lse, ez, zc := s.lse, s.ez, z[c0:c1]
+							for j, v := range zc {
+								p := math.Exp(float64(v) - lse)
+								ez += p * float64(v)
+								zc[j] = float32(p)
+							}
+							s.ez = ez
+							if c1 == V {
+								ws.entropy[lo+r] = float32(s.lse - s.ez)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+	return nil
+}
+
+// headBackward turns d(loss)/d(logp) and d(loss)/d(entropy) of head rows
+// [lo, hi) into d(loss)/d(logits) in place of ws.probs, then writes dh
+// (the rows' gradient, overwritten) and adds dW when the head trains.
 //
 //	d logp/d z_j    = δ(j, target) − p_j
 //	d entropy/d z_j = −p_j (log p_j + H)
-func lmheadBackward(dh, dw, probs, dlogp, dentropy, entropy, h, w []float32, target []int32, rows, c, vocab int) {
-	parallelRows(rows, rows*vocab*4, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			p := probs[r*vocab : r*vocab+vocab]
-			gl, ge, H := dlogp[r], dentropy[r], entropy[r]
-			for j, pj := range p {
-				d := -gl * pj
-				if ge != 0 && pj > 0 {
-					d -= ge * pj * (float32(math.Log(float64(pj))) + H)
-				}
-				p[j] = d
+func (ws *workspace) headBackward(dh []float32, lo, hi int) error {
+	a := ws.w.Arch
+	D, V := a.Hidden, a.Vocab
+	n := hi - lo
+	lm := ws.w.lmWeight()
+	h, probs := ws.hrows[lo*D:hi*D], ws.probs[:n*V]
+	// Elementwise, so pieces of rows and columns change nothing.
+	rows, cols := ws.pieceRows(), ws.pieceCols(V)
+	for r0 := 0; r0 < n; r0 += rows {
+		r1 := min(r0+rows, n)
+		for c0 := 0; c0 < V; c0 += cols {
+			if err := ws.pause(); err != nil {
+				return err
 			}
-			p[target[r]] += gl
+			c1 := min(c0+cols, V)
+			parallelRows(r1-r0, (r1-r0)*(c1-c0)*4, func(a, b int) {
+				for i := a; i < b; i++ {
+					r := lo + r0 + i
+					dlogitRow(probs[(r0+i)*V:(r0+i+1)*V], c0, c1, ws.dlogp[r], ws.dentropy[r], ws.entropy[r], int(ws.target[r]))
+				}
+			})
 		}
-	})
-	matmulNN(dh, probs, w, rows, c, vocab, false)
-	if dw != nil {
-		matmulTN(dw, probs, h, vocab, c, rows, true)
+	}
+	// dh = dz·W sums over the vocabulary: pieces along it accumulate into
+	// dh in a fixed order (the piece size depends on the shapes only).
+	voc := ws.pieceSize(2*n*D, V, 12)
+	for v0 := 0; v0 < V; v0 += voc {
+		if err := ws.pause(); err != nil {
+			return err
+		}
+		v1 := min(v0+voc, V)
+		blas.Sgemm(false, false, n, D, v1-v0, 1, probs[v0:], V, lm.Data[v0*D:], D, beta(v0 > 0), dh, D)
+	}
+	if lm.Grad == nil {
+		return nil
+	}
+	// dW += dzᵀ·h: rows of dW (vocabulary entries) are independent, so
+	// these pieces are exact.
+	for v0 := 0; v0 < V; v0 += voc {
+		if err := ws.pause(); err != nil {
+			return err
+		}
+		v1 := min(v0+voc, V)
+		blas.Sgemm(true, false, v1-v0, D, n, 1, probs[v0:], V, h, D, 1, lm.Grad[v0*D:], D)
+	}
+	return nil
+}
+
+// dlogitRow overwrites columns [c0, c1) of one row of probabilities p
+// with d(loss)/d(logits), given the row's d(loss)/d(logp) gl,
+// d(loss)/d(entropy) ge, entropy H and target.
+func dlogitRow(p []float32, c0, c1 int, gl, ge, H float32, target int) {
+	for j := c0; j < c1; j++ {
+		pj := p[j]
+		d := -gl * pj
+		if ge != 0 && pj > 0 {
+			d -= ge * pj * (float32(math.Log(float64(pj))) + H)
+		}
+		p[j] = d
+	}
+	if c0 <= target && target < c1 {
+		p[target] += gl
 	}
 }

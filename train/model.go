@@ -2,6 +2,7 @@ package train
 
 import (
 	"math/rand/v2"
+	"runtime"
 )
 
 // The whole-model training forward and backward over one packed micro-batch.
@@ -46,6 +47,12 @@ type workspace struct {
 	// baseOnly runs the forward without the LoRA adapters (π_ref in LoRA
 	// mode is the base model).
 	baseOnly bool
+	// yield, when set, runs at every yield point of the forward and the
+	// backward (between blocks, between a block's stages, between LM head
+	// pieces); an error aborts the pass. See Trainer.SetYield.
+	yield func() error
+	// pieceFlops and pieceElems override the LM head's piece sizes (tests).
+	pieceFlops, pieceElems int
 
 	// LM head rows: only positions that predict a response token.
 	rowTok   []int32 // token index within the micro-batch
@@ -178,7 +185,7 @@ func dropoutRNG(seed uint64, train bool, layer, module int) *rand.Rand {
 }
 
 // blockForward runs block l on x (its input) into out.
-func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed uint64, train bool) {
+func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed uint64, train bool) error {
 	a := ws.w.Arch
 	L := &ws.w.Layers[l]
 	T := len(ws.ids)
@@ -186,7 +193,12 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 	hd := a.HeadDim
 	eps := float32(a.RMSNormEps)
 	lins := L.linears()
-	fwd := func(m int, out, inp []float32) {
+	// Every projection is a yield point: the pause comes before it, so a
+	// stop leaves the block half done, which an aborted pass may.
+	fwd := func(m int, out, inp []float32) error {
+		if err := ws.pause(); err != nil {
+			return err
+		}
 		lin := lins[m].lin
 		la := la.lora[m]
 		if ws.baseOnly && lin.LoRA != nil {
@@ -195,12 +207,15 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 			lin = &base
 		}
 		linearForward(out[:T*lin.Out], inp, T, lin, la, dropoutRNG(seed, train, l, m))
+		return nil
 	}
 
 	rmsnormForward(la.ln1, la.rstd1, x, L.InputNorm.Data, T, D, eps)
-	fwd(0, la.q, la.ln1)
-	fwd(1, la.k, la.ln1)
-	fwd(2, la.v, la.ln1)
+	for m, dst := range [3][]float32{la.q, la.k, la.v} {
+		if err := fwd(m, dst, la.ln1); err != nil {
+			return err
+		}
+	}
 	qsrc, ksrc := la.q, la.k
 	if a.QKNorm {
 		rmsnormForward(la.qn, la.rstdq, la.q, L.QNorm.Data, T*a.Heads, hd, eps)
@@ -210,21 +225,33 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 	ropeForward(la.qr, qsrc, ws.pos, a.Heads, ws.rope)
 	ropeForward(la.kr, ksrc, ws.pos, a.KVHeads, ws.rope)
 	sh := attnShape{a.Heads, a.KVHeads, hd}
+	if err := ws.pause(); err != nil {
+		return err
+	}
 	attentionForward(la.att, la.lse, la.qr, la.kr, la.v, ws.segs, sh)
-	fwd(3, la.h1, la.att)
+	if err := fwd(3, la.h1, la.att); err != nil {
+		return err
+	}
 	axpy(1, x[:T*D], la.h1)
 	rmsnormForward(la.ln2, la.rstd2, la.h1, L.PostNorm.Data, T, D, eps)
-	fwd(4, la.gate, la.ln2)
-	fwd(5, la.up, la.ln2)
+	if err := fwd(4, la.gate, la.ln2); err != nil {
+		return err
+	}
+	if err := fwd(5, la.up, la.ln2); err != nil {
+		return err
+	}
 	F := a.Intermediate
 	swigluForward(la.act[:T*F], la.gate[:T*F], la.up[:T*F])
-	fwd(6, out, la.act)
+	if err := fwd(6, out, la.act); err != nil {
+		return err
+	}
 	axpy(1, la.h1[:T*D], out)
+	return nil
 }
 
 // blockBackward takes d(loss)/d(block output) in ws.dx and leaves
 // d(loss)/d(block input) there, accumulating parameter gradients.
-func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) {
+func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) error {
 	a := ws.w.Arch
 	L := &ws.w.Layers[l]
 	T := len(ws.ids)
@@ -232,26 +259,41 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) {
 	hd := a.HeadDim
 	qd, kd := a.Heads*hd, a.KVHeads*hd
 	lins := L.linears()
-	bwd := func(m int, dinp, dout, inp []float32) {
+	bwd := func(m int, dinp, dout, inp []float32) error {
+		if err := ws.pause(); err != nil {
+			return err
+		}
 		linearBackward(dinp, dout, inp, T, lins[m].lin, la.lora[m])
+		return nil
 	}
 	dx := ws.dx[:T*D]
 
 	// MLP: out = h1 + down(silu(gate(ln2))∘up(ln2))
 	dact := ws.dact[:T*F]
 	clear(dact)
-	bwd(6, dact, dx, la.act)
+	if err := bwd(6, dact, dx, la.act); err != nil {
+		return err
+	}
 	swigluBackward(ws.dgate[:T*F], ws.dup[:T*F], dact, la.gate[:T*F], la.up[:T*F])
 	dln := ws.dln[:T*D]
 	clear(dln)
-	bwd(4, dln, ws.dgate[:T*F], la.ln2)
-	bwd(5, dln, ws.dup[:T*F], la.ln2)
+	if err := bwd(4, dln, ws.dgate[:T*F], la.ln2); err != nil {
+		return err
+	}
+	if err := bwd(5, dln, ws.dup[:T*F], la.ln2); err != nil {
+		return err
+	}
 	rmsnormBackward(dx, gradOf(L.PostNorm), dln, la.h1, L.PostNorm.Data, la.rstd2, T, D)
 
 	// Attention: h1 = x + o(attn(rope(norm(q)), rope(norm(k)), v))
 	datt := ws.datt[:T*qd]
 	clear(datt)
-	bwd(3, datt, dx, la.att)
+	if err := bwd(3, datt, dx, la.att); err != nil {
+		return err
+	}
+	if err := ws.pause(); err != nil {
+		return err
+	}
 	sh := attnShape{a.Heads, a.KVHeads, hd}
 	attentionBackward(ws.dqr[:T*qd], ws.dkr[:T*kd], ws.dv[:T*kd], datt, la.lse, la.qr, la.kr, la.v, la.att, ws.segs, sh)
 	dq, dk := ws.dq[:T*qd], ws.dk[:T*kd]
@@ -268,31 +310,79 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) {
 		ropeBackward(dk, ws.dkr[:T*kd], ws.pos, a.KVHeads, ws.rope)
 	}
 	clear(dln)
-	bwd(0, dln, dq, la.ln1)
-	bwd(1, dln, dk, la.ln1)
-	bwd(2, dln, ws.dv[:T*kd], la.ln1)
+	for m, dout := range [3][]float32{dq, dk, ws.dv[:T*kd]} {
+		if err := bwd(m, dln, dout, la.ln1); err != nil {
+			return err
+		}
+	}
 	rmsnormBackward(dx, gradOf(L.InputNorm), dln, x, L.InputNorm.Data, la.rstd1, T, D)
+	return nil
 }
 
 // forward runs the micro-batch prepared in ws and fills ws.logp and
 // ws.entropy for every response token, in sequence order.
-func (ws *workspace) forward(seed uint64, train bool) {
+func (ws *workspace) forward(seed uint64, train bool) error {
 	a := ws.w.Arch
 	T := len(ws.ids)
 	D := a.Hidden
 	embeddingForward(ws.xs[0], ws.w.Embed.Data, ws.ids, D)
 	for l := range a.Layers {
-		ws.blockForward(l, ws.xs[l], ws.xs[l+1], ws.actsFor(l), seed, train)
+		if err := ws.blockForward(l, ws.xs[l], ws.xs[l+1], ws.actsFor(l), seed, train); err != nil {
+			return err
+		}
+	}
+	if err := ws.pause(); err != nil {
+		return err
 	}
 	rmsnormForward(ws.lnf, ws.rstdf, ws.xs[a.Layers], ws.w.FinalNorm.Data, T, D, float32(a.RMSNormEps))
 	for r, t := range ws.rowTok {
 		copy(ws.hrows[r*D:r*D+D], ws.lnf[int(t)*D:int(t)*D+D])
 	}
-	R := len(ws.rowTok)
-	lm := ws.w.lmWeight()
-	ws.headChunks(R, func(lo, hi int) {
-		lmheadForward(ws.probs, ws.logp[lo:hi], ws.entropy[lo:hi], ws.hrows[lo*D:hi*D], lm.Data, ws.target[lo:hi], hi-lo, D, a.Vocab)
-	})
+	return ws.headChunks(len(ws.rowTok), ws.headForward)
+}
+
+// pause is a yield point. Everything the pass has computed so far sits in
+// the workspace and nothing else touches it while yield waits, so a pass
+// that pauses computes exactly what one that does not would.
+func (ws *workspace) pause() error {
+	if ws.yield == nil {
+		return nil
+	}
+	return ws.yield()
+}
+
+// defaultPieceFlops bounds the work between two yield points inside the LM
+// head's matrix products: about a millisecond on one core.
+const defaultPieceFlops = 16 << 20
+
+// defaultPieceElems bounds the softmax elements between two yield points:
+// about a millisecond of exp on one core.
+const defaultPieceElems = 64 << 10
+
+// pieceSize is how many units (each costing unitFlops) one piece of a total
+// takes: a multiple of align, at least align. It depends on shapes only, so
+// results do not depend on where pauses happen.
+func (ws *workspace) pieceSize(unitFlops, total, align int) int {
+	budget := ws.pieceFlops
+	if budget == 0 {
+		budget = defaultPieceFlops
+	}
+	n := budget / max(1, unitFlops) / align * align
+	return min(max(align, n), total)
+}
+
+// pieceRows is how many rows one elementwise piece of the LM head takes:
+// one per core, so the piece still runs in parallel.
+func (ws *workspace) pieceRows() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// pieceCols is how many columns of a vocab-wide row one elementwise piece
+// takes.
+func (ws *workspace) pieceCols(vocab int) int {
+	budget := ws.pieceElems
+	if budget == 0 {
+		budget = defaultPieceElems
+	}
+	return min(vocab, max(256, budget/ws.pieceRows()))
 }
 
 // headLogitsBudget bounds the LM head's probability buffer (floats): with a
@@ -308,33 +398,40 @@ func (ws *workspace) headChunk() int {
 	return max(1, b/ws.w.Arch.Vocab)
 }
 
-// headChunks calls fn on consecutive row ranges of at most headChunk rows.
-func (ws *workspace) headChunks(R int, fn func(lo, hi int)) {
+// headChunks calls fn on consecutive row ranges of at most headChunk rows,
+// stopping at its first error.
+func (ws *workspace) headChunks(R int, fn func(lo, hi int) error) error {
 	c := ws.headChunk()
 	for lo := 0; lo < R; lo += c {
-		fn(lo, min(lo+c, R))
+		if err := fn(lo, min(lo+c, R)); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // backward starts from ws.dlogp and ws.dentropy (already scaled) and
 // accumulates gradients into every trainable tensor.
-func (ws *workspace) backward(seed uint64) {
+func (ws *workspace) backward(seed uint64) error {
 	a := ws.w.Arch
 	T := len(ws.ids)
 	D := a.Hidden
 	R := len(ws.rowTok)
-	lm := ws.w.lmWeight()
 	dh := ws.dln[:R*D] // dln is free until the blocks run
 	chunked := R > ws.headChunk()
-	ws.headChunks(R, func(lo, hi int) {
-		n := hi - lo
+	err := ws.headChunks(R, func(lo, hi int) error {
 		if chunked {
 			// Only the last chunk's probabilities survived the forward:
 			// recompute this chunk's (logp and entropy come out identical).
-			lmheadForward(ws.probs, ws.logp[lo:hi], ws.entropy[lo:hi], ws.hrows[lo*D:hi*D], lm.Data, ws.target[lo:hi], n, D, a.Vocab)
+			if err := ws.headForward(lo, hi); err != nil {
+				return err
+			}
 		}
-		lmheadBackward(dh[lo*D:hi*D], lm.Grad, ws.probs, ws.dlogp[lo:hi], ws.dentropy[lo:hi], ws.entropy[lo:hi], ws.hrows[lo*D:hi*D], lm.Data, ws.target[lo:hi], n, D, a.Vocab)
+		return ws.headBackward(dh[lo*D:hi*D], lo, hi)
 	})
+	if err != nil {
+		return err
+	}
 	// Scatter the head rows' gradient back to the tokens they came from.
 	dlnf := ws.dlnf[:T*D]
 	clear(dlnf)
@@ -350,11 +447,16 @@ func (ws *workspace) backward(seed uint64) {
 			// Recompute block l's activations from its saved input; the
 			// output buffer is scratch here (the next block's input is no
 			// longer needed).
-			ws.blockForward(l, ws.xs[l], ws.xs[l+1], la, seed, true)
+			if err := ws.blockForward(l, ws.xs[l], ws.xs[l+1], la, seed, true); err != nil {
+				return err
+			}
 		}
-		ws.blockBackward(l, ws.xs[l], la)
+		if err := ws.blockBackward(l, ws.xs[l], la); err != nil {
+			return err
+		}
 	}
 	if g := ws.w.Embed.Grad; g != nil {
 		embeddingBackward(g, dx, ws.ids, D)
 	}
+	return nil
 }

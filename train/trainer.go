@@ -125,20 +125,31 @@ type Trainer struct {
 	yield  func(ctx context.Context) error
 }
 
-// SetYield installs a function called before every micro-batch of Score and
-// Accumulate (so also Step): a serving process uses it to hold training
-// while requests are being generated. An error from it aborts the call
-// (weights unchanged).
+// SetYield installs a function called at every yield point of Score and
+// Accumulate (so also Step): before every micro-batch and, inside one,
+// between blocks, between a block's projections and between pieces of the LM
+// head (each at most a few milliseconds of work apart). A serving process
+// uses it to hold training while requests are being generated, so it should
+// return at once when there is nothing to wait for: it runs hundreds of
+// times per micro-batch. Waiting in it is safe anywhere: the trainer's
+// buffers stay as they are, and a step that waited computes exactly what one
+// that did not would. An error from it aborts the call (weights unchanged;
+// Accumulate leaves partial gradients, which the next Step's ZeroGrad
+// clears).
 func (t *Trainer) SetYield(yield func(ctx context.Context) error) { t.yield = yield }
 
-func (t *Trainer) beforeMicroBatch(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// yieldFor returns the workspace's yield hook for one call under ctx: it
+// also stops the pass when ctx ends.
+func (t *Trainer) yieldFor(ctx context.Context) func() error {
+	return func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if t.yield != nil {
+			return t.yield(ctx)
+		}
+		return nil
 	}
-	if t.yield != nil {
-		return t.yield(ctx)
-	}
-	return nil
 }
 
 // New prepares w for training: in LoRA mode it attaches fresh adapters unless
@@ -243,13 +254,17 @@ func (t *Trainer) Score(ctx context.Context, seqs []Sequence) ([]TokenScores, er
 		return nil, err
 	}
 	out := make([]TokenScores, len(seqs))
+	t.ws.yield = t.yieldFor(ctx)
+	defer func() { t.ws.yield = nil }()
 	for _, mb := range t.microBatches(seqs) {
-		if err := t.beforeMicroBatch(ctx); err != nil {
+		if err := t.ws.pause(); err != nil {
 			return nil, err
 		}
 		batch := seqs[mb[0]:mb[1]]
 		t.ws.prepare(batch)
-		t.ws.forward(0, false)
+		if err := t.ws.forward(0, false); err != nil {
+			return nil, err
+		}
 		off := 0
 		for j, s := range batch {
 			n := len(s.ResponseIDs)
@@ -291,8 +306,10 @@ func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective
 	}
 	var loss float64
 	mbs := t.microBatches(seqs)
+	t.ws.yield = t.yieldFor(ctx)
+	defer func() { t.ws.yield = nil }()
 	for _, mb := range mbs {
-		if err := t.beforeMicroBatch(ctx); err != nil {
+		if err := t.ws.pause(); err != nil {
 			return 0, 0, err
 		}
 		batch := seqs[mb[0]:mb[1]]
@@ -300,7 +317,9 @@ func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective
 		seed := t.cfg.Seed ^ (t.micro * 0x9e3779b97f4a7c15)
 		ws := t.ws
 		ws.prepare(batch)
-		ws.forward(seed, true)
+		if err := ws.forward(seed, true); err != nil {
+			return 0, 0, err
+		}
 		off := 0
 		for j, s := range batch {
 			n := len(s.ResponseIDs)
@@ -315,7 +334,9 @@ func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective
 			ws.dlogp[i] *= sc
 			ws.dentropy[i] *= sc
 		}
-		ws.backward(seed)
+		if err := ws.backward(seed); err != nil {
+			return 0, 0, err
+		}
 	}
 	return loss, len(mbs), nil
 }
