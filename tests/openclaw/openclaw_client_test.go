@@ -99,11 +99,10 @@ func offlineConfig(p providerConfig, gatewayPort int, token string) map[string]a
 	return cfg
 }
 
-// newOpenClaw writes an offline configuration under a fresh folder and
-// validates it with `openclaw config validate`.
-func newOpenClaw(t *testing.T, tc toolchain, p providerConfig) *openClaw {
+// newOpenClaw writes an offline configuration under root (a fresh folder)
+// and validates it with `openclaw config validate`.
+func newOpenClaw(t *testing.T, tc toolchain, root string, p providerConfig) *openClaw {
 	t.Helper()
-	root := t.TempDir()
 	oc := &openClaw{
 		tc:          tc,
 		root:        root,

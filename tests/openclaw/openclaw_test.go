@@ -42,7 +42,8 @@ func TestOpenClawDrivesClawrl(t *testing.T) {
 
 	base := filepath.Join(t.TempDir(), "base")
 	clawrl(t, bin, 2*time.Minute, "model", "new", "--arch", "qwen3", "--size", "tiny", "--seed", "7", "--out", base)
-	policy := warmStart(t, bin, base)
+	ocRoot := t.TempDir()
+	policy := warmStart(t, bin, base, ocRoot)
 
 	// The learning loop runs as a user would run it, with knobs that make a
 	// CPU test quick: one sample per step, a short judge, ratings decide.
@@ -51,7 +52,7 @@ func TestOpenClawDrivesClawrl(t *testing.T) {
 		"--judge-votes", "1", "--judge-max-tokens", "8")
 
 	zero := 0.0
-	oc := newOpenClaw(t, tc, providerConfig{
+	oc := newOpenClaw(t, tc, ocRoot, providerConfig{
 		BaseURL: srv.BaseURL + "/v1", APIKey: "clawrl-e2e", ModelID: "tiny",
 		Context: 32768, MaxTokens: 64, Temperature: &zero, LeanAgent: true,
 	})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,11 +57,35 @@ func qwenToolCall(name, args string) string {
 	return fmt.Sprintf("<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", name, args)
 }
 
+// captureRoot is the folder OpenClaw ran in when testdata/capture-lean was
+// recorded; its paths (the workspace) appear all through the system prompt.
+const captureRoot = "/tmp/oc-capture-2owmpnv1"
+
+var captureStamp = regexp.MustCompile(`\[[A-Z][a-z]{2} \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\]`)
+
+// localize rewrites a recorded request as OpenClaw will send it in this run:
+// its folder root instead of the recorder's, and today's date and time in
+// the system prompt and the user messages' timestamps. Without it the
+// training prompts differ from the live ones in dozens of tokens (paths of
+// another length, another day), and the tiny model's first answer token —
+// whether it opens a <tool_call> — is no longer reliable.
+func localize(body []byte, root string, now time.Time) []byte {
+	now = now.UTC()
+	s := strings.ReplaceAll(string(body), captureRoot, root)
+	s = captureStamp.ReplaceAllString(s, now.Format("[Mon 2006-01-02 15:04 MST]"))
+	s = strings.ReplaceAll(s, "2026-11-21", now.Format("2006-01-02"))
+	return []byte(s)
+}
+
 // warmStart returns a checkpoint folder trained from base to answer the lean
-// OpenClaw agent's requests.
-func warmStart(t *testing.T, bin, base string) string {
+// OpenClaw agent's requests, as OpenClaw will send them from ocRoot.
+func warmStart(t *testing.T, bin, base, ocRoot string) string {
 	t.Helper()
 	reqs := loadCapture(t, "testdata/capture-lean")
+	now := time.Now()
+	for i := range reqs {
+		reqs[i].Body = localize(reqs[i].Body, ocRoot, now)
+	}
 	prompts := calibrationPromptIDs(t, bin, base, reqs)
 
 	tok, err := tokenizer.Load(filepath.Join(base, "tokenizer.json"))
@@ -161,4 +186,13 @@ func calibrationPromptIDs(t *testing.T, bin, base string, reqs []capturedRequest
 		out[i] = tr.PromptIDs
 	}
 	return out
+}
+
+func TestLocalize(t *testing.T) {
+	now := time.Date(2027, 3, 4, 9, 7, 0, 0, time.UTC)
+	in := `{"content":"[Sat 2026-11-21 05:42 UTC] hi","system":"Current date: 2026-11-21. Workspace: ` + captureRoot + `/state/workspace"}`
+	want := `{"content":"[Thu 2027-03-04 09:07 UTC] hi","system":"Current date: 2027-03-04. Workspace: /x/y/state/workspace"}`
+	if got := string(localize([]byte(in), "/x/y", now)); got != want {
+		t.Fatalf("localize:\n got %s\nwant %s", got, want)
+	}
 }
