@@ -45,7 +45,7 @@ type Config struct {
 	// idle (at most IdleWait); on by default (set NoYield to turn it off).
 	NoYield        bool
 	YieldToServing bool
-	IdleWait       time.Duration // default 30s
+	IdleWait       time.Duration // default 5s (see rl.SchedulerConfig.IdleWait)
 	// Training: batch size, staleness bound, versions folder.
 	Train rl.SchedulerConfig
 }
@@ -65,7 +65,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.YieldToServing = !c.NoYield
 	if c.IdleWait <= 0 {
-		c.IdleWait = 30 * time.Second
+		c.IdleWait = 5 * time.Second
 	}
 	c.Train.Method = c.Method
 	if c.Train.IdleWait <= 0 {

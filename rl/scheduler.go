@@ -20,7 +20,8 @@ type SchedulerConfig struct {
 	VersionsDir  string
 	Poll         time.Duration // how often to look for ready samples; default 1s
 	// IdleWait bounds how long a step waits for serving to go idle before it
-	// runs anyway; default 30s.
+	// runs anyway; default 5s: under sustained traffic learning still moves
+	// (at half duty), a few seconds behind.
 	IdleWait time.Duration
 }
 
@@ -35,7 +36,7 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 		c.Poll = time.Second
 	}
 	if c.IdleWait <= 0 {
-		c.IdleWait = 30 * time.Second
+		c.IdleWait = 5 * time.Second
 	}
 	return c
 }
