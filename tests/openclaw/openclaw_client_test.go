@@ -194,21 +194,30 @@ func (r agentReply) text() string {
 }
 
 // agent runs one agent turn of session id through the gateway.
-func (oc *openClaw) agent(t *testing.T, sessionID, message string) agentReply {
+//
+// incomplete reports a turn OpenClaw gave up on because the model's answer
+// was unusable even after its own retry (kind "incomplete_turn", e.g. a
+// tool call the tiny model garbled): the requests were served and recorded,
+// so the caller checks them in the store rather than failing here.
+func (oc *openClaw) agent(t *testing.T, sessionID, message string) (r agentReply, incomplete bool) {
 	t.Helper()
 	out, _, err := run(t, agentTimeout, oc.env(), oc.root, oc.tc.OpenClaw, "agent",
 		"--session-id", sessionID, "--message", message, "--json", "--timeout", "240")
 	if err != nil {
+		if strings.Contains(out, `"incomplete_turn"`) {
+			t.Logf("openclaw agent turn %q: OpenClaw found the model's answer unusable (incomplete_turn)", message)
+			return agentReply{}, true
+		}
 		t.Fatalf("openclaw agent turn %q: %v", message, err)
 	}
-	var r agentReply
+
 	if err := json.Unmarshal([]byte(jsonObject(out)), &r); err != nil {
 		t.Fatalf("openclaw agent --json output: %v\n%s", err, tail(out, 3000))
 	}
 	if r.Status != "ok" {
 		t.Fatalf("openclaw agent turn %q: status %q\n%s", message, r.Status, tail(out, 3000))
 	}
-	return r
+	return r, false
 }
 
 // compactResult is the part of `openclaw sessions compact --json` the test reads.

@@ -66,12 +66,21 @@ func TestOpenClawDrivesClawrl(t *testing.T) {
 
 	// Two turns, each asking for a tool round; a compaction; one more turn
 	// in the compacted conversation.
+	incompleteTurns := 0
 	for i, msg := range userMessages {
 		if i > 0 && userEpochs[i] > userEpochs[i-1] {
 			c := oc.compact(t, sessionKey(sessionID))
 			t.Logf("compaction summary: %.200q", c.Result.Summary)
 		}
-		r := oc.agent(t, sessionID, msg)
+		r, incomplete := oc.agent(t, sessionID, msg)
+		if incomplete {
+			// A garbled answer of the tiny model; at most one is tolerated.
+			// Its requests are recorded and checked below like any other.
+			if incompleteTurns++; incompleteTurns > 1 {
+				t.Fatalf("OpenClaw gave up on %d turns: the warm start did not take", incompleteTurns)
+			}
+			continue
+		}
 		t.Logf("turn %q → %q", msg, r.text())
 	}
 
