@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -19,49 +17,7 @@ import (
 // Qwen3 written under the data directory) with extra flags.
 func startServeModel(t *testing.T, exe, dataDir string, args ...string) *serveProcess {
 	t.Helper()
-	p := &serveProcess{done: make(chan error, 1)}
-	p.cmd = exec.Command(exe, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir}, args...)...)
-	p.cmd.Env = append(os.Environ(), testEngineEnv+"=")
-	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.log.WriteString(line + "\n")
-			p.mu.Unlock()
-			if strings.Contains(line, "msg=listening") {
-				for _, f := range strings.Fields(line) {
-					if a, ok := strings.CutPrefix(f, "addr="); ok {
-						addr <- a
-					}
-				}
-			}
-		}
-		p.done <- p.cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	select {
-	case p.addr = <-addr:
-		return p
-	case err := <-p.done:
-		t.Fatalf("clawrl serve exited before listening: %v\n%s", err, p.logText())
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("clawrl serve did not listen within 2 minutes\n%s", p.logText())
-	}
-	return nil
+	return startServeWith(t, exe, dataDir, "", 2*time.Minute, args...)
 }
 
 func postJSON(t *testing.T, url string, body any, header map[string]string) []byte {

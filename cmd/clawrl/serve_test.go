@@ -99,9 +99,16 @@ type serveProcess struct {
 // it to listen.
 func startServe(t *testing.T, exe, dataDir string) *serveProcess {
 	t.Helper()
+	return startServeWith(t, exe, dataDir, "scripted", 60*time.Second)
+}
+
+// startServeWith runs `clawrl serve` with testEngineEnv set to engine ("" =
+// the native engine) and waits up to wait for it to listen.
+func startServeWith(t *testing.T, exe, dataDir, engine string, wait time.Duration, args ...string) *serveProcess {
+	t.Helper()
 	p := &serveProcess{done: make(chan error, 1)}
-	p.cmd = exec.Command(exe, "serve", "--addr", "127.0.0.1:0", "--data", dataDir)
-	p.cmd.Env = append(os.Environ(), testEngineEnv+"=scripted")
+	p.cmd = exec.Command(exe, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir}, args...)...)
+	p.cmd.Env = append(os.Environ(), testEngineEnv+"="+engine)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -138,8 +145,8 @@ func startServe(t *testing.T, exe, dataDir string) *serveProcess {
 		return p
 	case err := <-p.done:
 		t.Fatalf("clawrl serve exited before listening: %v\n%s", err, p.logText())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("clawrl serve did not listen within 60 s\n%s", p.logText())
+	case <-time.After(wait):
+		t.Fatalf("clawrl serve did not listen within %v\n%s", wait, p.logText())
 	}
 	return nil
 }
