@@ -402,41 +402,11 @@ func (s *Store) ListTurns(ctx context.Context, f store.TurnFilter) ([]store.Turn
 	return out, nil
 }
 
+// listQuery selects whole turn rows matching f, in row order (the filter
+// clause is turnWhere's, shared with the learning queries).
 func listQuery(f store.TurnFilter) (string, []any) {
-	var where []string
-	var args []any
-	if f.AfterID > 0 {
-		where = append(where, "t.seq > ?")
-		args = append(args, f.AfterID)
-	}
-	if f.SessionID != "" {
-		where = append(where, "t.session_id = ?")
-		args = append(args, f.SessionID)
-	}
-	if f.Type != "" {
-		where = append(where, "t.type = ?")
-		args = append(args, string(f.Type))
-	}
-	if len(f.States) > 0 {
-		where = append(where, "t.state IN (?"+strings.Repeat(", ?", len(f.States)-1)+")")
-		for _, st := range f.States {
-			args = append(args, string(st))
-		}
-	}
-	if !f.Since.IsZero() {
-		where = append(where, "t.created_at >= ?")
-		args = append(args, nanos(f.Since))
-	}
-	q := "SELECT " + rowColumns + " FROM turns t"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY t.seq"
-	if f.Limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, f.Limit)
-	}
-	return q, args
+	where, args := turnWhere(f)
+	return "SELECT " + rowColumns + " FROM turns t" + where, args
 }
 
 // Transition moves turn id from → to along an arrow of the state machine
