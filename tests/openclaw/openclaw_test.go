@@ -166,6 +166,7 @@ func checkRecorded(t *testing.T, turns []exportedTurn) {
 	// that called a tool is followed by another turn for the same message
 	// (after the tool result); a text answer ends the message's turns.
 	toolRounds, retries := 0, 0
+	prevRetried := false
 	msg := 0
 	for i, tr := range main {
 		if msg >= len(userMessages) {
@@ -193,6 +194,7 @@ func checkRecorded(t *testing.T, turns []exportedTurn) {
 		if tr.NextStateKind == "user" && len(tr.NextState) > 0 {
 			last := tr.NextState[len(tr.NextState)-1].Content
 			if msg+1 >= len(userMessages) || !strings.Contains(last, userMessages[msg+1]) {
+				prevRetried = true
 				retries++
 				t.Logf("main turn %d (%.60q) was retried by OpenClaw with %.80q", i, tr.ResponseText, last)
 				if retries > 4 {
@@ -201,6 +203,16 @@ func checkRecorded(t *testing.T, turns []exportedTurn) {
 				continue
 			}
 		}
+		// The answer to OpenClaw's retry of a turn it then gave up on
+		// (incomplete_turn): OpenClaw drops that turn from later history, so
+		// nothing pairs with it; the next user message starts afresh.
+		if prevRetried && tr.NextStateKind == "" && msg+1 < len(userMessages) {
+			prevRetried = false
+			t.Logf("main turn %d (%.60q) answered a retry OpenClaw gave up on; not in later history", i, tr.ResponseText)
+			msg++
+			continue
+		}
+		prevRetried = false
 		// A text answer: its next state is the user's next message (across
 		// the compaction too); only the rating follows the last one.
 		msg++
