@@ -39,22 +39,6 @@ func parallelRows(n int, work int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // axpy: y += alpha·x
 func axpy(alpha float32, x, y []float32) {
 	y = y[:len(x)]
