@@ -27,20 +27,24 @@ import (
 // one. While a tile's queries run, its keys and values (attnBlock × headDim
 // each) stay in L1/L2 instead of being streamed from memory once per query:
 // for Qwen3-0.6B at 8k tokens a head's keys and values are 8 MiB, strided
-// across the 4 KiB rows of k and v. Inside a tile the work is done row by
-// row on blas's vector kernels, the ones inference uses (model/attention.go):
-// DotRows for scores (q_i·k_j for a row of keys), ExpShift for the
-// exponentials (AVX2, float32, about one ulp), WeightedRows for the
-// probability-weighted sums of value, key, query or output-gradient rows, and
-// Axpy to add those into their accumulators. Sgemm would be the textbook
-// choice for the tile products, but with head_dim 16–128 its 4×3 kernel
-// spends as much per element on horizontal sums as DotRows does, it
-// parallelises products this size itself (goroutines inside our
-// goroutines), and its pure-Go path packs (allocates) every operand that is
-// not already "rows along k".
+// across the 4 KiB rows of k and v.
 //
-// Scratch is tile-sized (a few attnBlock×attnBlock tiles per worker); no
-// buffer grows with the square of the sequence length.
+// Every product inside a tile is a blas.WeightedRows, out = Σ_p w[p]·row_p:
+// the AVX2 kernel broadcasts w[p] and adds it times a row into 8–32 lanes of
+// out, so there is no horizontal sum per element. A dot-product kernel (blas
+// DotRows, or Sgemm's 4×3 one) ends every output element with one, which
+// at head_dim 16 costs more than the products themselves. To put each
+// product in that form the tile's keys, values, queries and output
+// gradients are transposed into scratch ([headDim, attnBlock]); the scores
+// of query i against the block's keys are then Σ_d q_i[d]·Kᵀ[d, :].
+// Exponentials are blas.ExpShift (AVX2, float32, about one ulp).
+// (Sgemm itself would also split products this size across goroutines inside
+// our goroutines, and its pure-Go path allocates a packed copy of any operand
+// not laid out as rows along k.)
+//
+// Scratch is tile-sized (a few attnBlock × attnBlock and headDim ×
+// attnBlock tiles per worker); no buffer grows with the square of the
+// sequence length.
 
 type segment struct{ start, len int }
 
@@ -113,6 +117,36 @@ func expShiftRow(x []float32, shift float32) float32 {
 	return sum
 }
 
+// rowMax returns the largest of m and the elements of x. Four running
+// maxima and plain comparisons instead of the builtin max (whose NaN and
+// signed-zero rules cost a few instructions per element): it ran half of
+// the forward's time before.
+func rowMax(x []float32, m float32) float32 {
+	m0, m1, m2, m3 := m, m, m, m
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		v := x[j : j+4 : j+4]
+		if v[0] > m0 {
+			m0 = v[0]
+		}
+		if v[1] > m1 {
+			m1 = v[1]
+		}
+		if v[2] > m2 {
+			m2 = v[2]
+		}
+		if v[3] > m3 {
+			m3 = v[3]
+		}
+	}
+	for ; j < len(x); j++ {
+		if x[j] > m0 {
+			m0 = x[j]
+		}
+	}
+	return max(m0, m1, m2, m3)
+}
+
 // scaleRow multiplies x by s in place.
 func scaleRow(x []float32, s float32) {
 	for j := range x {
@@ -124,6 +158,40 @@ func scaleRow(x []float32, s float32) {
 // all) query i may see: all of them below the diagonal, a prefix on it.
 func validKeys(i, j0, n int) int { return max(0, min(n, i-j0+1)) }
 
+// transposeBlock writes the n×cols matrix whose row r starts at src[r*ld]
+// transposed and multiplied by s into dst (cols × attnBlock, row stride
+// attnBlock): dst[c*attnBlock+r] = s·src[r*ld+c]. Columns n..attnBlock-1 of
+// dst are zeroed, so a short last block reads as zero keys rather than stale
+// ones.
+func transposeBlock(dst, src []float32, n, cols, ld int, s float32) {
+	for r := range n {
+		row := src[r*ld : r*ld+cols]
+		for c, x := range row {
+			dst[c*attnBlock+r] = s * x
+		}
+	}
+	if n < attnBlock {
+		for c := range cols {
+			clear(dst[c*attnBlock+n : (c+1)*attnBlock])
+		}
+	}
+}
+
+// packBlock copies n rows of cols elements, row r starting at src[r*ld],
+// into dst with row stride cols. The rows of q, k and v are thousands of
+// floats apart; a multiple of 4 KiB apart they all fall in the same L1
+// sets and evict each other while a kernel sweeps down them, packed they
+// do not.
+func packBlock(dst, src []float32, n, cols, ld int) {
+	for r := range n {
+		copy(dst[r*cols:(r+1)*cols], src[r*ld:r*ld+cols])
+	}
+}
+
+// width8 is n rounded up to a multiple of 8 (the vector width), at most
+// attnBlock: how many columns of a score row to compute when n are needed.
+func width8(n int) int { return min(attnBlock, (n+7)&^7) }
+
 // attentionForward writes out and lse ([T, heads]: log Σ_j exp(s_ij) of each
 // query row), where s_ij = q_i·k_j/√headDim.
 //
@@ -134,76 +202,89 @@ func validKeys(i, j0, n int) int { return max(0, min(n, i-j0+1)) }
 // α = exp(m − m') before the block's terms are added. At the end
 // out_i = o/l and lse_i = m + log l.
 //
-// Work items are (segment, query head, query block): each writes its own
-// rows of out and lse only.
+// Work items are (segment, kv head, query block), covering the group's query
+// heads, which share the key block's scratch copies: each item writes its
+// own rows of out and lse only.
 func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape) {
 	hd := sh.headDim
 	qs, ks := sh.heads*hd, sh.kvHeads*hd
 	rep := sh.heads / sh.kvHeads
 	scale := float32(1 / math.Sqrt(float64(hd)))
 
-	type item struct{ seg, h, ib int }
+	type item struct{ seg, g, ib int }
 	var items []item
 	for si, s := range segs {
-		for h := range sh.heads {
+		for g := range sh.kvHeads {
 			for ib := range attnBlocks(s.len) {
-				items = append(items, item{si, h, ib})
+				items = append(items, item{si, g, ib})
 			}
 		}
 	}
-	type scratch struct{ row, tmp, m, l []float32 }
+	// kt is the key block transposed and scaled ([headDim, attnBlock]), vc
+	// the value block packed ([attnBlock, headDim]), m and l the running
+	// maxima and sums of the group's rep × attnBlock rows.
+	type scratch struct{ kt, vc, row, tmp, m, l []float32 }
 	scr := make([]*scratch, runtime.GOMAXPROCS(0))
-	cost := func(i int) int64 { return int64(items[i].ib+1) * attnBlock * attnBlock * int64(hd) }
+	cost := func(i int) int64 { return int64(items[i].ib+1) * attnBlock * attnBlock * int64(rep*hd) }
 	runItems(len(items), cost, func(it, w int) {
 		if scr[w] == nil {
-			scr[w] = &scratch{make([]float32, attnBlock), make([]float32, hd), make([]float32, attnBlock), make([]float32, attnBlock)}
+			hb := hd * attnBlock
+			scr[w] = &scratch{make([]float32, hb), make([]float32, hb), make([]float32, attnBlock), make([]float32, hd),
+				make([]float32, rep*attnBlock), make([]float32, rep*attnBlock)}
 		}
 		sc := scr[w]
-		s, h, ib := segs[items[it].seg], items[it].h, items[it].ib
-		g := h / rep
+		s, g, ib := segs[items[it].seg], items[it].g, items[it].ib
 		i0 := ib * attnBlock
 		i1 := min(i0+attnBlock, s.len)
-		qoff := func(i int) int { return (s.start+i)*qs + h*hd }
-		for i := i0; i < i1; i++ {
-			sc.m[i-i0] = float32(math.Inf(-1))
-			sc.l[i-i0] = 0
-			clear(out[qoff(i) : qoff(i)+hd])
+		qoff := func(i, h int) int { return (s.start+i)*qs + h*hd }
+		for r := range rep {
+			for i := i0; i < i1; i++ {
+				sc.m[r*attnBlock+i-i0] = float32(math.Inf(-1))
+				sc.l[r*attnBlock+i-i0] = 0
+				clear(out[qoff(i, g*rep+r) : qoff(i, g*rep+r)+hd])
+			}
 		}
 		for j0 := 0; j0 < i1; j0 += attnBlock {
 			nk := min(attnBlock, s.len-j0)
 			kb := k[(s.start+j0)*ks+g*hd:] // key j0+j is row j of kb, stride ks
 			vb := v[(s.start+j0)*ks+g*hd:]
-			for i := i0; i < i1; i++ {
-				nv := validKeys(i, j0, nk)
-				if nv == 0 {
-					continue
+			// Kᵀ·scale, so a score row is Σ_d q_i[d]·kt[d, :].
+			transposeBlock(sc.kt, kb, nk, hd, ks, scale)
+			packBlock(sc.vc, vb, nk, hd, ks)
+			for r := range rep {
+				h := g*rep + r
+				m, l := sc.m[r*attnBlock:], sc.l[r*attnBlock:]
+				for i := i0; i < i1; i++ {
+					nv := validKeys(i, j0, nk)
+					if nv == 0 {
+						continue
+					}
+					blas.WeightedRows(sc.row[:width8(nv)], q[qoff(i, h):qoff(i, h)+hd], sc.kt, attnBlock)
+					row := sc.row[:nv]
+					mOld := m[i-i0]
+					mNew := rowMax(row, mOld)
+					sum := expShiftRow(row, mNew)
+					// α = exp(m − m'): 0 on the first block (m = −∞), 1 when
+					// the maximum did not move.
+					alpha := float32(math.Exp(float64(mOld - mNew)))
+					l[i-i0] = l[i-i0]*alpha + sum
+					m[i-i0] = mNew
+					o := out[qoff(i, h) : qoff(i, h)+hd]
+					if alpha != 1 {
+						scaleRow(o, alpha)
+					}
+					blas.WeightedRows(sc.tmp, row, sc.vc, hd)
+					blas.Axpy(1, sc.tmp, o)
 				}
-				row := sc.row[:nv]
-				blas.DotRows(row, q[qoff(i):qoff(i)+hd], kb, ks)
-				scaleRow(row, scale)
-				m := sc.m[i-i0]
-				mNew := m
-				for _, x := range row {
-					mNew = max(mNew, x)
-				}
-				sum := expShiftRow(row, mNew)
-				// α = exp(m − m'): 0 on the first block (m = −∞), 1 when
-				// the maximum did not move.
-				alpha := float32(math.Exp(float64(m - mNew)))
-				sc.l[i-i0] = sc.l[i-i0]*alpha + sum
-				sc.m[i-i0] = mNew
-				o := out[qoff(i) : qoff(i)+hd]
-				if alpha != 1 {
-					scaleRow(o, alpha)
-				}
-				blas.WeightedRows(sc.tmp, row, vb, ks)
-				blas.Axpy(1, sc.tmp, o)
 			}
 		}
-		for i := i0; i < i1; i++ {
-			l := sc.l[i-i0]
-			scaleRow(out[qoff(i):qoff(i)+hd], 1/l)
-			lse[(s.start+i)*sh.heads+h] = sc.m[i-i0] + float32(math.Log(float64(l)))
+		for r := range rep {
+			h := g*rep + r
+			for i := i0; i < i1; i++ {
+				l := sc.l[r*attnBlock+i-i0]
+				scaleRow(out[qoff(i, h):qoff(i, h)+hd], 1/l)
+				lse[(s.start+i)*sh.heads+h] = sc.m[r*attnBlock+i-i0] + float32(math.Log(float64(l)))
+			}
 		}
 	})
 }
@@ -214,15 +295,19 @@ func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape)
 //	dP_ij = dO_i·v_j              dS_ij = p_ij (dP_ij − D_i)
 //	dq_i += scale Σ_j dS_ij k_j   dk_j += scale Σ_i dS_ij q_i   dv_j += Σ_i p_ij dO_i
 //
-// For a (query block, key block) tile the P and dS tiles are built row by row
-// (query rows: a query's scores against the block's keys); dq is summed
-// along those rows. dk and dv need the sums down the columns, so the two
-// tiles are transposed and summed along their rows as well.
-//
 // Work items are (segment, kv head): every query head of the group adds into
-// the same dk and dv rows, so one goroutine owns them, and it walks query
-// heads, query blocks and key blocks in a fixed order, so the sums' order
-// does not depend on scheduling.
+// the same dk and dv rows, so one goroutine owns them, and it walks key
+// blocks, query heads and query blocks in a fixed order, so the sums' order
+// does not depend on scheduling. For a key block J it keeps dKᵀ and dVᵀ
+// ([headDim, attnBlock]) while every query head and query block at or below
+// the diagonal adds its tile:
+//
+//	P, dS        row i by row i (a query against the block's keys);
+//	dq_i         += scale · Σ_j dS_ij k_j, a weighted sum of key rows;
+//	dVᵀ[d, :]    += Σ_i dO_i[d] · P[i, :], a weighted sum of P's rows;
+//	dKᵀ[d, :]    += scale · Σ_i q_i[d] · dS[i, :].
+//
+// and then writes dk and dv for the block's keys, transposed back.
 func attentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []segment, sh attnShape) {
 	hd := sh.headDim
 	qs, ks := sh.heads*hd, sh.kvHeads*hd
@@ -230,11 +315,12 @@ func attentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []seg
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	for _, s := range segs {
 		clear(dq[s.start*qs : (s.start+s.len)*qs])
-		clear(dk[s.start*ks : (s.start+s.len)*ks])
-		clear(dv[s.start*ks : (s.start+s.len)*ks])
 	}
 
-	type scratch struct{ p, ds, pt, dst, tmp, d []float32 }
+	// Scratch: kt (scaled), vt, qt, dot, dkt, dvt are transposed blocks,
+	// kc a packed one (all headDim × attnBlock); p and ds attnBlock ×
+	// attnBlock; tmp holds a row of either; d is D for the item's rows.
+	type scratch struct{ kt, vt, kc, qt, dot, dkt, dvt, p, ds, tmp, d []float32 }
 	const tile = attnBlock * attnBlock
 	scr := make([]*scratch, runtime.GOMAXPROCS(0))
 	n := len(segs) * sh.kvHeads
@@ -244,76 +330,84 @@ func attentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []seg
 	}
 	runItems(n, cost, func(it, w int) {
 		if scr[w] == nil {
-			scr[w] = &scratch{make([]float32, tile), make([]float32, tile), make([]float32, tile), make([]float32, tile),
-				make([]float32, hd), make([]float32, attnBlock)}
+			hb := hd * attnBlock
+			scr[w] = &scratch{make([]float32, hb), make([]float32, hb), make([]float32, hb), make([]float32, hb),
+				make([]float32, hb), make([]float32, hb), make([]float32, hb), make([]float32, tile), make([]float32, tile),
+				make([]float32, max(hd, attnBlock)), nil}
 		}
 		sc := scr[w]
 		s, g := segs[it/sh.kvHeads], it%sh.kvHeads
-		for h := g * rep; h < (g+1)*rep; h++ {
-			qoff := func(i int) int { return (s.start+i)*qs + h*hd }
-			for i0 := 0; i0 < s.len; i0 += attnBlock {
-				nq := min(attnBlock, s.len-i0)
-				for i := range nq {
-					o := qoff(i0 + i)
-					sc.d[i] = blas.Dot(dout[o:o+hd], out[o:o+hd])
-				}
-				qb := q[qoff(i0):] // query i0+i is row i of qb, stride qs
-				dob := dout[qoff(i0):]
-				for j0 := 0; j0 < i0+nq; j0 += attnBlock {
-					nk := min(attnBlock, s.len-j0)
-					koff := (s.start+j0)*ks + g*hd
-					kb, vb := k[koff:], v[koff:]
+		// D_i = dO_i·O_i for the group's heads, [rep, len]: used by every
+		// key block, so computed once.
+		if cap(sc.d) < rep*s.len {
+			sc.d = make([]float32, rep*s.len)
+		}
+		for r := range rep {
+			for i := range s.len {
+				o := (s.start+i)*qs + (g*rep+r)*hd
+				sc.d[r*s.len+i] = blas.Dot(dout[o:o+hd], out[o:o+hd])
+			}
+		}
+		for j0 := 0; j0 < s.len; j0 += attnBlock {
+			nk := min(attnBlock, s.len-j0)
+			koff := (s.start+j0)*ks + g*hd
+			kb, vb := k[koff:], v[koff:] // key j0+j is row j, stride ks
+			transposeBlock(sc.kt, kb, nk, hd, ks, scale)
+			transposeBlock(sc.vt, vb, nk, hd, ks, 1)
+			packBlock(sc.kc, kb, nk, hd, ks)
+			clear(sc.dkt)
+			clear(sc.dvt)
+			for h := g * rep; h < (g+1)*rep; h++ {
+				// Query blocks from the diagonal one down.
+				for i0 := j0 / attnBlock * attnBlock; i0 < s.len; i0 += attnBlock {
+					nq := min(attnBlock, s.len-i0)
+					qoff := (s.start+i0)*qs + h*hd
+					qb, dob := q[qoff:], dout[qoff:] // query i0+i is row i, stride qs
+					transposeBlock(sc.qt, qb, nq, hd, qs, 1)
+					transposeBlock(sc.dot, dob, nq, hd, qs, 1)
 					// Query rows: P, dP → dS, and dq.
 					for i := range nq {
 						p := sc.p[i*attnBlock : (i+1)*attnBlock]
 						ds := sc.ds[i*attnBlock : (i+1)*attnBlock]
 						nv := validKeys(i0+i, j0, nk)
-						clear(p[nv:])
-						clear(ds[nv:])
 						if nv == 0 {
+							clear(p)
+							clear(ds)
 							continue
 						}
-						p, ds = p[:nv], ds[:nv]
-						blas.DotRows(p, qb[i*qs:i*qs+hd], kb, ks)
-						scaleRow(p, scale)
-						expShiftRow(p, lse[(s.start+i0+i)*sh.heads+h])
-						blas.DotRows(ds, dob[i*qs:i*qs+hd], vb, ks)
-						di := sc.d[i]
-						for j, pj := range p {
+						qi, doi := qb[i*qs:i*qs+hd], dob[i*qs:i*qs+hd]
+						wv := width8(nv)
+						blas.WeightedRows(p[:wv], qi, sc.kt, attnBlock)
+						expShiftRow(p[:nv], lse[(s.start+i0+i)*sh.heads+h])
+						clear(p[nv:])
+						blas.WeightedRows(ds[:wv], doi, sc.vt, attnBlock)
+						di := sc.d[(h-g*rep)*s.len+i0+i]
+						for j, pj := range p[:nv] {
 							ds[j] = pj * (ds[j] - di)
 						}
-						blas.WeightedRows(sc.tmp, ds, kb, ks)
-						o := qoff(i0 + i)
-						blas.Axpy(scale, sc.tmp, dq[o:o+hd])
+						clear(ds[nv:])
+						blas.WeightedRows(sc.tmp[:hd], ds[:nv], sc.kc, hd)
+						o := (s.start+i0+i)*qs + h*hd
+						blas.Axpy(scale, sc.tmp[:hd], dq[o:o+hd])
 					}
-					// Key rows: transpose the tiles, then dv and dk.
-					transposeTile(sc.pt, sc.p, nq, nk)
-					transposeTile(sc.dst, sc.ds, nq, nk)
-					for j := range nk {
-						// Queries before key j0+j do not see it.
-						lo := max(0, j0+j-i0)
-						if lo >= nq {
-							continue
-						}
-						o := (s.start+j0+j)*ks + g*hd
-						blas.WeightedRows(sc.tmp, sc.pt[j*attnBlock+lo:j*attnBlock+nq], dob[lo*qs:], qs)
-						blas.Axpy(1, sc.tmp, dv[o:o+hd])
-						blas.WeightedRows(sc.tmp, sc.dst[j*attnBlock+lo:j*attnBlock+nq], qb[lo*qs:], qs)
-						blas.Axpy(scale, sc.tmp, dk[o:o+hd])
+					// Key columns: dVᵀ and dKᵀ, one head dimension at a time.
+					wk := width8(nk)
+					for d := range hd {
+						blas.WeightedRows(sc.tmp[:wk], sc.dot[d*attnBlock:d*attnBlock+nq], sc.p, attnBlock)
+						blas.Axpy(1, sc.tmp[:wk], sc.dvt[d*attnBlock:d*attnBlock+wk])
+						blas.WeightedRows(sc.tmp[:wk], sc.qt[d*attnBlock:d*attnBlock+nq], sc.ds, attnBlock)
+						blas.Axpy(scale, sc.tmp[:wk], sc.dkt[d*attnBlock:d*attnBlock+wk])
 					}
+				}
+			}
+			for j := range nk {
+				o := (s.start+j0+j)*ks + g*hd
+				dkj, dvj := dk[o:o+hd], dv[o:o+hd]
+				for d := range hd {
+					dkj[d] = sc.dkt[d*attnBlock+j]
+					dvj[d] = sc.dvt[d*attnBlock+j]
 				}
 			}
 		}
 	})
-}
-
-// transposeTile writes the nq×nk top-left corner of src (row stride
-// attnBlock) transposed into dst (row stride attnBlock).
-func transposeTile(dst, src []float32, nq, nk int) {
-	for i := range nq {
-		row := src[i*attnBlock : i*attnBlock+nk]
-		for j, x := range row {
-			dst[j*attnBlock+i] = x
-		}
-	}
 }
