@@ -57,8 +57,8 @@ type attnShape struct {
 // L2 holds easily next to the block's queries.
 const attnBlock = 64
 
-// attnMinParallel is the work (query-key pairs × head_dim) below which
-// spreading over goroutines costs more than it saves.
+// attnMinParallel is the work (query-key pairs × query heads × head_dim)
+// below which spreading over goroutines costs more than it saves.
 const attnMinParallel = 1 << 16
 
 // runItems calls fn(i, w) for every i < n, spread over up to workers
