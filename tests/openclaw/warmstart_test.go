@@ -65,6 +65,26 @@ var (
 	probeClocks = []time.Duration{5 * time.Minute, 12 * time.Minute}
 )
 
+// probeClockTimes returns probeClocks, or with CLAWRL_OPENCLAW_PROBE_CLOCKS=N
+// set, N clock times spread over the next days (for measuring a change to
+// the recipe: each is 7 requests, about a second).
+func probeClockTimes(t *testing.T) []time.Duration {
+	t.Helper()
+	v := os.Getenv("CLAWRL_OPENCLAW_PROBE_CLOCKS")
+	if v == "" {
+		return probeClocks
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("CLAWRL_OPENCLAW_PROBE_CLOCKS=%q: want a count ≥ 1", v)
+	}
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = time.Duration(1+i*97) * time.Minute
+	}
+	return out
+}
+
 // sftExample is one line of `clawrl train sft` pre-tokenised data.
 type sftExample struct {
 	PromptIDs     []int32 `json:"prompt_ids"`
