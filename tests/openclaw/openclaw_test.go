@@ -43,7 +43,10 @@ func TestOpenClawDrivesClawrl(t *testing.T) {
 	base := filepath.Join(t.TempDir(), "base")
 	clawrl(t, bin, 2*time.Minute, "model", "new", "--arch", "qwen3", "--size", "tiny", "--seed", "7", "--out", base)
 	ocRoot := t.TempDir()
-	policy := warmStart(t, bin, base, ocRoot)
+	m, now := thisMachine(t, tc), time.Now()
+	policy, taughtPrompts := warmStart(t, bin, base, ocRoot, m, now)
+	good, total := probeWarmStart(t, bin, policy, ocRoot, m, now, probeClocks)
+	t.Logf("warm start probe: %d of %d requests, at clock times not taught, answered as taught", good, total)
 
 	// The learning loop runs as a user would run it, with knobs that make a
 	// CPU test quick: one sample per step, a short judge, ratings decide.
@@ -96,6 +99,7 @@ func TestOpenClawDrivesClawrl(t *testing.T) {
 	}
 
 	turns := export(t, bin, srv.DataDir)
+	explainDrift(t, filepath.Join(base, "tokenizer.json"), taughtPrompts, turns)
 	checkRecorded(t, turns)
 	checkTrained(t, bin, srv)
 }
