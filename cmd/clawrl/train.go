@@ -50,7 +50,10 @@ func newTrainSFTCmd() *cobra.Command {
 		Long: `Trains on --data, one JSON object per line, either an OpenAI-shape chat
 {"messages":[{"role":"user","content":"…"},{"role":"assistant","content":"…"}]}
 (rendered with the model's chat template; the loss is on every assistant
-message, each predicted from the conversation before it) or pre-tokenised
+message, each predicted from the conversation before it; a "tools" list
+beside "messages" is rendered into the prompt as serve renders a request's
+tools, and assistant "tool_calls" are trained as the template writes them)
+or pre-tokenised
 {"prompt_ids":[…],"completion_ids":[…]} (loss on the completion).
 
 Writes to --out a PEFT adapter (adapter_config.json, adapter_model.safetensors)
@@ -87,9 +90,11 @@ exactly from such a folder.`,
 	return cmd
 }
 
-// sftLine is one JSONL record: a chat, or pre-tokenised ids.
+// sftLine is one JSONL record: a chat (with the tools its prompt offered),
+// or pre-tokenised ids.
 type sftLine struct {
 	Messages      []chat.Message `json:"messages"`
+	Tools         []chat.Tool    `json:"tools"`
 	PromptIDs     []int32        `json:"prompt_ids"`
 	CompletionIDs []int32        `json:"completion_ids"`
 }
@@ -107,6 +112,8 @@ func parseSFTLine(line []byte) (sftLine, error) {
 	switch {
 	case l.Messages != nil && (l.PromptIDs != nil || l.CompletionIDs != nil):
 		return l, errors.New("both messages and prompt_ids/completion_ids")
+	case l.Tools != nil && l.Messages == nil:
+		return l, errors.New("tools without messages: tools go with a chat")
 	case l.Messages != nil:
 		hasAssistant := false
 		for _, m := range l.Messages {
@@ -114,6 +121,11 @@ func parseSFTLine(line []byte) (sftLine, error) {
 		}
 		if !hasAssistant {
 			return l, errors.New("no assistant message to train on")
+		}
+		for i, tl := range l.Tools {
+			if tl.Function.Name == "" {
+				return l, fmt.Errorf("tools[%d] has no function name", i)
+			}
 		}
 	case len(l.PromptIDs) == 0 || len(l.CompletionIDs) == 0:
 		return l, errors.New("want messages, or non-empty prompt_ids and completion_ids")
@@ -134,19 +146,22 @@ type chatFormat struct {
 
 // sequences turns a chat into one training sequence per assistant message:
 // the prompt is the conversation before it rendered with the generation
-// prompt, the response is the rest of the rendering up to and including the
-// message (its end-of-turn token included, so the model learns to stop).
-func (f *chatFormat) sequences(msgs []chat.Message) ([]train.Sequence, error) {
+// prompt (and the tools, as serve renders a request that offers them), the
+// response is the rest of the rendering up to and including the message
+// (its end-of-turn token included, so the model learns to stop). Prompt and
+// response are tokenised apart, as serving sees them: the prompt alone,
+// then the tokens the model writes after it.
+func (f *chatFormat) sequences(msgs []chat.Message, tools []chat.Tool) ([]train.Sequence, error) {
 	var out []train.Sequence
 	for i, m := range msgs {
 		if m.Role != "assistant" || i == 0 {
 			continue
 		}
-		prompt, err := f.tmpl.RenderWith(msgs[:i], nil, chatfmt.Options{AddGenerationPrompt: true})
+		prompt, err := f.tmpl.RenderWith(msgs[:i], tools, chatfmt.Options{AddGenerationPrompt: true})
 		if err != nil {
 			return nil, err
 		}
-		full, err := f.tmpl.RenderWith(msgs[:i+1], nil, chatfmt.Options{})
+		full, err := f.tmpl.RenderWith(msgs[:i+1], tools, chatfmt.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -196,7 +211,7 @@ func readSFTData(path, modelDir string, vocab int) ([]train.Sequence, error) {
 			}
 			format = &chatFormat{tmpl: tmpl, tok: tok}
 		}
-		s, err := format.sequences(l.Messages)
+		s, err := format.sequences(l.Messages, l.Tools)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}

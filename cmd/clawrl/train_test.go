@@ -28,6 +28,9 @@ func TestParseSFTLine(t *testing.T) {
 		{"negative id", `{"prompt_ids":[-1],"completion_ids":[2]}`, true},
 		{"trailing", `{"prompt_ids":[1],"completion_ids":[2]} {}`, true},
 		{"not json", `prompt`, true},
+		{"chat with tools", `{"messages":[{"role":"user","content":"ls"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}],"tools":[{"type":"function","function":{"name":"ls","parameters":{"type":"object"}}}]}`, false},
+		{"tools without chat", `{"prompt_ids":[1],"completion_ids":[2],"tools":[{"type":"function","function":{"name":"ls"}}]}`, true},
+		{"tool without name", `{"messages":[{"role":"assistant","content":"x"}],"tools":[{"type":"function","function":{}}]}`, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -41,6 +44,7 @@ func TestParseSFTLine(t *testing.T) {
 func FuzzParseSFTLine(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}]}`))
 	f.Add([]byte(`{"prompt_ids":[1,2],"completion_ids":[3]}`))
+	f.Add([]byte(`{"messages":[{"role":"assistant","content":"x"}],"tools":[{"type":"function","function":{"name":"ls"}}]}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		l, err := parseSFTLine(line)
 		if err != nil {
@@ -48,6 +52,9 @@ func FuzzParseSFTLine(f *testing.F) {
 		}
 		if l.Messages == nil && (len(l.PromptIDs) == 0 || len(l.CompletionIDs) == 0) {
 			t.Fatalf("accepted a record with nothing to train on: %s", line)
+		}
+		if l.Tools != nil && l.Messages == nil {
+			t.Fatalf("accepted tools without a chat: %s", line)
 		}
 	})
 }
@@ -149,6 +156,62 @@ func TestTrainSFTChats(t *testing.T) {
 		if !strings.Contains(resp, "<|im_end|>") {
 			t.Errorf("sequence %d: response %q lacks the end-of-turn token", i, resp)
 		}
+	}
+	var buf bytes.Buffer
+	f := sftFlags{modelDir: mdir, data: data, out: filepath.Join(dir, "out"), mode: "lora", rank: 4, alpha: 8,
+		lr: 1e-3, maxGradNorm: 1, epochs: 1, batch: 2, microTokens: 2048}
+	if err := runSFT(context.Background(), f, &buf); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrainSFTChatWithTools trains on an OpenAI-shaped tool round: the
+// prompts carry the tools as serve renders them, the tool call is trained
+// as the template writes it, and the answer after the tool result too.
+func TestTrainSFTChatWithTools(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := model.NewConfig(model.Qwen3, model.SizeTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdir := filepath.Join(dir, "model")
+	if err := model.WriteRandom(mdir, cfg, 1, safetensors.F32); err != nil {
+		t.Fatal(err)
+	}
+	if err := vocab.Write("qwen3", mdir); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "chats.jsonl")
+	line := `{"messages":[{"role":"user","content":"What is here?"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"path\": \".\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"notes.txt"},{"role":"assistant","content":"One file: notes.txt."}],` +
+		`"tools":[{"type":"function","function":{"name":"ls","description":"List a folder","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}` + "\n"
+	if err := os.WriteFile(data, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seqs, err := readSFTData(data, mdir, cfg.VocabSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seqs) != 2 {
+		t.Fatalf("%d sequences, want one per assistant message (2)", len(seqs))
+	}
+	tok, err := tokenizer.Load(filepath.Join(mdir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range seqs {
+		prompt := tok.Decode(s.PromptIDs)
+		if !strings.Contains(prompt, "<tools>") || !strings.Contains(prompt, `"name": "ls"`) {
+			t.Errorf("sequence %d: the prompt lacks the tools: %q", i, prompt[:min(len(prompt), 300)])
+		}
+	}
+	call, answer := tok.Decode(seqs[0].ResponseIDs), tok.Decode(seqs[1].ResponseIDs)
+	if !strings.Contains(call, "<tool_call>") || !strings.Contains(call, `"name": "ls"`) || !strings.Contains(call, `"path": "."`) {
+		t.Errorf("first response %q is not the ls call", call)
+	}
+	if !strings.Contains(tok.Decode(seqs[1].PromptIDs), "notes.txt") || !strings.Contains(answer, "One file: notes.txt.") {
+		t.Errorf("second sequence: prompt lacks the tool result or response %q lacks the answer", answer)
 	}
 	var buf bytes.Buffer
 	f := sftFlags{modelDir: mdir, data: data, out: filepath.Join(dir, "out"), mode: "lora", rank: 4, alpha: 8,
