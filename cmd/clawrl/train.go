@@ -157,11 +157,13 @@ func (f *chatFormat) sequences(msgs []chat.Message, tools []chat.Tool) ([]train.
 		if m.Role != "assistant" || i == 0 {
 			continue
 		}
-		prompt, err := f.tmpl.RenderWith(msgs[:i], tools, chatfmt.Options{AddGenerationPrompt: true})
+		// Render is what serve renders with (tool-call arguments passed
+		// the way the template expects).
+		prompt, err := f.tmpl.Render(msgs[:i], tools, chat.RenderOptions{AddGenerationPrompt: true})
 		if err != nil {
 			return nil, err
 		}
-		full, err := f.tmpl.RenderWith(msgs[:i+1], tools, chatfmt.Options{})
+		full, err := f.tmpl.Render(msgs[:i+1], tools, chat.RenderOptions{})
 		if err != nil {
 			return nil, err
 		}

@@ -167,56 +167,73 @@ func TestTrainSFTChats(t *testing.T) {
 
 // TestTrainSFTChatWithTools trains on an OpenAI-shaped tool round: the
 // prompts carry the tools as serve renders them, the tool call is trained
-// as the template writes it, and the answer after the tool result too.
+// as the template writes it (Qwen3's <tool_call> with the arguments as
+// sent; Llama 3.1's JSON with them as an object, not a quoted string), and
+// the answer after the tool result too.
 func TestTrainSFTChatWithTools(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := model.NewConfig(model.Qwen3, model.SizeTiny)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mdir := filepath.Join(dir, "model")
-	if err := model.WriteRandom(mdir, cfg, 1, safetensors.F32); err != nil {
-		t.Fatal(err)
-	}
-	if err := vocab.Write("qwen3", mdir); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "chats.jsonl")
-	line := `{"messages":[{"role":"user","content":"What is here?"},` +
-		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"path\": \".\"}"}}]},` +
-		`{"role":"tool","tool_call_id":"c1","content":"notes.txt"},{"role":"assistant","content":"One file: notes.txt."}],` +
-		`"tools":[{"type":"function","function":{"name":"ls","description":"List a folder","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}` + "\n"
-	if err := os.WriteFile(data, []byte(line), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	seqs, err := readSFTData(data, mdir, cfg.VocabSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(seqs) != 2 {
-		t.Fatalf("%d sequences, want one per assistant message (2)", len(seqs))
-	}
-	tok, err := tokenizer.Load(filepath.Join(mdir, "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range seqs {
-		prompt := tok.Decode(s.PromptIDs)
-		if !strings.Contains(prompt, "<tools>") || !strings.Contains(prompt, `"name": "ls"`) {
-			t.Errorf("sequence %d: the prompt lacks the tools: %q", i, prompt[:min(len(prompt), 300)])
-		}
-	}
-	call, answer := tok.Decode(seqs[0].ResponseIDs), tok.Decode(seqs[1].ResponseIDs)
-	if !strings.Contains(call, "<tool_call>") || !strings.Contains(call, `"name": "ls"`) || !strings.Contains(call, `"path": "."`) {
-		t.Errorf("first response %q is not the ls call", call)
-	}
-	if !strings.Contains(tok.Decode(seqs[1].PromptIDs), "notes.txt") || !strings.Contains(answer, "One file: notes.txt.") {
-		t.Errorf("second sequence: prompt lacks the tool result or response %q lacks the answer", answer)
-	}
-	var buf bytes.Buffer
-	f := sftFlags{modelDir: mdir, data: data, out: filepath.Join(dir, "out"), mode: "lora", rank: 4, alpha: 8,
-		lr: 1e-3, maxGradNorm: 1, epochs: 1, batch: 2, microTokens: 2048}
-	if err := runSFT(context.Background(), f, &buf); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		fam             model.Family
+		vocab           string
+		toolsIn, callIn []string
+	}{
+		{model.Qwen3, "qwen3", []string{"<tools>", `"name": "ls"`}, []string{"<tool_call>", `"name": "ls"`, `"path": "."`}},
+		{model.Llama, "llama", []string{`"name": "ls"`, "List a folder"}, []string{`"name": "ls"`, `"parameters": {"path": "."}`}},
+	} {
+		t.Run(tc.vocab, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg, err := model.NewConfig(tc.fam, model.SizeTiny)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mdir := filepath.Join(dir, "model")
+			if err := model.WriteRandom(mdir, cfg, 1, safetensors.F32); err != nil {
+				t.Fatal(err)
+			}
+			if err := vocab.Write(tc.vocab, mdir); err != nil {
+				t.Fatal(err)
+			}
+			data := filepath.Join(dir, "chats.jsonl")
+			line := `{"messages":[{"role":"user","content":"What is here?"},` +
+				`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"path\": \".\"}"}}]},` +
+				`{"role":"tool","tool_call_id":"c1","content":"notes.txt"},{"role":"assistant","content":"One file: notes.txt."}],` +
+				`"tools":[{"type":"function","function":{"name":"ls","description":"List a folder","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}` + "\n"
+			if err := os.WriteFile(data, []byte(line), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			seqs, err := readSFTData(data, mdir, cfg.VocabSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(seqs) != 2 {
+				t.Fatalf("%d sequences, want one per assistant message (2)", len(seqs))
+			}
+			tok, err := tokenizer.Load(filepath.Join(mdir, "tokenizer.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range seqs {
+				prompt := tok.Decode(s.PromptIDs)
+				for _, want := range tc.toolsIn {
+					if !strings.Contains(prompt, want) {
+						t.Errorf("sequence %d: the prompt lacks the tools (%q): %q", i, want, prompt[:min(len(prompt), 400)])
+					}
+				}
+			}
+			call, answer := tok.Decode(seqs[0].ResponseIDs), tok.Decode(seqs[1].ResponseIDs)
+			for _, want := range tc.callIn {
+				if !strings.Contains(call, want) {
+					t.Errorf("first response %q is not the ls call (lacks %q)", call, want)
+				}
+			}
+			if !strings.Contains(tok.Decode(seqs[1].PromptIDs), "notes.txt") || !strings.Contains(answer, "One file: notes.txt.") {
+				t.Errorf("second sequence: prompt lacks the tool result or response %q lacks the answer", answer)
+			}
+			var buf bytes.Buffer
+			f := sftFlags{modelDir: mdir, data: data, out: filepath.Join(dir, "out"), mode: "lora", rank: 4, alpha: 8,
+				lr: 1e-3, maxGradNorm: 1, epochs: 1, batch: 2, microTokens: 2048}
+			if err := runSFT(context.Background(), f, &buf); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
