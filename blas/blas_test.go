@@ -265,3 +265,54 @@ func TestWeightedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmOuterProductPath covers the shapes the NN and TN products take
+// in training (k past one k block, many row blocks, partial edge tiles, the
+// LM head's small k) against the float64 reference, and checks that a
+// row's result is bitwise the same computed alone or in the batch.
+func TestSgemmOuterProductPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, s := range [][3]int{{9, 64, 700}, {130, 25, 9}, {70, 50, 600}, {3, 16, 513}, {257, 64, 1}} {
+		for _, transA := range []bool{false, true} {
+			m, n, k := s[0], s[1], s[2]
+			t.Run(fmt.Sprintf("%dx%dx%d/tA=%v", m, n, k, transA), func(t *testing.T) {
+				lda := k + 3
+				if transA {
+					lda = m + 3
+				}
+				ldb, ldc := n+1, n+2
+				a := randSlice(r, max(m, k)*lda)
+				b := randSlice(r, k*ldb)
+				c := randSlice(r, m*ldc)
+				want := append([]float32(nil), c...)
+				SgemmGo(transA, false, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
+				naive(transA, false, m, n, k, 1, a, lda, b, ldb, 1, want, ldc)
+				for i := range m {
+					for j := range n {
+						g, w := c[i*ldc+j], want[i*ldc+j]
+						if math.Abs(float64(g-w)) > 1e-4*math.Sqrt(float64(k+1))*(1+math.Abs(float64(w))) {
+							t.Fatalf("C[%d,%d] = %v, want %v", i, j, g, w)
+						}
+					}
+				}
+				for _, i := range []int{0, m / 2, m - 1} {
+					one := make([]float32, n)
+					ai := a[i*lda:]
+					if transA {
+						ai = a[i:]
+					}
+					SgemmGo(transA, false, 1, n, k, 1, ai, lda, b, ldb, 0, one, n)
+					// Undo beta = 1's addition of the old C for the
+					// comparison: recompute the batch with beta = 0.
+					batch := make([]float32, m*n)
+					SgemmGo(transA, false, m, n, k, 1, a, lda, b, ldb, 0, batch, n)
+					for j := range n {
+						if math.Float32bits(one[j]) != math.Float32bits(batch[i*n+j]) {
+							t.Fatalf("row %d col %d: %v alone, %v in the batch", i, j, one[j], batch[i*n+j])
+						}
+					}
+				}
+			})
+		}
+	}
+}

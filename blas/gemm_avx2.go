@@ -70,9 +70,29 @@ func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
 		for i := i0; i < i1; i += 4 {
 			_ = g.a[(i+3)*g.lda+g.k-1]
 			kern4x3(g.k8, &g.a[i*g.lda], g.lda, &g.b[j*g.ldb], g.ldb, &t)
+			if g.k8 != g.k {
+				for r := 0; r < 4; r++ {
+					for q := 0; q < 3; q++ {
+						g.store(i+r, j+q, t[3*r+q])
+					}
+				}
+				continue
+			}
+			// No tail to add: the same arithmetic as store, without a
+			// call per element (it cost as much as the kernel when k is
+			// small, as in the LM head's k = hidden size).
 			for r := 0; r < 4; r++ {
-				for q := 0; q < 3; q++ {
-					g.store(i+r, j+q, t[3*r+q])
+				off := (i+r)*g.ldc + j
+				ci, tr := g.c[off:off+3:off+3], t[3*r:3*r+3:3*r+3]
+				switch {
+				case g.beta == 0 && g.alpha == 1:
+					ci[0], ci[1], ci[2] = tr[0], tr[1], tr[2]
+				case g.beta == 0:
+					ci[0], ci[1], ci[2] = g.alpha*tr[0], g.alpha*tr[1], g.alpha*tr[2]
+				default:
+					for q := range 3 {
+						ci[q] = g.alpha*tr[q] + g.beta*ci[q]
+					}
 				}
 			}
 		}

@@ -34,3 +34,6 @@ func wsum8(n int, w *float32, rows *float32, ld int, out *float32)
 
 //go:noescape
 func sumExpShift8(n8 int, x *float32, shift float32) float32
+
+//go:noescape
+func kernOP4x24(k int, a *float32, ars int, acs int, b *float32, ldb int, out *[96]float32, acc int)

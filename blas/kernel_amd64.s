@@ -407,3 +407,94 @@ loopsumexp:
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func kernOP4x24(k int, a *float32, ars int, acs int, b *float32, ldb int, out *[96]float32, acc int)
+// out[24r+q] (+)= Σ_{p<k} a[r·ars + p·acs] · b[p·ldb + q] for r < 4, q < 24
+// (k > 0; strides in elements): a 4×24 tile of an outer-product GEMM that
+// reads A through any pair of strides (A or Aᵀ) and B row-major, so neither
+// needs a transposed copy. Each element is one fused multiply-add chain in p
+// order; acc ≠ 0 starts the chains from out (continuing an earlier k
+// block, which keeps that order), acc = 0 from zero. 12 accumulators, 3
+// B vectors and 1 broadcast in the 16 YMM registers.
+TEXT ·kernOP4x24(SB), NOSPLIT, $0-64
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ ars+16(FP), R8
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ ldb+40(FP), R10
+	MOVQ out+48(FP), BX
+	MOVQ acc+56(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $2, R10
+	LEAQ (R8)(R8*2), R11
+	TESTQ DX, DX
+	JZ opzero
+	VMOVUPS 0(BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 96(BX), Y3
+	VMOVUPS 128(BX), Y4
+	VMOVUPS 160(BX), Y5
+	VMOVUPS 192(BX), Y6
+	VMOVUPS 224(BX), Y7
+	VMOVUPS 256(BX), Y8
+	VMOVUPS 288(BX), Y9
+	VMOVUPS 320(BX), Y10
+	VMOVUPS 352(BX), Y11
+	JMP oploop
+
+opzero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+oploop:
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	VMOVUPS 64(DI), Y14
+	VBROADCASTSS (SI), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VBROADCASTSS (SI)(R8*2), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VBROADCASTSS (SI)(R11*1), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	ADDQ R9, SI
+	ADDQ R10, DI
+	DECQ CX
+	JNZ oploop
+
+	VMOVUPS Y0, 0(BX)
+	VMOVUPS Y1, 32(BX)
+	VMOVUPS Y2, 64(BX)
+	VMOVUPS Y3, 96(BX)
+	VMOVUPS Y4, 128(BX)
+	VMOVUPS Y5, 160(BX)
+	VMOVUPS Y6, 192(BX)
+	VMOVUPS Y7, 224(BX)
+	VMOVUPS Y8, 256(BX)
+	VMOVUPS Y9, 288(BX)
+	VMOVUPS Y10, 320(BX)
+	VMOVUPS Y11, 352(BX)
+	VZEROUPPER
+	RET

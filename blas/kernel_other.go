@@ -39,3 +39,7 @@ func wsum8(n int, w *float32, rows *float32, ld int, out *float32) {
 func sumExpShift8(n8 int, x *float32, shift float32) float32 {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func kernOP4x24(k int, a *float32, ars int, acs int, b *float32, ldb int, out *[96]float32, acc int) {
+	panic("blas: no assembly kernels on this platform")
+}
