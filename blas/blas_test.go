@@ -295,20 +295,21 @@ func TestSgemmOuterProductPath(t *testing.T) {
 						}
 					}
 				}
-				for _, i := range []int{0, m / 2, m - 1} {
-					one := make([]float32, n)
-					ai := a[i*lda:]
-					if transA {
-						ai = a[i:]
-					}
-					SgemmGo(transA, false, 1, n, k, 1, ai, lda, b, ldb, 0, one, n)
-					// Undo beta = 1's addition of the old C for the
-					// comparison: recompute the batch with beta = 0.
-					batch := make([]float32, m*n)
-					SgemmGo(transA, false, m, n, k, 1, a, lda, b, ldb, 0, batch, n)
-					for j := range n {
-						if math.Float32bits(one[j]) != math.Float32bits(batch[i*n+j]) {
-							t.Fatalf("row %d col %d: %v alone, %v in the batch", i, j, one[j], batch[i*n+j])
+				for _, beta := range []float32{0, 1} {
+					c0 := randSlice(r, m*n)
+					batch := append([]float32(nil), c0...)
+					SgemmGo(transA, false, m, n, k, 1, a, lda, b, ldb, beta, batch, n)
+					for _, i := range []int{0, m / 2, m - 1} {
+						one := append([]float32(nil), c0[i*n:i*n+n]...)
+						ai := a[i*lda:]
+						if transA {
+							ai = a[i:]
+						}
+						SgemmGo(transA, false, 1, n, k, 1, ai, lda, b, ldb, beta, one, n)
+						for j := range n {
+							if math.Float32bits(one[j]) != math.Float32bits(batch[i*n+j]) {
+								t.Fatalf("beta %v, row %d col %d: %v alone, %v in the batch", beta, i, j, one[j], batch[i*n+j])
+							}
 						}
 					}
 				}

@@ -10,7 +10,9 @@ package blas
 // Every element of C is one fused multiply-add chain over p in order,
 // whichever tile, block or goroutine computes it; rows and columns at the
 // edges go through zero-padded copies so they run the same kernel. A row's
-// result therefore does not depend on the other rows in the call.
+// result therefore does not depend on the other rows in the call. With
+// alpha = 1 and beta = 1 (gradient accumulation) the chains start from C
+// rather than adding C at the end, everywhere alike.
 
 const (
 	opTileRows = 4
@@ -68,6 +70,13 @@ func (g *opGemm) run(i0, i1, j0, j1 int) {
 			copy(bp[p*opTileCols:p*opTileCols+w], g.b[p*g.ldb+jPart:p*g.ldb+j1])
 		}
 	}
+	// With alpha = 1 and beta 0 or 1 (all of training), full tiles go
+	// straight into C, their chains starting from C when beta is 1.
+	direct := g.alpha == 1 && (g.beta == 0 || g.beta == 1)
+	cacc := 0
+	if g.beta == 1 {
+		cacc = 1
+	}
 	var tiles [opBlockRows / opTileRows][opTileRows * opTileCols]float32
 	for ib := i0; ib < i1; ib += opBlockRows {
 		ie := min(ib+opBlockRows, i1)
@@ -76,33 +85,66 @@ func (g *opGemm) run(i0, i1, j0, j1 int) {
 			if j >= jPart {
 				bsrc, bld, boff = bp, opTileCols, 0
 			}
+			je := min(j+opTileCols, j1)
+			if direct && cacc == 1 {
+				// Tiles through the buffer start their chains from C too,
+				// so every element is rounded the same way.
+				for t, i := 0, ib; i < ie; t, i = t+1, i+opTileRows {
+					if i >= iPart || j >= jPart {
+						g.load(&tiles[t], i, min(i+opTileRows, ie), j, je)
+					}
+				}
+			}
 			for kb := 0; kb < k; kb += opBlockK {
 				kc := min(opBlockK, k-kb)
 				acc := min(kb, 1)
+				if direct {
+					acc = max(acc, cacc)
+				}
 				bptr := &bsrc[kb*bld+boff]
 				for t, i := 0, ib; i < ie; t, i = t+1, i+opTileRows {
-					if i >= iPart {
+					switch {
+					case i >= iPart:
 						kernOP4x24(kc, &ap[kb], k, 1, bptr, bld, &tiles[t], acc)
-					} else {
+					case direct && j < jPart:
+						// The kernel touches C[i:i+4, j:j+24]: check the
+						// last row's end once.
+						_ = g.c[(i+3)*g.ldc+j+opTileCols-1]
+						kernOP4x24C(kc, &g.a[i*g.ars+kb*g.acs], g.ars, g.acs, bptr, bld, &g.c[i*g.ldc+j], g.ldc, max(acc, cacc))
+					default:
 						kernOP4x24(kc, &g.a[i*g.ars+kb*g.acs], g.ars, g.acs, bptr, bld, &tiles[t], acc)
 					}
 				}
 			}
-			g.store(&tiles, ib, ie, j, min(j+opTileCols, j1))
+			sb := ib
+			if direct && j < jPart {
+				sb = max(ib, iPart) // only the padded tile is left to store
+			}
+			g.store(&tiles, ib, sb, ie, j, je, direct)
 		}
 	}
 }
 
-// store writes alpha·tile + beta·C for rows [ib, ie) and columns [j, je).
-func (g *opGemm) store(tiles *[opBlockRows / opTileRows][opTileRows * opTileCols]float32, ib, ie, j, je int) {
+// load fills a tile with C[i:ie, j:je], zeros around it.
+func (g *opGemm) load(tile *[opTileRows * opTileCols]float32, i, ie, j, je int) {
+	clear(tile[:])
+	for r := range ie - i {
+		copy(tile[r*opTileCols:], g.c[(i+r)*g.ldc+j:(i+r)*g.ldc+je])
+	}
+}
+
+// store writes alpha·tile + beta·C for rows [sb, ie) and columns [j, je),
+// the tiles of the row block starting at ib; raw copies the tiles as they
+// are (direct mode: C is already in them, or beta is 0).
+func (g *opGemm) store(tiles *[opBlockRows / opTileRows][opTileRows * opTileCols]float32, ib, sb, ie, j, je int, raw bool) {
 	w := je - j
 	alpha, beta := g.alpha, g.beta
-	for i := ib; i < ie; i++ {
+	for i := sb; i < ie; i++ {
 		t, r := (i-ib)/opTileRows, (i-ib)%opTileRows
 		src := tiles[t][r*opTileCols : r*opTileCols+w]
 		dst := g.c[i*g.ldc+j : i*g.ldc+je]
 		switch {
-		case beta == 0 && alpha == 1:
+		case raw || beta == 0 && alpha == 1:
 			copy(dst, src)
 		case beta == 0:
 			for q, v := range src {

@@ -37,3 +37,6 @@ func sumExpShift8(n8 int, x *float32, shift float32) float32
 
 //go:noescape
 func kernOP4x24(k int, a *float32, ars int, acs int, b *float32, ldb int, out *[96]float32, acc int)
+
+//go:noescape
+func kernOP4x24C(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int)

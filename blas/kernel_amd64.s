@@ -498,3 +498,96 @@ oploop:
 	VMOVUPS Y11, 352(BX)
 	VZEROUPPER
 	RET
+
+// func kernOP4x24C(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int)
+// kernOP4x24 writing its tile straight into C (row stride ldc elements):
+// C[r, q] = Σ_{p<k} a[r·ars + p·acs] · b[p·ldb + q], the chain starting from
+// C[r, q] itself when acc ≠ 0 (C += A·B, or a later k block), from zero
+// otherwise. For alpha = 1, beta ∈ {0, 1}: no tile buffer, no store loop.
+TEXT ·kernOP4x24C(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ ars+16(FP), R8
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ ldb+40(FP), R10
+	MOVQ c+48(FP), BX
+	MOVQ ldc+56(FP), R12
+	MOVQ acc+64(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $2, R10
+	SHLQ $2, R12
+	LEAQ (R8)(R8*2), R11
+	LEAQ (BX)(R12*1), R13
+	LEAQ (R13)(R12*1), R14
+	LEAQ (R14)(R12*1), R15
+	TESTQ DX, DX
+	JZ opczero
+	VMOVUPS 0(BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 0(R13), Y3
+	VMOVUPS 32(R13), Y4
+	VMOVUPS 64(R13), Y5
+	VMOVUPS 0(R14), Y6
+	VMOVUPS 32(R14), Y7
+	VMOVUPS 64(R14), Y8
+	VMOVUPS 0(R15), Y9
+	VMOVUPS 32(R15), Y10
+	VMOVUPS 64(R15), Y11
+	JMP opcloop
+
+opczero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+opcloop:
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	VMOVUPS 64(DI), Y14
+	VBROADCASTSS (SI), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VBROADCASTSS (SI)(R8*2), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VBROADCASTSS (SI)(R11*1), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	ADDQ R9, SI
+	ADDQ R10, DI
+	DECQ CX
+	JNZ opcloop
+
+	VMOVUPS Y0, 0(BX)
+	VMOVUPS Y1, 32(BX)
+	VMOVUPS Y2, 64(BX)
+	VMOVUPS Y3, 0(R13)
+	VMOVUPS Y4, 32(R13)
+	VMOVUPS Y5, 64(R13)
+	VMOVUPS Y6, 0(R14)
+	VMOVUPS Y7, 32(R14)
+	VMOVUPS Y8, 64(R14)
+	VMOVUPS Y9, 0(R15)
+	VMOVUPS Y10, 32(R15)
+	VMOVUPS Y11, 64(R15)
+	VZEROUPPER
+	RET

@@ -43,3 +43,7 @@ func sumExpShift8(n8 int, x *float32, shift float32) float32 {
 func kernOP4x24(k int, a *float32, ars int, acs int, b *float32, ldb int, out *[96]float32, acc int) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func kernOP4x24C(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int) {
+	panic("blas: no assembly kernels on this platform")
+}
