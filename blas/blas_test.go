@@ -249,11 +249,22 @@ func TestExpShift(t *testing.T) {
 
 func TestWeightedRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	for _, s := range [][3]int{{1, 8, 8}, {9, 16, 32}, {100, 128, 256}, {5, 44, 50}, {3, 3, 3}} {
+	for _, s := range [][3]int{{1, 8, 8}, {9, 16, 32}, {100, 128, 256}, {5, 44, 50}, {3, 3, 3}, {7, 120, 130}} {
 		n, k, ld := s[0], s[1], s[2]
 		w, rows := randSlice(r, n), randSlice(r, n*ld)
 		out := make([]float32, k)
 		WeightedRows(out, w, rows, ld)
+		// Each column is summed the same way whichever kernel width covers
+		// it: eight columns at a time give the same bits.
+		for c := 0; c+8 <= k; c += 8 {
+			part := make([]float32, 8)
+			WeightedRows(part, w, rows[c:], ld)
+			for q, v := range part {
+				if math.Float32bits(v) != math.Float32bits(out[c+q]) {
+					t.Fatalf("n=%d k=%d: column %d is %v alone, %v in the row", n, k, c+q, v, out[c+q])
+				}
+			}
+		}
 		for c := range out {
 			var want float64
 			for p := range w {

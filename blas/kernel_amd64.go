@@ -40,3 +40,9 @@ func kernOP4x24(k int, a *float32, ars int, acs int, b *float32, ldb int, out *[
 
 //go:noescape
 func kernOP4x24C(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+//go:noescape
+func wsum64(n int, w *float32, rows *float32, ld int, out *float32)
+
+//go:noescape
+func wsum16(n int, w *float32, rows *float32, ld int, out *float32)

@@ -591,3 +591,75 @@ opcloop:
 	VMOVUPS Y11, 64(R15)
 	VZEROUPPER
 	RET
+
+// func wsum64(n int, w *float32, rows *float32, ld int, out *float32)
+// wsum32 over 64 columns: eight independent chains keep both FMA ports
+// busy (four leave half the throughput to latency). Same order per element.
+TEXT ·wsum64(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ rows+16(FP), DI
+	MOVQ ld+24(FP), R9
+	MOVQ out+32(FP), BX
+	SHLQ $2, R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loopw64:
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 32(DI), Y8, Y1
+	VFMADD231PS 64(DI), Y8, Y2
+	VFMADD231PS 96(DI), Y8, Y3
+	VFMADD231PS 128(DI), Y8, Y4
+	VFMADD231PS 160(DI), Y8, Y5
+	VFMADD231PS 192(DI), Y8, Y6
+	VFMADD231PS 224(DI), Y8, Y7
+	ADDQ $4, SI
+	ADDQ R9, DI
+	DECQ CX
+	JNZ loopw64
+
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	VMOVUPS Y2, 64(BX)
+	VMOVUPS Y3, 96(BX)
+	VMOVUPS Y4, 128(BX)
+	VMOVUPS Y5, 160(BX)
+	VMOVUPS Y6, 192(BX)
+	VMOVUPS Y7, 224(BX)
+	VZEROUPPER
+	RET
+
+// func wsum16(n int, w *float32, rows *float32, ld int, out *float32)
+// wsum8 over 16 columns in one pass: two chains overlap their latency
+// instead of running one after the other. Same order per element.
+TEXT ·wsum16(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ rows+16(FP), DI
+	MOVQ ld+24(FP), R9
+	MOVQ out+32(FP), BX
+	SHLQ $2, R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loopw16:
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 32(DI), Y8, Y1
+	ADDQ $4, SI
+	ADDQ R9, DI
+	DECQ CX
+	JNZ loopw16
+
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	VZEROUPPER
+	RET

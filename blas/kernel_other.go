@@ -47,3 +47,11 @@ func kernOP4x24(k int, a *float32, ars int, acs int, b *float32, ldb int, out *[
 func kernOP4x24C(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func wsum64(n int, w *float32, rows *float32, ld int, out *float32) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func wsum16(n int, w *float32, rows *float32, ld int, out *float32) {
+	panic("blas: no assembly kernels on this platform")
+}

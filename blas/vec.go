@@ -82,8 +82,15 @@ func WeightedRows(out, w, rows []float32, ld int) {
 	_ = rows[(n-1)*ld+k-1]
 	c := 0
 	if useAVX2 {
+		// Widest kernels first: more independent chains per pass.
+		for ; c+64 <= k; c += 64 {
+			wsum64(n, &w[0], &rows[c], ld, &out[c])
+		}
 		for ; c+32 <= k; c += 32 {
 			wsum32(n, &w[0], &rows[c], ld, &out[c])
+		}
+		for ; c+16 <= k; c += 16 {
+			wsum16(n, &w[0], &rows[c], ld, &out[c])
 		}
 		for ; c+8 <= k; c += 8 {
 			wsum8(n, &w[0], &rows[c], ld, &out[c])
