@@ -328,3 +328,25 @@ func TestSgemmOuterProductPath(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightedRows4 checks the four-row form bit for bit against
+// WeightedRows, on head_dim-like widths with and without a remainder.
+func TestWeightedRows4(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, s := range [][2]int{{64, 16}, {1, 16}, {37, 128}, {9, 20}, {5, 7}, {0, 16}} {
+		n, k := s[0], s[1]
+		ldw, ld, ldo := n+3, k+5, k+2
+		w, rows := randSlice(r, 4*ldw), randSlice(r, max(1, n)*ld)
+		out := randSlice(r, 4*ldo)
+		WeightedRows4(out, ldo, k, w, ldw, n, rows, ld)
+		for q := range 4 {
+			want := make([]float32, k)
+			WeightedRows(want, w[q*ldw:q*ldw+n], rows, ld)
+			for c := range k {
+				if math.Float32bits(out[q*ldo+c]) != math.Float32bits(want[c]) {
+					t.Fatalf("n=%d k=%d: row %d col %d = %v, WeightedRows gives %v", n, k, q, c, out[q*ldo+c], want[c])
+				}
+			}
+		}
+	}
+}

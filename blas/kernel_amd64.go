@@ -46,3 +46,6 @@ func wsum64(n int, w *float32, rows *float32, ld int, out *float32)
 
 //go:noescape
 func wsum16(n int, w *float32, rows *float32, ld int, out *float32)
+
+//go:noescape
+func wsum16x4(n int, w *float32, ldw int, rows *float32, ld int, out *float32, ldo int)

@@ -663,3 +663,62 @@ loopw16:
 	VMOVUPS Y1, 32(BX)
 	VZEROUPPER
 	RET
+
+// func wsum16x4(n int, w *float32, ldw int, rows *float32, ld int, out *float32, ldo int)
+// out[r·ldo + c] = Σ_{p<n} w[r·ldw + p]·rows[p·ld + c] for r < 4, c < 16:
+// wsum16 for four weight vectors at once, sharing each row's loads; eight
+// independent chains, each in p order like wsum16's (n > 0).
+TEXT ·wsum16x4(SB), NOSPLIT, $0-56
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ ldw+16(FP), R8
+	MOVQ rows+24(FP), DI
+	MOVQ ld+32(FP), R9
+	MOVQ out+40(FP), BX
+	MOVQ ldo+48(FP), R10
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $2, R10
+	LEAQ (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loopw16x4:
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	VBROADCASTSS (SI), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y2
+	VFMADD231PS Y13, Y15, Y3
+	VBROADCASTSS (SI)(R8*2), Y15
+	VFMADD231PS Y12, Y15, Y4
+	VFMADD231PS Y13, Y15, Y5
+	VBROADCASTSS (SI)(R11*1), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	ADDQ $4, SI
+	ADDQ R9, DI
+	DECQ CX
+	JNZ loopw16x4
+
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ R10, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	ADDQ R10, BX
+	VMOVUPS Y4, (BX)
+	VMOVUPS Y5, 32(BX)
+	ADDQ R10, BX
+	VMOVUPS Y6, (BX)
+	VMOVUPS Y7, 32(BX)
+	VZEROUPPER
+	RET

@@ -55,3 +55,7 @@ func wsum64(n int, w *float32, rows *float32, ld int, out *float32) {
 func wsum16(n int, w *float32, rows *float32, ld int, out *float32) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func wsum16x4(n int, w *float32, ldw int, rows *float32, ld int, out *float32, ldo int) {
+	panic("blas: no assembly kernels on this platform")
+}

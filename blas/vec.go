@@ -105,6 +105,35 @@ func WeightedRows(out, w, rows []float32, ld int) {
 	}
 }
 
+// WeightedRows4 is WeightedRows for four weight vectors against the same
+// rows: for r < 4, out[r*ldo : r*ldo+k] = Σ_{p<n} w[r*ldw+p]·row p, where
+// row p starts at rows[p*ld] (k columns). It
+// shares each row's loads across the four (attention's tiles at head_dim
+// 16, where one weight vector leaves the FMA units waiting on latency),
+// and every element comes out bitwise as WeightedRows computes it.
+func WeightedRows4(out []float32, ldo, k int, w []float32, ldw, n int, rows []float32, ld int) {
+	if n == 0 {
+		for r := range 4 {
+			clear(out[r*ldo : r*ldo+k])
+		}
+		return
+	}
+	_ = out[3*ldo+k-1]
+	_ = w[3*ldw+n-1]
+	_ = rows[(n-1)*ld+k-1]
+	c := 0
+	if useAVX2 {
+		for ; c+16 <= k; c += 16 {
+			wsum16x4(n, &w[0], ldw, &rows[c], ld, &out[c], ldo)
+		}
+	}
+	if c < k {
+		for r := range 4 {
+			WeightedRows(out[r*ldo+c:r*ldo+k], w[r*ldw:r*ldw+n], rows[c:], ld)
+		}
+	}
+}
+
 // SumExpShift returns Σ exp(x[i] − shift) over the first done elements
 // (len(x) rounded down to a multiple of 8) without changing x, summed in
 // float64 across blocks of 1024; the caller adds the rest with its scalar
