@@ -350,3 +350,32 @@ func TestWeightedRows4(t *testing.T) {
 		}
 	}
 }
+
+// TestAdamW checks the vector AdamW step bit for bit against the scalar
+// formula, over lengths with and without a remainder, several steps.
+func TestAdamW(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, n := range []int{1, 8, 37, 1000} {
+		p, m, v := randSlice(r, n), make([]float32, n), make([]float32, n)
+		wp, wm, wv := append([]float32(nil), p...), make([]float32, n), make([]float32, n)
+		for step := 1; step <= 3; step++ {
+			g := randSlice(r, n)
+			c := AdamWParams{Decay: float32(1 - 1e-3*0.1), Beta1: 0.9, Beta2: 0.98, Eps: 1e-8,
+				BC2Sqrt: float32(math.Sqrt(1 - math.Pow(0.98, float64(step)))), Step: float32(1e-3 / (1 - math.Pow(0.9, float64(step))))}
+			AdamW(p, g, m, v, c)
+			b1, b2 := c.Beta1, c.Beta2
+			for j := range wp {
+				x := wp[j] * c.Decay
+				wm[j] = float32(b1*wm[j]) + float32((1-b1)*g[j])
+				wv[j] = float32(b2*wv[j]) + float32(float32((1-b2)*g[j])*g[j])
+				denom := float32(math.Sqrt(float64(wv[j])))/c.BC2Sqrt + c.Eps
+				wp[j] = x - float32(c.Step*(wm[j]/denom))
+			}
+			for j := range p {
+				if math.Float32bits(p[j]) != math.Float32bits(wp[j]) || m[j] != wm[j] || v[j] != wv[j] {
+					t.Fatalf("n=%d step %d [%d]: p %v m %v v %v, scalar %v %v %v", n, step, j, p[j], m[j], v[j], wp[j], wm[j], wv[j])
+				}
+			}
+		}
+	}
+}

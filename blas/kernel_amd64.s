@@ -722,3 +722,53 @@ loopw16x4:
 	VMOVUPS Y7, 32(BX)
 	VZEROUPPER
 	RET
+
+// func adamw8(n8 int, p *float32, grad *float32, m *float32, v *float32, c *[8]float32)
+// One AdamW step on n8 elements (n8 % 8 == 0, n8 > 0), c = decay, β1, 1−β1,
+// β2, 1−β2, √(1−β2ᵗ), ε, lr/(1−β1ᵗ); the same float32 operations in the
+// same order as AdamW's scalar loop (see adamW below), so the same bits:
+//
+//	x = p·decay;  m = β1·m + (1−β1)·g;  v = β2·v + ((1−β2)·g)·g
+//	p = x − step·(m / (√v/√(1−β2ᵗ) + ε))
+TEXT ·adamw8(SB), NOSPLIT, $0-48
+	MOVQ n8+0(FP), CX
+	MOVQ p+8(FP), DI
+	MOVQ grad+16(FP), SI
+	MOVQ m+24(FP), R8
+	MOVQ v+32(FP), R9
+	MOVQ c+40(FP), BX
+	VBROADCASTSS 0(BX), Y8
+	VBROADCASTSS 4(BX), Y9
+	VBROADCASTSS 8(BX), Y10
+	VBROADCASTSS 12(BX), Y11
+	VBROADCASTSS 16(BX), Y12
+	VBROADCASTSS 20(BX), Y13
+	VBROADCASTSS 24(BX), Y14
+	VBROADCASTSS 28(BX), Y15
+	SHRQ $3, CX
+	XORQ AX, AX
+
+loopadamw:
+	VMOVUPS (SI)(AX*1), Y0          // g
+	VMULPS (DI)(AX*1), Y8, Y1       // x = p·decay
+	VMULPS (R8)(AX*1), Y9, Y2       // β1·m
+	VMULPS Y0, Y10, Y3              // (1−β1)·g
+	VADDPS Y3, Y2, Y2               // m
+	VMOVUPS Y2, (R8)(AX*1)
+	VMULPS (R9)(AX*1), Y11, Y4      // β2·v
+	VMULPS Y0, Y12, Y5              // (1−β2)·g
+	VMULPS Y0, Y5, Y5               // ·g
+	VADDPS Y5, Y4, Y4               // v
+	VMOVUPS Y4, (R9)(AX*1)
+	VSQRTPS Y4, Y4
+	VDIVPS Y13, Y4, Y4              // √v / √(1−β2ᵗ)
+	VADDPS Y14, Y4, Y4              // + ε
+	VDIVPS Y4, Y2, Y2               // m / denom
+	VMULPS Y2, Y15, Y2              // step·(…)
+	VSUBPS Y2, Y1, Y1               // x − …
+	VMOVUPS Y1, (DI)(AX*1)
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loopadamw
+	VZEROUPPER
+	RET
