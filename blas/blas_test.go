@@ -379,3 +379,25 @@ func TestAdamW(t *testing.T) {
 		}
 	}
 }
+
+func TestMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, n := range []int{0, 5, 32, 100, 1000} {
+		x := randSlice(r, n)
+		if n > 40 {
+			x[37] = float32(math.NaN())
+		}
+		want := float32(math.Inf(-1))
+		for _, v := range x {
+			if v > want {
+				want = v
+			}
+		}
+		if got := Max(x, float32(math.Inf(-1))); got != want {
+			t.Fatalf("n=%d: Max = %v, want %v", n, got, want)
+		}
+		if got := Max(x, 100); got != 100 {
+			t.Fatalf("n=%d: Max with m=100 = %v", n, got)
+		}
+	}
+}

@@ -772,3 +772,42 @@ loopadamw:
 	JNZ loopadamw
 	VZEROUPPER
 	RET
+
+// func max32(n32 int, x *float32, m float32) float32
+// The largest of m and x[0:n32] (n32 % 32 == 0, n32 > 0). Each step keeps
+// the running maximum unless x is larger (VMAXPS with x first), so NaNs in
+// x are skipped, like `if v > m { m = v }`. Four accumulators hide latency.
+TEXT ·max32(SB), NOSPLIT, $0-28
+	MOVQ n32+0(FP), CX
+	MOVQ x+8(FP), SI
+	VBROADCASTSS m+16(FP), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	SHRQ $5, CX
+
+loopmax:
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VMAXPS Y0, Y4, Y0
+	VMAXPS Y1, Y5, Y1
+	VMAXPS Y2, Y6, Y2
+	VMAXPS Y3, Y7, Y3
+	ADDQ $128, SI
+	DECQ CX
+	JNZ loopmax
+
+	VMAXPS Y1, Y0, Y0
+	VMAXPS Y3, Y2, Y2
+	VMAXPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -63,3 +63,7 @@ func wsum16x4(n int, w *float32, ldw int, rows *float32, ld int, out *float32, l
 func adamw8(n8 int, p *float32, grad *float32, m *float32, v *float32, c *[8]float32) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func max32(n32 int, x *float32, m float32) float32 {
+	panic("blas: no assembly kernels on this platform")
+}

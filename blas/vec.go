@@ -150,3 +150,20 @@ func SumExpShift(x []float32, shift float32) (done int, sum float64) {
 	}
 	return n8, sum
 }
+
+// Max returns the largest of m and the elements of x, skipping NaNs in x
+// (as `if v > m { m = v }` does; a NaN m stays). The vector kernel takes 32
+// elements at a time, the rest go through the scalar loop.
+func Max(x []float32, m float32) float32 {
+	j := 0
+	if n32 := len(x) &^ 31; useAVX2 && n32 > 0 {
+		m = max32(n32, &x[0], m)
+		j = n32
+	}
+	for _, v := range x[j:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
