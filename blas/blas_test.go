@@ -284,16 +284,22 @@ func TestWeightedRows(t *testing.T) {
 func TestSgemmOuterProductPath(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, s := range [][3]int{{9, 64, 700}, {130, 25, 9}, {70, 50, 600}, {3, 16, 513}, {257, 64, 1}} {
-		for _, transA := range []bool{false, true} {
+		// slack: B longer than its k rows, so the partial panel reads it
+		// in place rather than through a padded copy.
+		for _, tc := range []struct {
+			transA bool
+			slack  int
+		}{{false, 0}, {true, 0}, {false, 40}, {true, 40}} {
+			transA := tc.transA
 			m, n, k := s[0], s[1], s[2]
-			t.Run(fmt.Sprintf("%dx%dx%d/tA=%v", m, n, k, transA), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%dx%dx%d/tA=%v/slack=%d", m, n, k, transA, tc.slack), func(t *testing.T) {
 				lda := k + 3
 				if transA {
 					lda = m + 3
 				}
 				ldb, ldc := n+1, n+2
 				a := randSlice(r, max(m, k)*lda)
-				b := randSlice(r, k*ldb)
+				b := randSlice(r, k*ldb+tc.slack)
 				c := randSlice(r, m*ldc)
 				want := append([]float32(nil), c...)
 				SgemmGo(transA, false, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)

@@ -50,8 +50,9 @@ func (g *opGemm) run(i0, i1, j0, j1 int) {
 		g.scaleOnly(i0, i1, j0, j1)
 		return
 	}
-	// The last row tile and column panel, when partial, read zero-padded
-	// copies: 4×k of A (row stride k) and k×24 of B.
+	// The last row tile, when partial, reads a zero-padded copy of A (4×k,
+	// row stride k); the last column panel, when partial, B in place or a
+	// padded k×24 copy (below).
 	var ap, bp []float32
 	iPart := i1 - (i1-i0)%opTileRows
 	if iPart < i1 {
@@ -63,7 +64,11 @@ func (g *opGemm) run(i0, i1, j0, j1 int) {
 		}
 	}
 	jPart := j1 - (j1-j0)%opTileCols
-	if jPart < j1 {
+	// The partial panel reads B in place when its 24-column rows stay
+	// inside b (the columns past j1 are then the next row's, or columns
+	// another goroutine owns, read only and their products dropped); only
+	// at the very end of b does it need the padded copy.
+	if jPart < j1 && (k-1)*g.ldb+jPart+opTileCols > len(g.b) {
 		w := j1 - jPart
 		bp = make([]float32, k*opTileCols)
 		for p := range k {
@@ -82,7 +87,7 @@ func (g *opGemm) run(i0, i1, j0, j1 int) {
 		ie := min(ib+opBlockRows, i1)
 		for j := j0; j < j1; j += opTileCols {
 			bsrc, bld, boff := g.b, g.ldb, j
-			if j >= jPart {
+			if j >= jPart && bp != nil {
 				bsrc, bld, boff = bp, opTileCols, 0
 			}
 			je := min(j+opTileCols, j1)
