@@ -244,11 +244,11 @@ func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape)
 			for r := range rep {
 				h := g*rep + r
 				m, l := sc.m[r*attnBlock:], sc.l[r*attnBlock:]
-				// probs turns query i's scores against the block into
+				// probs turns query i's scores against the block (already
+				// in dst) into
 				// exp(s − m') in dst (zero past its nv valid keys, up to
 				// kmax), updating m, l and rescaling its output row.
 				probs := func(dst []float32, i, nv, kmax int) {
-					blas.WeightedRows(dst[:width8(nv)], q[qoff(i, h):qoff(i, h)+hd], sc.kt, attnBlock)
 					row := dst[:nv]
 					mOld := m[i-i0]
 					mNew := rowMax(row, mOld)
@@ -265,12 +265,13 @@ func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape)
 				}
 				// Every query sees at least one key of a block at or left of
 				// its own (j0 ≤ i0 ≤ i). Four queries at a time share the
-				// value rows' loads in P·V; the zeros past a row's valid
-				// keys add nothing, so each output is the sum one query
-				// alone gets.
+				// key and value rows' loads in the scores and in P·V; the
+				// zeros past a row's valid keys add nothing, so each output
+				// is the sum one query alone gets.
 				i := i0
 				for ; i+4 <= i1; i += 4 {
 					kmax := validKeys(i+3, j0, nk)
+					blas.WeightedRows4(sc.row, attnBlock, width8(kmax), q[qoff(i, h):], qs, hd, sc.kt, attnBlock)
 					for d := range 4 {
 						probs(sc.row[d*attnBlock:(d+1)*attnBlock], i+d, validKeys(i+d, j0, nk), kmax)
 					}
@@ -281,6 +282,7 @@ func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape)
 				}
 				for ; i < i1; i++ {
 					nv := validKeys(i, j0, nk)
+					blas.WeightedRows(sc.row[:width8(nv)], q[qoff(i, h):qoff(i, h)+hd], sc.kt, attnBlock)
 					probs(sc.row[:attnBlock], i, nv, nv)
 					blas.WeightedRows(sc.tmp[:hd], sc.row[:nv], sc.vc, hd)
 					blas.Axpy(1, sc.tmp[:hd], out[qoff(i, h):qoff(i, h)+hd])
@@ -328,9 +330,9 @@ func attentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []seg
 
 	// Scratch: kt (scaled), vt, qt, dot, dkt, dvt are transposed blocks,
 	// kc a packed one (all headDim × attnBlock); p and ds attnBlock ×
-	// attnBlock; tmp holds a row of either (or four of dq); d is D for the
-	// item's rows.
-	type scratch struct{ kt, vt, kc, qt, dot, dkt, dvt, p, ds, tmp, d []float32 }
+	// attnBlock; tmp holds a row of either (or four of dq), tmp4 four rows
+	// of a key block; d is D for the item's rows.
+	type scratch struct{ kt, vt, kc, qt, dot, dkt, dvt, p, ds, tmp, tmp4, d []float32 }
 	const tile = attnBlock * attnBlock
 	workers := runtime.GOMAXPROCS(0)
 	scr := make([]*scratch, workers)
@@ -344,7 +346,7 @@ func attentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []seg
 			hb := hd * attnBlock
 			scr[w] = &scratch{make([]float32, hb), make([]float32, hb), make([]float32, hb), make([]float32, hb),
 				make([]float32, hb), make([]float32, hb), make([]float32, hb), make([]float32, tile), make([]float32, tile),
-				make([]float32, max(4*hd, attnBlock)), nil}
+				make([]float32, max(4*hd, attnBlock)), make([]float32, 4*attnBlock), nil}
 		}
 		sc := scr[w]
 		s, g := segs[it/sh.kvHeads], it%sh.kvHeads
@@ -426,8 +428,21 @@ func attentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []seg
 						blas.Axpy(scale, sc.tmp[:hd], dq[o:o+hd])
 					}
 					// Key columns: dVᵀ and dKᵀ, one head dimension at a time.
+					// Four head dimensions at a time share P's and dS's row
+					// loads; each element is the sum WeightedRows gives.
 					wk := width8(nk)
-					for d := range hd {
+					d := 0
+					for ; d+4 <= hd; d += 4 {
+						blas.WeightedRows4(sc.tmp4, attnBlock, wk, sc.dot[d*attnBlock:], attnBlock, nq, sc.p, attnBlock)
+						for e := range 4 {
+							blas.Axpy(1, sc.tmp4[e*attnBlock:e*attnBlock+wk], sc.dvt[(d+e)*attnBlock:(d+e)*attnBlock+wk])
+						}
+						blas.WeightedRows4(sc.tmp4, attnBlock, wk, sc.qt[d*attnBlock:], attnBlock, nq, sc.ds, attnBlock)
+						for e := range 4 {
+							blas.Axpy(scale, sc.tmp4[e*attnBlock:e*attnBlock+wk], sc.dkt[(d+e)*attnBlock:(d+e)*attnBlock+wk])
+						}
+					}
+					for ; d < hd; d++ {
 						blas.WeightedRows(sc.tmp[:wk], sc.dot[d*attnBlock:d*attnBlock+nq], sc.p, attnBlock)
 						blas.Axpy(1, sc.tmp[:wk], sc.dvt[d*attnBlock:d*attnBlock+wk])
 						blas.WeightedRows(sc.tmp[:wk], sc.qt[d*attnBlock:d*attnBlock+nq], sc.ds, attnBlock)
