@@ -94,6 +94,8 @@ type turnRun struct {
 	stop    stopMatcher
 	stopped bool // a stop string matched: ignore further text
 
+	force *forcedCall // tool_choice required or a named function; nil otherwise
+
 	sse     *sseWriter
 	pending []tokenLogprob // logprobs not yet attached to a chunk
 	all     []tokenLogprob // every token's logprob, for non-streaming
@@ -153,8 +155,26 @@ func (t *turnRun) finish() (chat.Message, error) {
 }
 
 // deliver turns a parser delta into chunks (when streaming) and keeps the
-// tool-call ids consistent between the stream and the final message.
+// tool-call ids consistent between the stream and the final message. Under a
+// forced tool call it checks each call's name as it is announced, and holds
+// content back until a call has been announced (content first means the
+// model broke the forced call; see forcedCall).
 func (t *turnRun) deliver(d engine.Delta) error {
+	if fc := t.force; fc != nil {
+		for _, tc := range d.ToolCalls {
+			if tc.Name != "" {
+				if err := fc.announce(tc.Name); err != nil {
+					return err
+				}
+			}
+		}
+		if !fc.called {
+			fc.held += d.Content
+			d.Content = ""
+		} else if fc.held != "" {
+			d.Content, fc.held = fc.held+d.Content, ""
+		}
+	}
 	if t.sse == nil {
 		// Non-streaming: only the tool-call ids matter (finish uses them).
 		for _, tc := range d.ToolCalls {
@@ -247,6 +267,11 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info.stream = req.Stream
+	force, e := forceToolCall(s.format, req)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 
 	begun, err := s.tracker.Begin(ctx, session.Request{
 		Hints: session.Hints{Header: r.Header, SessionID: req.SessionID, PromptCacheKey: req.PromptCacheKey,
@@ -273,6 +298,12 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("messages", "render the chat template: %v", err))
 		return
 	}
+	var forcedText string
+	if force != nil {
+		// The forced opening is prompt: tokenised with it, never sampled.
+		forcedText = force.prefix
+		promptText += forcedText
+	}
 	promptIDs := s.format.Encode(promptText)
 	room := s.info.ContextLength - len(promptIDs)
 	if room < 1 {
@@ -289,7 +320,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	s.metrics.inflight.Inc()
 	defer s.metrics.inflight.Dec()
 	run := &turnRun{s: s, req: req, id: newCompletionID(), created: start.Unix(), start: start,
-		dec: s.format.NewDecoder(), parser: s.format.NewParser(tools), stop: stopMatcher{stops: req.Stop}}
+		dec: s.format.NewDecoder(), parser: s.format.NewParser(tools), stop: stopMatcher{stops: req.Stop}, force: force}
 	info.turn = run.id
 	if req.Stream {
 		run.sse = newSSEWriter(w)
@@ -297,6 +328,17 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 			Choices: []chunkChoice{{Delta: chunkDelta{Role: chat.RoleAssistant, Content: new(string)}}}}
 		if err := run.sse.send(role); err != nil {
 			return // the client is gone
+		}
+	}
+	if forcedText != "" {
+		// The parser reads the forced opening as if the model wrote it: a
+		// named call is announced (id, name) before the first token.
+		if err := run.deliver(run.parser.Add(forcedText)); err != nil {
+			if !errors.Is(err, errClientGone) {
+				s.log.Error("forced tool call", "turn", run.id, "err", err)
+				s.fail(w, run, errorWithCode(http.StatusInternalServerError, "server_error", "engine_error", "generation failed"))
+			}
+			return
 		}
 	}
 	topLogprobs := 0
@@ -309,7 +351,18 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		msg, err = run.finish()
 	}
+	if err == nil && force != nil {
+		msg, err = force.check(msg, gen.FinishReason)
+	}
 	if err != nil {
+		if errors.Is(err, errForcedCall) && ctx.Err() == nil {
+			// The model broke the forced call: nobody gets a usable answer,
+			// so, like any failed generation, it is not recorded.
+			s.log.Warn("forced tool call", "turn", run.id, "tool_choice", req.ToolChoice, "err", err)
+			info.finish = "tool_call_failed"
+			s.fail(w, run, forcedCallError(err))
+			return
+		}
 		if ctx.Err() != nil || errors.Is(err, errClientGone) {
 			// The client went away: nobody saw this answer, so it has no
 			// next state to learn from. It is not recorded.
@@ -332,6 +385,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	// Durable before the last byte: the turn is inserted before the final
 	// chunk (streaming) or the body (non-streaming) is written.
 	turn := s.turnRecord(run, req, begun, promptText, promptIDs, gen, msg, finish)
+	turn.ForcedText = forcedText
 	insertCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	err = s.store.InsertTurn(insertCtx, turn)
 	cancel()

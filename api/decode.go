@@ -18,7 +18,8 @@ type chatRequest struct {
 	Model          string
 	Messages       []chat.Message
 	Tools          []chat.Tool
-	ToolChoice     string // auto, none, required, or a function name
+	ToolChoice     string // auto, none, required or function
+	ToolChoiceName string // the function tool_choice names (ToolChoice "function")
 	Sampling       engine.Sampling
 	MaxTokens      int // 0 = the server's default
 	Stop           []string
@@ -207,7 +208,13 @@ func decodeToolChoice(raw json.RawMessage, req *chatRequest) *Error {
 	var mode string
 	if err := json.Unmarshal(raw, &mode); err == nil {
 		switch mode {
-		case "auto", "none", "required":
+		case "auto", "none":
+			req.ToolChoice = mode
+			return nil
+		case "required":
+			if len(req.Tools) == 0 {
+				return badRequest("tool_choice", "tool_choice \"required\" needs tools to call, and the request has none")
+			}
 			req.ToolChoice = mode
 			return nil
 		}
@@ -224,7 +231,7 @@ func decodeToolChoice(raw json.RawMessage, req *chatRequest) *Error {
 	}
 	for _, t := range req.Tools {
 		if t.Function.Name == named.Function.Name {
-			req.ToolChoice = named.Function.Name
+			req.ToolChoice, req.ToolChoiceName = "function", named.Function.Name
 			return nil
 		}
 	}

@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/store"
 )
@@ -284,6 +286,12 @@ func TestBadInput(t *testing.T) {
 		{"stop wrong type", `{"messages":[{"role":"user","content":"hi"}],"stop":7}`, 400, "stop"},
 		{"tool type", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web"}]}`, 400, "tools[0].type"},
 		{"tool_choice unknown function", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"a"}}],"tool_choice":{"type":"function","function":{"name":"b"}}}`, 400, "tool_choice"},
+		{"tool_choice required without tools", `{"messages":[{"role":"user","content":"hi"}],"tool_choice":"required"}`, 400, "tool_choice"},
+		{"tool_choice required with empty tools", `{"messages":[{"role":"user","content":"hi"}],"tools":[],"tool_choice":"required"}`, 400, "tool_choice"},
+		{"tool_choice named without tools", `{"messages":[{"role":"user","content":"hi"}],"tool_choice":{"type":"function","function":{"name":"a"}}}`, 400, "tool_choice"},
+		{"tool_choice unknown mode", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"a"}}],"tool_choice":"always"}`, 400, "tool_choice"},
+		{"tool_choice without a name", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"a"}}],"tool_choice":{"type":"function"}}`, 400, "tool_choice"},
+		{"tool_choice wrong type", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"a"}}],"tool_choice":7}`, 400, "tool_choice"},
 		{"turn type", `{"messages":[{"role":"user","content":"hi"}],"turn_type":"primary"}`, 400, ""},
 		{"oversized body", big, 413, ""},
 	}
@@ -418,6 +426,9 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"stop":["a"],"tools":[{"type":"function","function":{"name":"f","parameters":{}}}]}`))
 	f.Add([]byte(`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":[{"type":"text","text":"x"}]}]}`))
 	f.Add([]byte(`{"messages":[{"role":"user","content":"hi"}],"n":1,"logprobs":true,"top_logprobs":2,"tool_choice":{"type":"function","function":{"name":"f"}}}`))
+	f.Add([]byte(`{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}`))
+	f.Add([]byte(`{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"auto"}}],"tool_choice":{"type":"function","function":{"name":"auto"}}}`))
+	f.Add([]byte(`{"messages":[{"role":"user","content":"hi"}],"tool_choice":"none"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, e := decodeChatRequest(body)
 		if (req == nil) == (e == nil) {
@@ -431,6 +442,20 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		}
 		if len(req.Messages) == 0 {
 			t.Fatal("accepted a request without messages")
+		}
+		// A forced call always has something to call.
+		switch req.ToolChoice {
+		case "auto", "none":
+		case "required":
+			if len(req.Tools) == 0 {
+				t.Fatal("accepted tool_choice required without tools")
+			}
+		case "function":
+			if !slices.ContainsFunc(req.Tools, func(tl chat.Tool) bool { return tl.Function.Name == req.ToolChoiceName }) {
+				t.Fatalf("accepted tool_choice naming %q, not among the tools", req.ToolChoiceName)
+			}
+		default:
+			t.Fatalf("tool_choice %q", req.ToolChoice)
 		}
 		for _, m := range req.Messages {
 			if !utf8.ValidString(m.Content) {
@@ -505,6 +530,28 @@ func TestStreamedLogprobs(t *testing.T) {
 	}
 	if string(raw) != "<think>\nhm\n</think>\n\nhéllo" {
 		t.Fatalf("token bytes spell %q", raw)
+	}
+}
+
+func TestDecodeToolChoice(t *testing.T) {
+	tools := `"tools":[{"type":"function","function":{"name":"auto"}},{"type":"function","function":{"name":"f"}}]`
+	tests := []struct{ choice, mode, name string }{
+		{``, "auto", ""},
+		{`,"tool_choice":null`, "auto", ""},
+		{`,"tool_choice":"none"`, "none", ""},
+		{`,"tool_choice":"required"`, "required", ""},
+		{`,"tool_choice":{"type":"function","function":{"name":"f"}}`, "function", "f"},
+		// A function may be called like a mode and is still a function.
+		{`,"tool_choice":{"type":"function","function":{"name":"auto"}}`, "function", "auto"},
+	}
+	for _, tt := range tests {
+		req, e := decodeChatRequest([]byte(`{"messages":[{"role":"user","content":"hi"}],` + tools + tt.choice + `}`))
+		if e != nil {
+			t.Fatalf("%s: %v", tt.choice, e)
+		}
+		if req.ToolChoice != tt.mode || req.ToolChoiceName != tt.name {
+			t.Errorf("%s: decoded %q %q, want %q %q", tt.choice, req.ToolChoice, req.ToolChoiceName, tt.mode, tt.name)
+		}
 	}
 }
 

@@ -137,6 +137,13 @@ type Format interface {
 	NewParser(tools []chat.Tool) Parser
 	// StopIDs are the token ids that end a turn (EOS, <|im_end|>, <|eot_id|>).
 	StopIDs() []int32
+	// ToolCallPrefix is the text that opens a tool call in this format's
+	// output, as the chat template renders calls: through the arguments' key
+	// for a call of function name, through the name's key when name is ""
+	// (any function). The gateway appends it to the rendered prompt to
+	// enforce tool_choice "required" or a named function. ok is false when
+	// the format has no tool-call syntax.
+	ToolCallPrefix(name string) (prefix string, ok bool)
 }
 
 // RenderOptions, Delta and ToolCallDelta are chat-domain types (package

@@ -320,6 +320,14 @@ func TestTeacherPromptFollowsTheOriginalRendering(t *testing.T) {
 	if err != nil || got != strings.Replace(odd, "3 miles?", "3 miles?"+HintHeader+"answer in km", 1) {
 		t.Errorf("spliced teacher prompt: %q (%v)", got, err)
 	}
+	// A forced tool-call opening (tool_choice) ends the recorded prompt: the
+	// teacher keeps it, so it scores the response ids in the context the
+	// student sampled them in.
+	forced, _ := f.ToolCallPrefix("convert")
+	got, err = teacher.Prompt(msgs, nil, orig+forced, "answer in km")
+	if err != nil || got != strings.Replace(orig, "3 miles?", "3 miles?"+HintHeader+"answer in km", 1)+forced {
+		t.Errorf("teacher prompt of a forced call: %q (%v)", got, err)
+	}
 	// Teacher logprobs cover exactly the response ids.
 	ids := f.Encode("about 4.8 km")
 	lp, _, err := teacher.Logprobs(context.Background(), msgs, nil, orig, ids, "answer in km")

@@ -111,11 +111,17 @@ type Turn struct {
 	State     TurnState
 	CreatedAt time.Time
 
-	Model                                             string
-	Messages                                          []chat.Message // the request messages, as received (flattened)
-	Tools                                             []chat.Tool
-	PromptText                                        string
-	PromptIDs                                         []int32
+	Model      string
+	Messages   []chat.Message // the request messages, as received (flattened)
+	Tools      []chat.Tool
+	PromptText string
+	PromptIDs  []int32
+	// ForcedText is the end of PromptText that the gateway appended to the
+	// rendered template to enforce tool_choice (the opening of a tool call;
+	// empty when nothing was forced). Its tokens end PromptIDs: the policy
+	// did not sample them, so they are prompt, not response. Response holds
+	// the whole call; the model's own text is ForcedText + ResponseText.
+	ForcedText                                        string
 	Response                                          chat.Message // the assistant message returned
 	ResponseText                                      string       // the raw generated text (template markup included)
 	ResponseIDs                                       []int32

@@ -44,6 +44,12 @@ keeps: the turn id, type, epoch, state, token ids, behaviour logprobs, policy
 version, finish reason, feedback, drop reason and timings — plus judgments and
 samples once the learning loop records them.
 
+A turn whose tool call was forced (tool_choice "required" or a named
+function) has forced_text: the opening of the call the server appended to the
+rendered prompt. prompt_text and prompt_ids end with it (the model did not
+sample it); response_text and response_ids are what the model sampled after
+it; response and tool_calls hold the whole call.
+
 It reads the store read-only, so it is safe while clawrl serve runs; turns
 recorded after the export starts are not included.`,
 		Args: cobra.NoArgs,
@@ -232,6 +238,7 @@ type turnRecord struct {
 	Model             string          `json:"model,omitempty"`
 	Tools             []chat.Tool     `json:"tools,omitempty"`
 	Response          chat.Message    `json:"response"`
+	ForcedText        string          `json:"forced_text,omitempty"`
 	PromptIDs         []int32         `json:"prompt_ids,omitempty"`
 	ResponseIDs       []int32         `json:"response_ids,omitempty"`
 	BehaviourLogprobs logprobs        `json:"behaviour_logprobs,omitempty"`
@@ -281,6 +288,7 @@ func newTurnRecord(t store.Turn, sess store.Session, tokenIDs bool) turnRecord {
 		Model:            t.Model,
 		Tools:            t.Tools,
 		Response:         t.Response,
+		ForcedText:       t.ForcedText,
 		PolicyVersion:    t.PolicyVersion,
 		Engine:           t.Engine,
 		FinishReason:     t.FinishReason,

@@ -74,6 +74,12 @@ func seedStore(t *testing.T, dir string) {
 			if i == 2 {
 				tr.Type = store.Side
 			}
+			if key == "bob" && i == 0 {
+				// tool_choice forced the call's opening into the prompt.
+				tr.ForcedText = "<tool_call>\n{\"name\": \"f\", \"arguments\":"
+				tr.PromptText += "<|im_start|>assistant\n" + tr.ForcedText
+				tr.ResponseText = " {}}\n</tool_call>"
+			}
 			if err := st.InsertTurn(ctx, &tr); err != nil {
 				t.Fatal(err)
 			}
@@ -151,6 +157,13 @@ func TestExport(t *testing.T) {
 	}
 	if tm := first["timings"].(map[string]any); tm["total_ms"] != 1.5 {
 		t.Errorf("timings = %v", tm)
+	}
+	if _, ok := first["forced_text"]; ok {
+		t.Errorf("unforced turn exports forced_text %v", first["forced_text"])
+	}
+	if forced := recs[3]; forced["id"] != "chatcmpl-bob0" || forced["forced_text"] != "<tool_call>\n{\"name\": \"f\", \"arguments\":" ||
+		!strings.HasSuffix(forced["prompt_text"].(string), forced["forced_text"].(string)) {
+		t.Errorf("forced record: forced_text %q prompt_text %q", forced["forced_text"], forced["prompt_text"])
 	}
 	if recs[1]["next_state"] != nil {
 		t.Errorf("unobserved turn has next_state %v", recs[1]["next_state"])

@@ -92,6 +92,12 @@ func (f *Format) NewParser(tools []chat.Tool) engine.Parser {
 	return chatfmt.NewParser(chatfmt.ParserOptions{Syntax: f.syntax})
 }
 
+// ToolCallPrefix is the opening of a tool call in the syntax the chat
+// template teaches (chatfmt.ToolCallPrefix).
+func (f *Format) ToolCallPrefix(name string) (string, bool) {
+	return chatfmt.ToolCallPrefix(f.syntax, name)
+}
+
 // StopIDs are the tokens that end a turn.
 func (f *Format) StopIDs() []int32 { return f.stopIDs }
 

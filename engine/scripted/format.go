@@ -177,5 +177,19 @@ func (Format) Render(msgs []chat.Message, tools []chat.Tool, opts engine.RenderO
 	return b.String(), nil
 }
 
+// ToolCallPrefix opens a call as Render writes one (compact JSON):
+// <tool_call>{"name": through the name's key, or through "arguments": for a
+// named function.
+func (Format) ToolCallPrefix(name string) (string, bool) {
+	if name == "" {
+		return tagToolOpen + `{"name":`, true
+	}
+	nameJSON, err := json.Marshal(name)
+	if err != nil {
+		return "", false
+	}
+	return tagToolOpen + `{"name":` + string(nameJSON) + "," + argsKey, true
+}
+
 // NewParser returns the parser of this format's assistant markup.
 func (Format) NewParser(tools []chat.Tool) engine.Parser { return &parser{} }

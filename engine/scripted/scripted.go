@@ -10,6 +10,8 @@
 //	[[slow:MS]]             wait MS milliseconds before each token
 //
 // Cues are read from the user messages after the last assistant message.
+// A prompt that already begins the answer (the gateway's forced tool-call
+// opening, Format.ToolCallPrefix) is continued from there (continueFrom).
 // Without a cue the answer echoes the last user message ("ok: …"); after tool
 // results it reports them ("tool said: …"). Token ids are bytes (plus ChatML
 // specials); the logprob of token id at position i is a fixed function of
@@ -120,7 +122,9 @@ func (e *Engine) Generate(ctx context.Context, req engine.GenerateRequest, emit 
 		return engine.Generation{}, err
 	}
 	g := engine.Generation{PolicyVersion: v, PromptTokens: len(req.PromptIDs)}
-	sc := parseScript(Format{}.Decode(req.PromptIDs))
+	prompt, begun := splitBegunTurn(Format{}.Decode(req.PromptIDs))
+	sc := parseScript(prompt)
+	sc.continueFrom(begun)
 	delay := e.opts.TokenDelay
 	if sc.delay > 0 {
 		delay = sc.delay
@@ -199,6 +203,73 @@ type script struct {
 	ids   []int32 // the whole answer, ending with <|im_end|>, unless endless
 	loop  []int32 // repeated forever after ids when endless
 	delay time.Duration
+	calls []scriptCall // the [[tool:…]] cues, in order
+}
+
+type scriptCall struct{ name, args string }
+
+const genPrompt = "<|im_start|>assistant\n"
+
+// splitBegunTurn splits a prompt that already begins the assistant's answer
+// (the gateway's forced tool-call opening) into the prompt proper and the
+// begun text.
+func splitBegunTurn(prompt string) (string, string) {
+	i := strings.LastIndex(prompt, genPrompt)
+	if i < 0 || strings.Contains(prompt[i:], "<|im_end|>") {
+		return prompt, ""
+	}
+	end := i + len(genPrompt)
+	return prompt[:end], prompt[end:]
+}
+
+// continueFrom makes the answer continue text the prompt already began. An
+// answer that starts with that text continues after it. A forced tool-call
+// opening (Format.ToolCallPrefix) continues with the cued calls: the first
+// cued call when the opening leaves the name open, the cued call of the
+// named function (arguments {} when there is none) when it names one. An
+// endless answer, or an opening with no cued call to continue it, follows as
+// it is, which is how tests make a model that breaks the forced call.
+func (s *script) continueFrom(begun string) {
+	if begun == "" || s.loop != nil {
+		return
+	}
+	text := Format{}.Decode(s.ids)
+	if rest, ok := strings.CutPrefix(text, begun); ok {
+		s.ids = Format{}.Encode(rest)
+		return
+	}
+	rest, ok := strings.CutPrefix(begun, tagToolOpen+`{"name":`)
+	if !ok {
+		return
+	}
+	var out strings.Builder
+	if rest == "" {
+		if len(s.calls) == 0 {
+			return
+		}
+		for i, c := range s.calls {
+			nameJSON, _ := json.Marshal(c.name)
+			if i == 0 {
+				fmt.Fprintf(&out, "%s,%s%s}</tool_call>", nameJSON, argsKey, c.args)
+			} else {
+				fmt.Fprintf(&out, "<tool_call>{\"name\":%s,\"arguments\":%s}</tool_call>", nameJSON, c.args)
+			}
+		}
+	} else {
+		var name string
+		if err := json.Unmarshal([]byte(strings.TrimSuffix(rest, ","+argsKey)), &name); err != nil {
+			return
+		}
+		args := "{}"
+		for _, c := range s.calls {
+			if c.name == name {
+				args = c.args
+				break
+			}
+		}
+		out.WriteString(args + "}</tool_call>")
+	}
+	s.ids = append(Format{}.Encode(out.String()), IDImEnd)
 }
 
 func (s *script) next(pos int) (int32, bool) {
@@ -219,7 +290,7 @@ var cueRE = regexp.MustCompile(`\[\[(think|say|tool|long|slow)(?::((?:[^\]]|\][^
 
 // parseScript reads the cues of the turn the prompt asks to answer.
 func parseScript(prompt string) *script {
-	const asst = "<|im_start|>assistant\n"
+	const asst = genPrompt
 	body := strings.TrimSuffix(prompt, asst)
 	if i := strings.LastIndex(body, asst); i >= 0 {
 		body = body[i+len(asst):]
@@ -255,6 +326,7 @@ func parseScript(prompt string) *script {
 				}
 				nameJSON, _ := json.Marshal(name)
 				fmt.Fprintf(&text, "<tool_call>{\"name\":%s,\"arguments\":%s}</tool_call>", nameJSON, args)
+				s.calls = append(s.calls, scriptCall{name, args})
 			case "long":
 				s.loop = Format{}.Encode("la ")
 			case "slow":

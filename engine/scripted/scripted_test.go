@@ -176,3 +176,57 @@ func FuzzParser(f *testing.F) {
 		}
 	})
 }
+
+// A prompt ending in a forced tool-call opening is continued from there, so
+// the opening plus the generated text is one call.
+func TestContinuesForcedToolCall(t *testing.T) {
+	e := New(Options{})
+	f := e.Format()
+	named, _ := f.ToolCallPrefix("ls")
+	anyName, _ := f.ToolCallPrefix("")
+	tests := []struct {
+		name, user, prefix string
+		calls              []chat.ToolCall // name and arguments only
+		content            string
+	}{
+		{"named, cued", `[[tool:ls {"path":"."}]]`, named, []chat.ToolCall{{Function: chat.FunctionCall{Name: "ls", Arguments: `{"path":"."}`}}}, ""},
+		{"named, cued after thinking", `[[think:hm]][[tool:cat {}]][[tool:ls {"path":"/"}]]`, named, []chat.ToolCall{{Function: chat.FunctionCall{Name: "ls", Arguments: `{"path":"/"}`}}}, ""},
+		{"named, not cued", `hello`, named, []chat.ToolCall{{Function: chat.FunctionCall{Name: "ls", Arguments: `{}`}}}, ""},
+		{"any, cued twice", `[[tool:cat {"f":1}]][[tool:ls {}]]`, anyName,
+			[]chat.ToolCall{{Function: chat.FunctionCall{Name: "cat", Arguments: `{"f":1}`}}, {Function: chat.FunctionCall{Name: "ls", Arguments: `{}`}}}, ""},
+		// Nothing cued: the plain answer follows the opening and breaks it.
+		{"any, not cued", `hello`, anyName, nil, `<tool_call>{"name":ok: hello`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prompt, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: tt.user}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec, p := f.NewDecoder(), f.NewParser(nil)
+			p.Add(tt.prefix)
+			g, err := e.Generate(context.Background(), engine.GenerateRequest{PromptIDs: f.Encode(prompt + tt.prefix), MaxTokens: 200}, func(tok engine.Token) error {
+				if tok.ID != IDImEnd {
+					p.Add(dec.Add(tok.ID))
+				}
+				return nil
+			})
+			if err != nil || g.FinishReason != engine.FinishStop {
+				t.Fatalf("generate: %v, finish %q", err, g.FinishReason)
+			}
+			_, msg := p.Finish()
+			var got []chat.ToolCall
+			for _, c := range msg.ToolCalls {
+				got = append(got, chat.ToolCall{Function: c.Function})
+			}
+			if len(got) != len(tt.calls) || msg.Content != tt.content {
+				t.Fatalf("calls %+v content %q, want %+v %q", got, msg.Content, tt.calls, tt.content)
+			}
+			for i := range got {
+				if got[i] != tt.calls[i] {
+					t.Fatalf("call %d = %+v, want %+v", i, got[i], tt.calls[i])
+				}
+			}
+		})
+	}
+}

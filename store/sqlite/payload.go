@@ -37,6 +37,7 @@ type payload struct {
 	tools             []chat.Tool
 	promptText        string
 	promptIDs         []int32
+	forcedText        string
 	response          chat.Message
 	responseText      string
 	responseIDs       []int32
@@ -51,6 +52,7 @@ func payloadOf(t *store.Turn, encodedSize int) *payload {
 		tools:             cloneTools(t.Tools),
 		promptText:        t.PromptText,
 		promptIDs:         slices.Clone(t.PromptIDs),
+		forcedText:        t.ForcedText,
 		response:          cloneMessage(t.Response),
 		responseText:      t.ResponseText,
 		responseIDs:       slices.Clone(t.ResponseIDs),
@@ -65,6 +67,7 @@ func (p *payload) applyTo(t *store.Turn) {
 	t.Tools = cloneTools(p.tools)
 	t.PromptText = p.promptText
 	t.PromptIDs = slices.Clone(p.promptIDs)
+	t.ForcedText = p.forcedText
 	t.Response = cloneMessage(p.response)
 	t.ResponseText = p.responseText
 	t.ResponseIDs = slices.Clone(p.responseIDs)
@@ -110,12 +113,13 @@ func cloneTools(ts []chat.Tool) []chat.Tool {
 
 // payloadColumns is what payloadRow reads from turn_payloads.
 const payloadColumns = `messages, tools, prompt_text, prompt_ids, response, response_text, response_ids, behaviour_logprobs,
-	messages_chunks, tools_chunks, prompt_text_chunks, prompt_ids_chunks`
+	messages_chunks, tools_chunks, prompt_text_chunks, prompt_ids_chunks, forced_text`
 
 // payloadRow holds a turn_payloads row as stored.
 type payloadRow struct {
 	messages, tools, response        string
 	promptText, responseText         string
+	forcedText                       string
 	promptIDs, responseIDs, logprobs []byte
 	// Chunk id lists of the fields stored as chunks (NULL: inline).
 	messagesChunks, toolsChunks, promptTextChunks, promptIDsChunks []byte
@@ -123,7 +127,7 @@ type payloadRow struct {
 
 func (r *payloadRow) dest() []any {
 	return []any{&r.messages, &r.tools, &r.promptText, &r.promptIDs, &r.response, &r.responseText, &r.responseIDs, &r.logprobs,
-		&r.messagesChunks, &r.toolsChunks, &r.promptTextChunks, &r.promptIDsChunks}
+		&r.messagesChunks, &r.toolsChunks, &r.promptTextChunks, &r.promptIDsChunks, &r.forcedText}
 }
 
 // unchunk replaces every chunked field of r by the concatenation of its
@@ -155,7 +159,7 @@ func (s *Store) unchunk(ctx context.Context, tx *sql.Tx, r *payloadRow, id strin
 // decode turns the stored row (chunks already joined) into a payload; id
 // names the turn in errors.
 func (r *payloadRow) decode(id string) (*payload, error) {
-	p := &payload{promptText: r.promptText, responseText: r.responseText}
+	p := &payload{promptText: r.promptText, responseText: r.responseText, forcedText: r.forcedText}
 	var err error
 	if err := json.Unmarshal([]byte(r.messages), &p.messages); err != nil {
 		return nil, fmt.Errorf("turn %s: decode messages: %w", id, err)
@@ -176,7 +180,7 @@ func (r *payloadRow) decode(id string) (*payload, error) {
 		return nil, fmt.Errorf("turn %s: behaviour logprobs: %w", id, err)
 	}
 	p.size = len(r.messages) + len(r.tools) + len(r.promptText) + len(r.promptIDs) + len(r.response) +
-		len(r.responseText) + len(r.responseIDs) + len(r.logprobs)
+		len(r.responseText) + len(r.responseIDs) + len(r.logprobs) + len(r.forcedText)
 	return p, nil
 }
 

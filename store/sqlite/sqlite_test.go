@@ -241,3 +241,51 @@ func TestMigrations(t *testing.T) {
 		t.Error("read-only open of a database with a newer schema succeeded")
 	}
 }
+
+// A database written before 0004 (no forced_text column) is upgraded on
+// open: its turns read back unchanged, with nothing forced, and new turns
+// keep their forced text.
+func TestMigrationAddsForcedText(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir).(*Store)
+	ctx := t.Context()
+	sess := store.Session{Key: "old", KeySource: "header"}
+	if err := s.CreateSession(ctx, &sess); err != nil {
+		t.Fatal(err)
+	}
+	old := store.Turn{ID: "chatcmpl-old", SessionID: sess.ID, Type: store.Main, PromptText: "p", PromptIDs: []int32{1, 2},
+		ResponseText: "r", ResponseIDs: []int32{3}, BehaviourLogprobs: []float32{-1}}
+	if err := s.InsertTurn(ctx, &old); err != nil {
+		t.Fatal(err)
+	}
+	// Turn the database back into a 0003 one.
+	for _, q := range []string{`ALTER TABLE turn_payloads DROP COLUMN forced_text`, `DELETE FROM schema_migrations WHERE version = 4`} {
+		if _, err := s.writer.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
+
+	s = openTest(t, dir).(*Store)
+	defer s.Close()
+	if v, err := s.SchemaVersion(ctx); err != nil || v < 4 {
+		t.Fatalf("SchemaVersion after reopen = %d, %v; want 0004 applied", v, err)
+	}
+	got, err := s.Turn(ctx, old.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ForcedText != "" || got.PromptText != "p" || len(got.PromptIDs) != 2 || got.ResponseText != "r" {
+		t.Fatalf("old turn after the upgrade: %+v", got)
+	}
+	forced := store.Turn{ID: "chatcmpl-new", SessionID: sess.ID, Type: store.Main, PromptText: "p{\"name\":", ForcedText: "{\"name\":"}
+	if err := s.InsertTurn(ctx, &forced); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openTest(t, dir).(*Store) // past the payload cache
+	defer s.Close()
+	if got, err := s.Turn(ctx, forced.ID); err != nil || got.ForcedText != forced.ForcedText {
+		t.Fatalf("forced turn after reopen: %+v, %v", got, err)
+	}
+}

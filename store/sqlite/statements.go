@@ -47,7 +47,7 @@ func (s *Store) prepare(ctx context.Context) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		prep(w, &st.insertPayload, `INSERT INTO turn_payloads (turn_seq, messages, tools, prompt_text, prompt_ids,
 			response, response_text, response_ids, behaviour_logprobs,
-			messages_chunks, tools_chunks, prompt_text_chunks, prompt_ids_chunks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			messages_chunks, tools_chunks, prompt_text_chunks, prompt_ids_chunks, forced_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		prep(w, &st.chunkByHash, `SELECT id FROM chunks WHERE hash = ?`),
 		prep(w, &st.insertChunk, `INSERT INTO chunks (hash, data) VALUES (?, ?)`),
 		prep(w, &st.observe, `UPDATE turns SET state = 'observed', next_state = ?1, next_state_kind = ?2,

@@ -176,7 +176,7 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 		_, err = tx.StmtContext(ctx, s.stmts.insertPayload).ExecContext(ctx, seq,
 			inlineMessages, inlineTools, inlinePromptText, inlinePromptIDs, string(response), t.ResponseText,
 			encodeInt32s(t.ResponseIDs), encodeFloat32s(t.BehaviourLogprobs),
-			msgChunks, toolChunks, textChunks, idChunks)
+			msgChunks, toolChunks, textChunks, idChunks, t.ForcedText)
 		return classify(err)
 	})
 	if err != nil {
@@ -185,7 +185,7 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 	s.chunkIDs.addAll(chunks.seen)
 	t.Index, t.Seq, t.State, t.CreatedAt = index, seq, store.Generated, fromNanos(nanos(created))
 	if s.cache != nil {
-		size := len(messages) + len(tools) + len(t.PromptText) + len(response) + len(t.ResponseText) +
+		size := len(messages) + len(tools) + len(t.PromptText) + len(t.ForcedText) + len(response) + len(t.ResponseText) +
 			4*(len(t.PromptIDs)+len(t.ResponseIDs)+len(t.BehaviourLogprobs))
 		s.cache.put(seq, payloadOf(t, size), size)
 	}

@@ -116,6 +116,21 @@ func sampleTurn(id, sessionID string) store.Turn {
 	}
 }
 
+// forcedTurn is a sample turn whose tool call the gateway forced
+// (tool_choice naming "weather"): the prompt ends with the call's opening,
+// the response ids are only what the model sampled after it.
+func forcedTurn(id, sessionID string) store.Turn {
+	tr := sampleTurn(id, sessionID)
+	tr.ForcedText = "<tool_call>\n{\"name\": \"weather\", \"arguments\":"
+	tr.PromptText += "<|im_start|>assistant\n" + tr.ForcedText
+	tr.PromptIDs = append(tr.PromptIDs, 151644, 77091, 198, 151657, 198, 4913, 606, 788, 330, 15206, 497, 330, 16370, 788)
+	tr.Response = chat.Message{Role: chat.RoleAssistant, ContentNull: true, ToolCalls: []chat.ToolCall{{ID: "call1", Type: "function",
+		Function: chat.FunctionCall{Name: "weather", Arguments: `{"city": "Bern"}`}}}}
+	tr.ResponseText = " {\"city\": \"Bern\"}}\n</tool_call>"
+	tr.FinishReason = "tool_calls"
+	return tr
+}
+
 func insert(t *testing.T, s store.Store, tr store.Turn) store.Turn {
 	t.Helper()
 	if err := s.InsertTurn(ctx(t), &tr); err != nil {
@@ -297,10 +312,14 @@ func testInsertTurnRoundTrip(t *testing.T, open Opener) {
 	big = insert(t, s, big)
 	sameTurn(t, getTurn(t, s, big.ID), big)
 
+	// A forced tool call keeps its forced text apart.
+	forced := insert(t, s, forcedTurn("chatcmpl-forced", sess.ID))
+	sameTurn(t, getTurn(t, s, forced.ID), forced)
+
 	_, err := s.Turn(ctx(t), "chatcmpl-missing")
 	wantErr(t, "Turn(missing)", err, store.ErrNotFound)
-	if sess2, _ := s.Session(ctx(t), sess.ID); sess2.Turns != 3 {
-		t.Errorf("session counts %d turns, want 3", sess2.Turns)
+	if sess2, _ := s.Session(ctx(t), sess.ID); sess2.Turns != 4 {
+		t.Errorf("session counts %d turns, want 4", sess2.Turns)
 	}
 }
 
@@ -869,6 +888,7 @@ func testReopen(t *testing.T, open Opener) {
 	sess := newSession(t, s, "persist")
 	want := insert(t, s, sampleTurn("chatcmpl-r1", sess.ID))
 	o := insert(t, s, sampleTurn("chatcmpl-r2", sess.ID))
+	forced := insert(t, s, forcedTurn("chatcmpl-r3", sess.ID))
 	next := []chat.Message{{Role: chat.RoleUser, Content: "go on"}}
 	at := time.Date(2026, 11, 21, 7, 0, 0, 0, time.UTC)
 	if err := s.ObserveTurn(ctx(t), o.ID, next, store.NextUser, at); err != nil {
@@ -883,12 +903,13 @@ func testReopen(t *testing.T, open Opener) {
 	defer s.Close()
 	sameTurn(t, getTurn(t, s, want.ID), want)
 	sameTurn(t, getTurn(t, s, o.ID), o)
+	sameTurn(t, getTurn(t, s, forced.ID), forced)
 	got, err := s.SessionByKey(ctx(t), "persist")
-	if err != nil || got.ID != sess.ID || got.Turns != 2 {
+	if err != nil || got.ID != sess.ID || got.Turns != 3 {
 		t.Errorf("session after reopen = %+v, %v", got, err)
 	}
 	// Indexes continue where they stopped.
-	if tr := insert(t, s, sampleTurn("chatcmpl-r3", sess.ID)); tr.Index != 2 {
-		t.Errorf("index after reopen = %d, want 2", tr.Index)
+	if tr := insert(t, s, sampleTurn("chatcmpl-r4", sess.ID)); tr.Index != 3 {
+		t.Errorf("index after reopen = %d, want 3", tr.Index)
 	}
 }

@@ -25,6 +25,7 @@ const (
 type toolchain struct {
 	NodeBin  string // folder with the node binary, first on PATH for OpenClaw
 	OpenClaw string // the openclaw executable
+	Package  string // the openclaw package folder (OpenClaw's prompt names it)
 }
 
 // env returns the process environment with Node 24 first on PATH.
@@ -73,6 +74,7 @@ func installToolchain(t *testing.T) toolchain {
 	tc := toolchain{
 		NodeBin:  filepath.Join(dir, "node", "node_modules", nodePkg, "bin"),
 		OpenClaw: filepath.Join(dir, "openclaw", "node_modules", ".bin", "openclaw"),
+		Package:  filepath.Join(dir, "openclaw", "node_modules", "openclaw"),
 	}
 	stamp := filepath.Join(dir, "installed")
 	if _, err := os.Stat(stamp); err == nil {

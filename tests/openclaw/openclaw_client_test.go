@@ -145,6 +145,9 @@ func (oc *openClaw) env() []string {
 		"OPENCLAW_DISABLE_BONJOUR=1",
 		"OPENCLAW_GATEWAY_TOKEN="+oc.token,
 		"NO_COLOR=1",
+		// The Runtime line of OpenClaw's prompt names the shell it finds in
+		// the environment; the warm start's prompts name the recorder's.
+		"OPENCLAW_SHELL="+captureShell,
 	)
 }
 
