@@ -63,12 +63,20 @@ func (g *avx2Gemm) store(i, j int, s float32) {
 // block computes C[i0:i1, j0:j1] (i1-i0 a multiple of 4).
 func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
 	var t [12]float32
+	// No tail, alpha 1, beta 0 (the forward's x·Wᵀ, the LM head's logits):
+	// the kernel stores its sums into C itself.
+	direct := g.k8 == g.k && g.alpha == 1 && g.beta == 0
 	j := j0
 	for ; j+3 <= j1; j += 3 {
 		// The kernel reads rows j..j+2 of B and i..i+3 of A: check once.
 		_ = g.b[(j+2)*g.ldb+g.k-1]
 		for i := i0; i < i1; i += 4 {
 			_ = g.a[(i+3)*g.lda+g.k-1]
+			if direct {
+				_ = g.c[(i+3)*g.ldc+j+2]
+				kern4x3C(g.k8, &g.a[i*g.lda], g.lda, &g.b[j*g.ldb], g.ldb, &g.c[i*g.ldc+j], g.ldc)
+				continue
+			}
 			kern4x3(g.k8, &g.a[i*g.lda], g.lda, &g.b[j*g.ldb], g.ldb, &t)
 			if g.k8 != g.k {
 				for r := 0; r < 4; r++ {

@@ -55,3 +55,6 @@ func adamw8(n8 int, p *float32, grad *float32, m *float32, v *float32, c *[8]flo
 
 //go:noescape
 func max32(n32 int, x *float32, m float32) float32
+
+//go:noescape
+func kern4x3C(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)

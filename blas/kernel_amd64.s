@@ -811,3 +811,88 @@ loopmax:
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// Horizontal sum of the 8 lanes of acc (X alias xacc) stored at off(reg).
+// Clobbers X15.
+#define HSUMAT(acc, xacc, off, reg) \
+	VEXTRACTF128 $1, acc, X15; \
+	VADDPS X15, xacc, xacc; \
+	VHADDPS xacc, xacc, xacc; \
+	VHADDPS xacc, xacc, xacc; \
+	VMOVSS xacc, off(reg)
+
+// func kern4x3C(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// kern4x3 storing its 4×3 tile straight into C (row stride ldc elements):
+// the same sums in the same order, for alpha = 1, beta = 0 and no tail.
+TEXT ·kern4x3C(SB), NOSPLIT, $0-56
+	MOVQ k8+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R9
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (DI)(R9*1), R13
+	LEAQ (R13)(R9*1), R14
+	SHRQ $3, CX
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop4x3c:
+	VMOVUPS (DI)(AX*1), Y12
+	VMOVUPS (R13)(AX*1), Y13
+	VMOVUPS (R14)(AX*1), Y14
+	VMOVUPS (SI)(AX*1), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VMOVUPS (R10)(AX*1), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VMOVUPS (R11)(AX*1), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS (R12)(AX*1), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loop4x3c
+
+	MOVQ c+40(FP), SI
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	HSUMAT(Y0, X0, 0, SI)
+	HSUMAT(Y1, X1, 4, SI)
+	HSUMAT(Y2, X2, 8, SI)
+	HSUMAT(Y3, X3, 0, R10)
+	HSUMAT(Y4, X4, 4, R10)
+	HSUMAT(Y5, X5, 8, R10)
+	HSUMAT(Y6, X6, 0, R11)
+	HSUMAT(Y7, X7, 4, R11)
+	HSUMAT(Y8, X8, 8, R11)
+	HSUMAT(Y9, X9, 0, R12)
+	HSUMAT(Y10, X10, 4, R12)
+	HSUMAT(Y11, X11, 8, R12)
+	VZEROUPPER
+	RET
