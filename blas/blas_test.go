@@ -407,3 +407,20 @@ func TestMax(t *testing.T) {
 		}
 	}
 }
+
+func TestScale(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{0, 3, 8, 29, 100} {
+		x := randSlice(r, n)
+		want := append([]float32(nil), x...)
+		for i := range want {
+			want[i] *= -0.37
+		}
+		Scale(x, -0.37)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: x[%d] = %v, want %v", n, i, x[i], want[i])
+			}
+		}
+	}
+}

@@ -58,3 +58,6 @@ func max32(n32 int, x *float32, m float32) float32
 
 //go:noescape
 func kern4x3C(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func scal8(n8 int, s float32, x *float32)

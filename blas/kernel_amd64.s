@@ -896,3 +896,20 @@ loop4x3c:
 	HSUMAT(Y11, X11, 8, R12)
 	VZEROUPPER
 	RET
+
+// func scal8(n8 int, s float32, x *float32)
+// x[i] *= s for i < n8 (n8 % 8 == 0, n8 > 0).
+TEXT ·scal8(SB), NOSPLIT, $0-24
+	MOVQ n8+0(FP), CX
+	VBROADCASTSS s+8(FP), Y0
+	MOVQ x+16(FP), SI
+	SHRQ $3, CX
+
+loopscal:
+	VMULPS (SI), Y0, Y1
+	VMOVUPS Y1, (SI)
+	ADDQ $32, SI
+	DECQ CX
+	JNZ loopscal
+	VZEROUPPER
+	RET

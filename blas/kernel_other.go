@@ -71,3 +71,7 @@ func max32(n32 int, x *float32, m float32) float32 {
 func kern4x3C(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func scal8(n8 int, s float32, x *float32) {
+	panic("blas: no assembly kernels on this platform")
+}

@@ -125,11 +125,7 @@ func expShiftRow(x []float32, shift float32) float32 {
 func rowMax(x []float32, m float32) float32 { return blas.Max(x, m) }
 
 // scaleRow multiplies x by s in place.
-func scaleRow(x []float32, s float32) {
-	for j := range x {
-		x[j] *= s
-	}
-}
+func scaleRow(x []float32, s float32) { blas.Scale(x, s) }
 
 // validKeys is how many keys of the block starting at key j0 (n keys in
 // all) query i may see: all of them below the diagonal, a prefix on it.

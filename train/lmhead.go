@@ -172,13 +172,18 @@ func (ws *workspace) headBackward(dh []float32, lo, hi int) error {
 // with d(loss)/d(logits), given the row's d(loss)/d(logp) gl,
 // d(loss)/d(entropy) ge, entropy H and target.
 func dlogitRow(p []float32, c0, c1 int, gl, ge, H float32, target int) {
-	for j := c0; j < c1; j++ {
-		pj := p[j]
-		d := -gl * pj
-		if ge != 0 && pj > 0 {
-			d -= ge * pj * (float32(math.Log(float64(pj))) + H)
+	if ge == 0 {
+		// No entropy term (SFT, most RL losses): d = −gl·p, a scaling.
+		blas.Scale(p[c0:c1], -gl)
+	} else {
+		for j := c0; j < c1; j++ {
+			pj := p[j]
+			d := -gl * pj
+			if pj > 0 {
+				d -= ge * pj * (float32(math.Log(float64(pj))) + H)
+			}
+			p[j] = d
 		}
-		p[j] = d
 	}
 	if c0 <= target && target < c1 {
 		p[target] += gl
