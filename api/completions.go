@@ -360,6 +360,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 			// so, like any failed generation, it is not recorded.
 			s.log.Warn("forced tool call", "turn", run.id, "tool_choice", req.ToolChoice, "err", err)
 			info.finish = "tool_call_failed"
+			s.metrics.forcedFailed.Inc()
 			s.fail(w, run, forcedCallError(err))
 			return
 		}

@@ -24,6 +24,7 @@ type metrics struct {
 	promptTokens, completionTokens prometheus.Counter
 	turns                          *prometheus.CounterVec // type, finish
 	cancelled                      prometheus.Counter
+	forcedFailed                   prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry, st store.Store) *metrics {
@@ -52,9 +53,12 @@ func newMetrics(reg *prometheus.Registry, st store.Store) *metrics {
 		cancelled: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "clawrl_generations_cancelled_total", Help: "Generations cancelled because the client went away (not recorded).",
 		}),
+		forcedFailed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "clawrl_forced_tool_calls_failed_total", Help: "Generations under tool_choice required or a named function where the model broke the call (answered 500 tool_call_failed, not recorded).",
+		}),
 	}
 	m.promptTokens, m.completionTokens = m.tokens.WithLabelValues("prompt"), m.tokens.WithLabelValues("completion")
-	reg.MustRegister(m.requests, m.latency, m.ttft, m.inflight, m.tokens, m.turns, m.cancelled,
+	reg.MustRegister(m.requests, m.latency, m.ttft, m.inflight, m.tokens, m.turns, m.cancelled, m.forcedFailed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&storeCollector{store: st})
 	return m

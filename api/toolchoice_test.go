@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
@@ -184,6 +185,9 @@ func TestToolChoiceForced(t *testing.T) {
 					}
 					if st, _ := ts.store.Stats(ctx); st.Turns != 0 {
 						t.Errorf("%d turns recorded for a failed forced call", st.Turns)
+					}
+					if n := testutil.ToFloat64(ts.api.metrics.forcedFailed); n != 1 {
+						t.Errorf("clawrl_forced_tool_calls_failed_total = %v, want 1", n)
 					}
 					return
 				}
