@@ -60,6 +60,15 @@ func SgemmGo(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 	if m == 0 || n == 0 {
 		return
 	}
+	if useAVX2 && !transB {
+		// B as stored; A read in place through strides.
+		ars, acs := lda, 1
+		if transA {
+			ars, acs = 1, lda
+		}
+		gemmOP(m, n, k, alpha, a, ars, acs, b, ldb, beta, c, ldc)
+		return
+	}
 	// Bring both operands to the "rows along k" layout the kernel wants:
 	// A as m×k and B as n×k (that is, Bᵀ), each contiguous along k. The
 	// model's hot case, x·Wᵀ with W stored [out,in], needs no packing.

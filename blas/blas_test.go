@@ -249,11 +249,22 @@ func TestExpShift(t *testing.T) {
 
 func TestWeightedRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	for _, s := range [][3]int{{1, 8, 8}, {9, 16, 32}, {100, 128, 256}, {5, 44, 50}, {3, 3, 3}} {
+	for _, s := range [][3]int{{1, 8, 8}, {9, 16, 32}, {100, 128, 256}, {5, 44, 50}, {3, 3, 3}, {7, 120, 130}} {
 		n, k, ld := s[0], s[1], s[2]
 		w, rows := randSlice(r, n), randSlice(r, n*ld)
 		out := make([]float32, k)
 		WeightedRows(out, w, rows, ld)
+		// Each column is summed the same way whichever kernel width covers
+		// it: eight columns at a time give the same bits.
+		for c := 0; c+8 <= k; c += 8 {
+			part := make([]float32, 8)
+			WeightedRows(part, w, rows[c:], ld)
+			for q, v := range part {
+				if math.Float32bits(v) != math.Float32bits(out[c+q]) {
+					t.Fatalf("n=%d k=%d: column %d is %v alone, %v in the row", n, k, c+q, v, out[c+q])
+				}
+			}
+		}
 		for c := range out {
 			var want float64
 			for p := range w {
@@ -261,6 +272,154 @@ func TestWeightedRows(t *testing.T) {
 			}
 			if math.Abs(float64(out[c])-want) > 1e-4*(1+math.Abs(want)) {
 				t.Fatalf("n=%d k=%d: out[%d] = %v, want %v", n, k, c, out[c], want)
+			}
+		}
+	}
+}
+
+// TestSgemmOuterProductPath covers the shapes the NN and TN products take
+// in training (k past one k block, many row blocks, partial edge tiles, the
+// LM head's small k) against the float64 reference, and checks that a
+// row's result is bitwise the same computed alone or in the batch.
+func TestSgemmOuterProductPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, s := range [][3]int{{9, 64, 700}, {130, 25, 9}, {70, 50, 600}, {3, 16, 513}, {257, 64, 1}} {
+		// slack: B longer than its k rows, so the partial panel reads it
+		// in place rather than through a padded copy.
+		for _, tc := range []struct {
+			transA bool
+			slack  int
+		}{{false, 0}, {true, 0}, {false, 40}, {true, 40}} {
+			transA := tc.transA
+			m, n, k := s[0], s[1], s[2]
+			t.Run(fmt.Sprintf("%dx%dx%d/tA=%v/slack=%d", m, n, k, transA, tc.slack), func(t *testing.T) {
+				lda := k + 3
+				if transA {
+					lda = m + 3
+				}
+				ldb, ldc := n+1, n+2
+				a := randSlice(r, max(m, k)*lda)
+				b := randSlice(r, k*ldb+tc.slack)
+				c := randSlice(r, m*ldc)
+				want := append([]float32(nil), c...)
+				SgemmGo(transA, false, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
+				naive(transA, false, m, n, k, 1, a, lda, b, ldb, 1, want, ldc)
+				for i := range m {
+					for j := range n {
+						g, w := c[i*ldc+j], want[i*ldc+j]
+						if math.Abs(float64(g-w)) > 1e-4*math.Sqrt(float64(k+1))*(1+math.Abs(float64(w))) {
+							t.Fatalf("C[%d,%d] = %v, want %v", i, j, g, w)
+						}
+					}
+				}
+				for _, beta := range []float32{0, 1} {
+					c0 := randSlice(r, m*n)
+					batch := append([]float32(nil), c0...)
+					SgemmGo(transA, false, m, n, k, 1, a, lda, b, ldb, beta, batch, n)
+					for _, i := range []int{0, m / 2, m - 1} {
+						one := append([]float32(nil), c0[i*n:i*n+n]...)
+						ai := a[i*lda:]
+						if transA {
+							ai = a[i:]
+						}
+						SgemmGo(transA, false, 1, n, k, 1, ai, lda, b, ldb, beta, one, n)
+						for j := range n {
+							if math.Float32bits(one[j]) != math.Float32bits(batch[i*n+j]) {
+								t.Fatalf("beta %v, row %d col %d: %v alone, %v in the batch", beta, i, j, one[j], batch[i*n+j])
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestWeightedRows4 checks the four-row form bit for bit against
+// WeightedRows, on head_dim-like widths with and without a remainder.
+func TestWeightedRows4(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, s := range [][2]int{{64, 16}, {1, 16}, {37, 128}, {9, 20}, {5, 7}, {0, 16}} {
+		n, k := s[0], s[1]
+		ldw, ld, ldo := n+3, k+5, k+2
+		w, rows := randSlice(r, 4*ldw), randSlice(r, max(1, n)*ld)
+		out := randSlice(r, 4*ldo)
+		WeightedRows4(out, ldo, k, w, ldw, n, rows, ld)
+		for q := range 4 {
+			want := make([]float32, k)
+			WeightedRows(want, w[q*ldw:q*ldw+n], rows, ld)
+			for c := range k {
+				if math.Float32bits(out[q*ldo+c]) != math.Float32bits(want[c]) {
+					t.Fatalf("n=%d k=%d: row %d col %d = %v, WeightedRows gives %v", n, k, q, c, out[q*ldo+c], want[c])
+				}
+			}
+		}
+	}
+}
+
+// TestAdamW checks the vector AdamW step bit for bit against the scalar
+// formula, over lengths with and without a remainder, several steps.
+func TestAdamW(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, n := range []int{1, 8, 37, 1000} {
+		p, m, v := randSlice(r, n), make([]float32, n), make([]float32, n)
+		wp, wm, wv := append([]float32(nil), p...), make([]float32, n), make([]float32, n)
+		for step := 1; step <= 3; step++ {
+			g := randSlice(r, n)
+			c := AdamWParams{Decay: float32(1 - 1e-3*0.1), Beta1: 0.9, Beta2: 0.98, Eps: 1e-8,
+				BC2Sqrt: float32(math.Sqrt(1 - math.Pow(0.98, float64(step)))), Step: float32(1e-3 / (1 - math.Pow(0.9, float64(step))))}
+			AdamW(p, g, m, v, c)
+			b1, b2 := c.Beta1, c.Beta2
+			for j := range wp {
+				x := wp[j] * c.Decay
+				wm[j] = float32(b1*wm[j]) + float32((1-b1)*g[j])
+				wv[j] = float32(b2*wv[j]) + float32(float32((1-b2)*g[j])*g[j])
+				denom := float32(math.Sqrt(float64(wv[j])))/c.BC2Sqrt + c.Eps
+				wp[j] = x - float32(c.Step*(wm[j]/denom))
+			}
+			for j := range p {
+				if math.Float32bits(p[j]) != math.Float32bits(wp[j]) || m[j] != wm[j] || v[j] != wv[j] {
+					t.Fatalf("n=%d step %d [%d]: p %v m %v v %v, scalar %v %v %v", n, step, j, p[j], m[j], v[j], wp[j], wm[j], wv[j])
+				}
+			}
+		}
+	}
+}
+
+func TestMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, n := range []int{0, 5, 32, 100, 1000} {
+		x := randSlice(r, n)
+		if n > 40 {
+			x[37] = float32(math.NaN())
+		}
+		want := float32(math.Inf(-1))
+		for _, v := range x {
+			if v > want {
+				want = v
+			}
+		}
+		if got := Max(x, float32(math.Inf(-1))); got != want {
+			t.Fatalf("n=%d: Max = %v, want %v", n, got, want)
+		}
+		if got := Max(x, 100); got != 100 {
+			t.Fatalf("n=%d: Max with m=100 = %v", n, got)
+		}
+	}
+}
+
+func TestScale(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{0, 3, 8, 29, 100} {
+		x := randSlice(r, n)
+		want := append([]float32(nil), x...)
+		for i := range want {
+			want[i] *= -0.37
+		}
+		Scale(x, -0.37)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: x[%d] = %v, want %v", n, i, x[i], want[i])
 			}
 		}
 	}

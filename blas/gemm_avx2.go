@@ -63,16 +63,44 @@ func (g *avx2Gemm) store(i, j int, s float32) {
 // block computes C[i0:i1, j0:j1] (i1-i0 a multiple of 4).
 func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
 	var t [12]float32
+	// No tail, alpha 1, beta 0 (the forward's x·Wᵀ, the LM head's logits):
+	// the kernel stores its sums into C itself.
+	direct := g.k8 == g.k && g.alpha == 1 && g.beta == 0
 	j := j0
 	for ; j+3 <= j1; j += 3 {
 		// The kernel reads rows j..j+2 of B and i..i+3 of A: check once.
 		_ = g.b[(j+2)*g.ldb+g.k-1]
 		for i := i0; i < i1; i += 4 {
 			_ = g.a[(i+3)*g.lda+g.k-1]
+			if direct {
+				_ = g.c[(i+3)*g.ldc+j+2]
+				kern4x3C(g.k8, &g.a[i*g.lda], g.lda, &g.b[j*g.ldb], g.ldb, &g.c[i*g.ldc+j], g.ldc)
+				continue
+			}
 			kern4x3(g.k8, &g.a[i*g.lda], g.lda, &g.b[j*g.ldb], g.ldb, &t)
+			if g.k8 != g.k {
+				for r := 0; r < 4; r++ {
+					for q := 0; q < 3; q++ {
+						g.store(i+r, j+q, t[3*r+q])
+					}
+				}
+				continue
+			}
+			// No tail to add: the same arithmetic as store, without a
+			// call per element (it cost as much as the kernel when k is
+			// small, as in the LM head's k = hidden size).
 			for r := 0; r < 4; r++ {
-				for q := 0; q < 3; q++ {
-					g.store(i+r, j+q, t[3*r+q])
+				off := (i+r)*g.ldc + j
+				ci, tr := g.c[off:off+3:off+3], t[3*r:3*r+3:3*r+3]
+				switch {
+				case g.beta == 0 && g.alpha == 1:
+					ci[0], ci[1], ci[2] = tr[0], tr[1], tr[2]
+				case g.beta == 0:
+					ci[0], ci[1], ci[2] = g.alpha*tr[0], g.alpha*tr[1], g.alpha*tr[2]
+				default:
+					for q := range 3 {
+						ci[q] = g.alpha*tr[q] + g.beta*ci[q]
+					}
 				}
 			}
 		}

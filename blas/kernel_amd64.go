@@ -34,3 +34,30 @@ func wsum8(n int, w *float32, rows *float32, ld int, out *float32)
 
 //go:noescape
 func sumExpShift8(n8 int, x *float32, shift float32) float32
+
+//go:noescape
+func kernOP4x24(k int, a *float32, ars int, acs int, b *float32, ldb int, out *[96]float32, acc int)
+
+//go:noescape
+func kernOP4x24C(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+//go:noescape
+func wsum64(n int, w *float32, rows *float32, ld int, out *float32)
+
+//go:noescape
+func wsum16(n int, w *float32, rows *float32, ld int, out *float32)
+
+//go:noescape
+func wsum16x4(n int, w *float32, ldw int, rows *float32, ld int, out *float32, ldo int)
+
+//go:noescape
+func adamw8(n8 int, p *float32, grad *float32, m *float32, v *float32, c *[8]float32)
+
+//go:noescape
+func max32(n32 int, x *float32, m float32) float32
+
+//go:noescape
+func kern4x3C(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func scal8(n8 int, s float32, x *float32)

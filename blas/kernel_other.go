@@ -39,3 +39,39 @@ func wsum8(n int, w *float32, rows *float32, ld int, out *float32) {
 func sumExpShift8(n8 int, x *float32, shift float32) float32 {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func kernOP4x24(k int, a *float32, ars int, acs int, b *float32, ldb int, out *[96]float32, acc int) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func kernOP4x24C(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func wsum64(n int, w *float32, rows *float32, ld int, out *float32) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func wsum16(n int, w *float32, rows *float32, ld int, out *float32) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func wsum16x4(n int, w *float32, ldw int, rows *float32, ld int, out *float32, ldo int) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func adamw8(n8 int, p *float32, grad *float32, m *float32, v *float32, c *[8]float32) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func max32(n32 int, x *float32, m float32) float32 {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func kern4x3C(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func scal8(n8 int, s float32, x *float32) {
+	panic("blas: no assembly kernels on this platform")
+}

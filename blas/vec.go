@@ -82,8 +82,15 @@ func WeightedRows(out, w, rows []float32, ld int) {
 	_ = rows[(n-1)*ld+k-1]
 	c := 0
 	if useAVX2 {
+		// Widest kernels first: more independent chains per pass.
+		for ; c+64 <= k; c += 64 {
+			wsum64(n, &w[0], &rows[c], ld, &out[c])
+		}
 		for ; c+32 <= k; c += 32 {
 			wsum32(n, &w[0], &rows[c], ld, &out[c])
+		}
+		for ; c+16 <= k; c += 16 {
+			wsum16(n, &w[0], &rows[c], ld, &out[c])
 		}
 		for ; c+8 <= k; c += 8 {
 			wsum8(n, &w[0], &rows[c], ld, &out[c])
@@ -95,6 +102,35 @@ func WeightedRows(out, w, rows []float32, ld int) {
 			s += wp * rows[p*ld+c]
 		}
 		out[c] = s
+	}
+}
+
+// WeightedRows4 is WeightedRows for four weight vectors against the same
+// rows: for r < 4, out[r*ldo : r*ldo+k] = Σ_{p<n} w[r*ldw+p]·row p, where
+// row p starts at rows[p*ld] (k columns). It
+// shares each row's loads across the four (attention's tiles at head_dim
+// 16, where one weight vector leaves the FMA units waiting on latency),
+// and every element comes out bitwise as WeightedRows computes it.
+func WeightedRows4(out []float32, ldo, k int, w []float32, ldw, n int, rows []float32, ld int) {
+	if n == 0 {
+		for r := range 4 {
+			clear(out[r*ldo : r*ldo+k])
+		}
+		return
+	}
+	_ = out[3*ldo+k-1]
+	_ = w[3*ldw+n-1]
+	_ = rows[(n-1)*ld+k-1]
+	c := 0
+	if useAVX2 {
+		for ; c+16 <= k; c += 16 {
+			wsum16x4(n, &w[0], ldw, &rows[c], ld, &out[c], ldo)
+		}
+	}
+	if c < k {
+		for r := range 4 {
+			WeightedRows(out[r*ldo+c:r*ldo+k], w[r*ldw:r*ldw+n], rows[c:], ld)
+		}
 	}
 }
 
@@ -113,4 +149,34 @@ func SumExpShift(x []float32, shift float32) (done int, sum float64) {
 		sum += float64(sumExpShift8(min(block, n8-lo), &x[lo], shift))
 	}
 	return n8, sum
+}
+
+// Max returns the largest of m and the elements of x, skipping NaNs in x
+// (as `if v > m { m = v }` does; a NaN m stays). The vector kernel takes 32
+// elements at a time, the rest go through the scalar loop.
+func Max(x []float32, m float32) float32 {
+	j := 0
+	if n32 := len(x) &^ 31; useAVX2 && n32 > 0 {
+		m = max32(n32, &x[0], m)
+		j = n32
+	}
+	for _, v := range x[j:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// Scale multiplies x by s in place (eight at a time with AVX2; the same
+// products either way).
+func Scale(x []float32, s float32) {
+	j := 0
+	if n8 := len(x) &^ 7; useAVX2 && n8 > 0 {
+		scal8(n8, s, &x[0])
+		j = n8
+	}
+	for ; j < len(x); j++ {
+		x[j] *= s
+	}
 }

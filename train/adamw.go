@@ -1,6 +1,10 @@
 package train
 
-import "math"
+import (
+	"math"
+
+	"github.com/clawrl/clawrl/blas"
+)
 
 // AdamW with decoupled weight decay, step for step what torch.optim.AdamW
 // (single-tensor path, amsgrad off) does:
@@ -45,21 +49,19 @@ func (o *adamW) update(params []*Tensor, lr float64) {
 	c := o.cfg
 	bc1 := 1 - math.Pow(c.Beta1, float64(o.step))
 	bc2 := 1 - math.Pow(c.Beta2, float64(o.step))
-	stepSize := float32(lr / bc1)
-	bc2sqrt := float32(math.Sqrt(bc2))
-	decay := float32(1 - lr*c.WeightDecay)
-	b1, b2, eps := float32(c.Beta1), float32(c.Beta2), float32(c.Eps)
+	k := blas.AdamWParams{
+		Decay:   float32(1 - lr*c.WeightDecay),
+		Beta1:   float32(c.Beta1),
+		Beta2:   float32(c.Beta2),
+		BC2Sqrt: float32(math.Sqrt(bc2)),
+		Eps:     float32(c.Eps),
+		Step:    float32(lr / bc1),
+	}
 	for i, p := range params {
 		m, v := o.m[i], o.v[i]
+		// Every element's update is independent: row ranges split freely.
 		parallelRows(len(p.Data), len(p.Data)*4, func(lo, hi int) {
-			for j := lo; j < hi; j++ {
-				g := p.Grad[j]
-				x := p.Data[j] * decay
-				m[j] = b1*m[j] + (1-b1)*g
-				v[j] = b2*v[j] + (1-b2)*g*g
-				denom := float32(math.Sqrt(float64(v[j])))/bc2sqrt + eps
-				p.Data[j] = x - stepSize*(m[j]/denom)
-			}
+			blas.AdamW(p.Data[lo:hi], p.Grad[lo:hi], m[lo:hi], v[lo:hi], k)
 		})
 	}
 }

@@ -118,42 +118,14 @@ func expShiftRow(x []float32, shift float32) float32 {
 	return sum
 }
 
-// rowMax returns the largest of m and the elements of x. Four running
-// maxima and plain comparisons instead of the builtin max (whose NaN and
-// signed-zero rules cost a few instructions per element): it ran half of
-// the forward's time before.
-func rowMax(x []float32, m float32) float32 {
-	m0, m1, m2, m3 := m, m, m, m
-	j := 0
-	for ; j+4 <= len(x); j += 4 {
-		v := x[j : j+4 : j+4]
-		if v[0] > m0 {
-			m0 = v[0]
-		}
-		if v[1] > m1 {
-			m1 = v[1]
-		}
-		if v[2] > m2 {
-			m2 = v[2]
-		}
-		if v[3] > m3 {
-			m3 = v[3]
-		}
-	}
-	for ; j < len(x); j++ {
-		if x[j] > m0 {
-			m0 = x[j]
-		}
-	}
-	return max(m0, m1, m2, m3)
-}
+// rowMax returns the largest of m and the elements of x: blas.Max, whose
+// vector kernel takes 32 at a time (the LM head's max pass walks 152k
+// logits per row). Plain comparisons, not the builtin max, whose NaN and
+// signed-zero rules cost a few instructions per element.
+func rowMax(x []float32, m float32) float32 { return blas.Max(x, m) }
 
 // scaleRow multiplies x by s in place.
-func scaleRow(x []float32, s float32) {
-	for j := range x {
-		x[j] *= s
-	}
-}
+func scaleRow(x []float32, s float32) { blas.Scale(x, s) }
 
 // validKeys is how many keys of the block starting at key j0 (n keys in
 // all) query i may see: all of them below the diagonal, a prefix on it.
@@ -243,7 +215,7 @@ func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape)
 	runItems(workers, len(items), cost, func(it, w int) {
 		if scr[w] == nil {
 			hb := hd * attnBlock
-			scr[w] = &scratch{make([]float32, hb), make([]float32, hb), make([]float32, attnBlock), make([]float32, hd),
+			scr[w] = &scratch{make([]float32, hb), make([]float32, hb), make([]float32, 4*attnBlock), make([]float32, 4*hd),
 				make([]float32, rep*attnBlock), make([]float32, rep*attnBlock)}
 		}
 		sc := scr[w]
@@ -268,13 +240,12 @@ func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape)
 			for r := range rep {
 				h := g*rep + r
 				m, l := sc.m[r*attnBlock:], sc.l[r*attnBlock:]
-				for i := i0; i < i1; i++ {
-					nv := validKeys(i, j0, nk)
-					if nv == 0 {
-						continue
-					}
-					blas.WeightedRows(sc.row[:width8(nv)], q[qoff(i, h):qoff(i, h)+hd], sc.kt, attnBlock)
-					row := sc.row[:nv]
+				// probs turns query i's scores against the block (already
+				// in dst) into
+				// exp(s − m') in dst (zero past its nv valid keys, up to
+				// kmax), updating m, l and rescaling its output row.
+				probs := func(dst []float32, i, nv, kmax int) {
+					row := dst[:nv]
 					mOld := m[i-i0]
 					mNew := rowMax(row, mOld)
 					sum := expShiftRow(row, mNew)
@@ -283,12 +254,34 @@ func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape)
 					alpha := float32(math.Exp(float64(mOld - mNew)))
 					l[i-i0] = l[i-i0]*alpha + sum
 					m[i-i0] = mNew
-					o := out[qoff(i, h) : qoff(i, h)+hd]
 					if alpha != 1 {
-						scaleRow(o, alpha)
+						scaleRow(out[qoff(i, h):qoff(i, h)+hd], alpha)
 					}
-					blas.WeightedRows(sc.tmp, row, sc.vc, hd)
-					blas.Axpy(1, sc.tmp, o)
+					clear(dst[nv:kmax])
+				}
+				// Every query sees at least one key of a block at or left of
+				// its own (j0 ≤ i0 ≤ i). Four queries at a time share the
+				// key and value rows' loads in the scores and in P·V; the
+				// zeros past a row's valid keys add nothing, so each output
+				// is the sum one query alone gets.
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					kmax := validKeys(i+3, j0, nk)
+					blas.WeightedRows4(sc.row, attnBlock, width8(kmax), q[qoff(i, h):], qs, hd, sc.kt, attnBlock)
+					for d := range 4 {
+						probs(sc.row[d*attnBlock:(d+1)*attnBlock], i+d, validKeys(i+d, j0, nk), kmax)
+					}
+					blas.WeightedRows4(sc.tmp, hd, hd, sc.row, attnBlock, kmax, sc.vc, hd)
+					for d := range 4 {
+						blas.Axpy(1, sc.tmp[d*hd:(d+1)*hd], out[qoff(i+d, h):qoff(i+d, h)+hd])
+					}
+				}
+				for ; i < i1; i++ {
+					nv := validKeys(i, j0, nk)
+					blas.WeightedRows(sc.row[:width8(nv)], q[qoff(i, h):qoff(i, h)+hd], sc.kt, attnBlock)
+					probs(sc.row[:attnBlock], i, nv, nv)
+					blas.WeightedRows(sc.tmp[:hd], sc.row[:nv], sc.vc, hd)
+					blas.Axpy(1, sc.tmp[:hd], out[qoff(i, h):qoff(i, h)+hd])
 				}
 			}
 		}
@@ -333,8 +326,9 @@ func attentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []seg
 
 	// Scratch: kt (scaled), vt, qt, dot, dkt, dvt are transposed blocks,
 	// kc a packed one (all headDim × attnBlock); p and ds attnBlock ×
-	// attnBlock; tmp holds a row of either; d is D for the item's rows.
-	type scratch struct{ kt, vt, kc, qt, dot, dkt, dvt, p, ds, tmp, d []float32 }
+	// attnBlock; tmp holds a row of either (or four of dq), tmp4 four rows
+	// of a key block; d is D for the item's rows.
+	type scratch struct{ kt, vt, kc, qt, dot, dkt, dvt, p, ds, tmp, tmp4, d []float32 }
 	const tile = attnBlock * attnBlock
 	workers := runtime.GOMAXPROCS(0)
 	scr := make([]*scratch, workers)
@@ -348,7 +342,7 @@ func attentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []seg
 			hb := hd * attnBlock
 			scr[w] = &scratch{make([]float32, hb), make([]float32, hb), make([]float32, hb), make([]float32, hb),
 				make([]float32, hb), make([]float32, hb), make([]float32, hb), make([]float32, tile), make([]float32, tile),
-				make([]float32, max(hd, attnBlock)), nil}
+				make([]float32, max(4*hd, attnBlock)), make([]float32, 4*attnBlock), nil}
 		}
 		sc := scr[w]
 		s, g := segs[it/sh.kvHeads], it%sh.kvHeads
@@ -401,13 +395,50 @@ func attentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []seg
 							ds[j] = pj * (ds[j] - di)
 						}
 						clear(ds[nv:])
-						blas.WeightedRows(sc.tmp[:hd], ds[:nv], sc.kc, hd)
+					}
+					// dq_i += scale·Σ_j dS_ij k_j, four query rows at a time
+					// sharing the key rows' loads; dS is zero past a row's
+					// valid keys, so each row gets the sum it gets alone.
+					i := 0
+					for ; i+4 <= nq; i += 4 {
+						kmax := validKeys(i0+i+3, j0, nk)
+						if kmax == 0 {
+							continue
+						}
+						blas.WeightedRows4(sc.tmp, hd, hd, sc.ds[i*attnBlock:], attnBlock, kmax, sc.kc, hd)
+						for d := range 4 {
+							if validKeys(i0+i+d, j0, nk) == 0 {
+								continue
+							}
+							o := (s.start+i0+i+d)*qs + h*hd
+							blas.Axpy(scale, sc.tmp[d*hd:(d+1)*hd], dq[o:o+hd])
+						}
+					}
+					for ; i < nq; i++ {
+						nv := validKeys(i0+i, j0, nk)
+						if nv == 0 {
+							continue
+						}
+						blas.WeightedRows(sc.tmp[:hd], sc.ds[i*attnBlock:i*attnBlock+nv], sc.kc, hd)
 						o := (s.start+i0+i)*qs + h*hd
 						blas.Axpy(scale, sc.tmp[:hd], dq[o:o+hd])
 					}
 					// Key columns: dVᵀ and dKᵀ, one head dimension at a time.
+					// Four head dimensions at a time share P's and dS's row
+					// loads; each element is the sum WeightedRows gives.
 					wk := width8(nk)
-					for d := range hd {
+					d := 0
+					for ; d+4 <= hd; d += 4 {
+						blas.WeightedRows4(sc.tmp4, attnBlock, wk, sc.dot[d*attnBlock:], attnBlock, nq, sc.p, attnBlock)
+						for e := range 4 {
+							blas.Axpy(1, sc.tmp4[e*attnBlock:e*attnBlock+wk], sc.dvt[(d+e)*attnBlock:(d+e)*attnBlock+wk])
+						}
+						blas.WeightedRows4(sc.tmp4, attnBlock, wk, sc.qt[d*attnBlock:], attnBlock, nq, sc.ds, attnBlock)
+						for e := range 4 {
+							blas.Axpy(scale, sc.tmp4[e*attnBlock:e*attnBlock+wk], sc.dkt[(d+e)*attnBlock:(d+e)*attnBlock+wk])
+						}
+					}
+					for ; d < hd; d++ {
 						blas.WeightedRows(sc.tmp[:wk], sc.dot[d*attnBlock:d*attnBlock+nq], sc.p, attnBlock)
 						blas.Axpy(1, sc.tmp[:wk], sc.dvt[d*attnBlock:d*attnBlock+wk])
 						blas.WeightedRows(sc.tmp[:wk], sc.qt[d*attnBlock:d*attnBlock+nq], sc.ds, attnBlock)

@@ -42,16 +42,24 @@ func (ws *workspace) headForward(lo, hi int) error {
 // softmaxState carries one row's softmax across column pieces.
 type softmaxState struct {
 	maxv    float32
-	sum, ez float64 // Σ exp(z − max), E_p[z]
-	lse     float64
+	zt      float32 // the target's logit, kept before pass 1 overwrites it
+	sum, ez float64 // Σ exp(z − max), Σ exp(z − max)·z
 }
+
+// softmaxBlock is how many columns pass 1 exponentiates at a time: its
+// float32 partial sums stay short (accurate), and the block's copy of the
+// logits stays in L1.
+const softmaxBlock = 1024
 
 // softmax turns rows of logits into probabilities in place and writes each
 // row's target log-probability and entropy, for head rows lo.. (n of them).
-// A row takes three passes (max, Σ exp, then p and E_p[z]); each pass walks
-// the row in column pieces with a yield point before each. The sums run
-// over the columns in the same order as one loop over the whole row, so
-// the pieces change no bit. Rows go in groups of one per core, in parallel.
+// A row takes three passes: the max; then e = exp(z − max) in place with
+// blas's vector exponential, accumulating Σe and Σe·z (the entropy's E_p[z]
+// before normalising); then p = e/Σe. Each pass walks the row in column
+// pieces with a yield point before each. Sums run in float32 over blocks of
+// softmaxBlock columns inside a piece and in float64 across blocks; piece
+// sizes depend on the shapes only, so where pauses fall changes no bit.
+// Rows go in groups of one per core, in parallel.
 func (ws *workspace) softmax(probs []float32, lo, n int) error {
 	V := ws.w.Arch.Vocab
 	rows, cols := ws.pieceRows(), ws.pieceCols(V)
@@ -68,40 +76,35 @@ func (ws *workspace) softmax(probs []float32, lo, n int) error {
 				}
 				c1 := min(c0+cols, V)
 				parallelRows(r1-r0, (r1-r0)*(c1-c0)*8, func(a, b int) {
+					var buf [softmaxBlock]float32
 					for i := a; i < b; i++ {
 						r := r0 + i
 						z, s := probs[r*V:r*V+V], &st[i]
-						// Locals, not s's fields, in the loops: the
-						// compiler keeps them in registers.
 						switch pass {
 						case 0:
-							m := s.maxv
-							for _, v := range z[c0:c1] {
-								m = max(m, v)
-							}
-							s.maxv = m
+							s.maxv = rowMax(z[c0:c1], s.maxv)
 						case 1:
-							m, sum := s.maxv, s.sum
-							for _, v := range z[c0:c1] {
-								sum += math.Exp(float64(v - m))
+							t := int(ws.target[lo+r])
+							if c0 <= t && t < c1 {
+								s.zt = z[t]
 							}
-							s.sum = sum
+							sum, ez := s.sum, s.ez
+							for b0 := c0; b0 < c1; b0 += softmaxBlock {
+								zb := z[b0:min(b0+softmaxBlock, c1)]
+								v := buf[:len(zb)]
+								copy(v, zb)
+								bs := expShiftRow(zb, s.maxv)
+								sum += float64(bs)
+								ez += float64(blas.Dot(zb, v))
+							}
+							s.sum, s.ez = sum, ez
 							if c1 == V {
-								// Before the last pass overwrites z.
-								s.lse = float64(s.maxv) + math.Log(s.sum)
-								ws.logp[lo+r] = float32(float64(z[ws.target[lo+r]]) - s.lse)
+								lse := float64(s.maxv) + math.Log(s.sum)
+								ws.logp[lo+r] = float32(float64(s.zt) - lse)
+								ws.entropy[lo+r] = float32(lse - s.ez/s.sum)
 							}
 						case 2:
-							lse, ez, zc := s.lse, s.ez, z[c0:c1]
-							for j, v := range zc {
-								p := math.Exp(float64(v) - lse)
-								ez += p * float64(v)
-								zc[j] = float32(p)
-							}
-							s.ez = ez
-							if c1 == V {
-								ws.entropy[lo+r] = float32(s.lse - s.ez)
-							}
+							scaleRow(z[c0:c1], float32(1/s.sum))
 						}
 					}
 				})
@@ -169,13 +172,18 @@ func (ws *workspace) headBackward(dh []float32, lo, hi int) error {
 // with d(loss)/d(logits), given the row's d(loss)/d(logp) gl,
 // d(loss)/d(entropy) ge, entropy H and target.
 func dlogitRow(p []float32, c0, c1 int, gl, ge, H float32, target int) {
-	for j := c0; j < c1; j++ {
-		pj := p[j]
-		d := -gl * pj
-		if ge != 0 && pj > 0 {
-			d -= ge * pj * (float32(math.Log(float64(pj))) + H)
+	if ge == 0 {
+		// No entropy term (SFT, most RL losses): d = −gl·p, a scaling.
+		blas.Scale(p[c0:c1], -gl)
+	} else {
+		for j := c0; j < c1; j++ {
+			pj := p[j]
+			d := -gl * pj
+			if pj > 0 {
+				d -= ge * pj * (float32(math.Log(float64(pj))) + H)
+			}
+			p[j] = d
 		}
-		p[j] = d
 	}
 	if c0 <= target && target < c1 {
 		p[target] += gl

@@ -1,0 +1,180 @@
+package blas
+
+// The outer-product path for C = alpha·op(A)·B + beta·C with B not
+// transposed (the backward's dx = dy·W and dW = dyᵀ·x): B is read row-major
+// as it is stored, A through a pair of strides, so neither operand is
+// transposed into a fresh copy per call (that copy, and the per-element
+// store of the dot-product kernels when k is small, ran a quarter of a
+// training step before).
+//
+// Every element of C is one fused multiply-add chain over p in order,
+// whichever tile, block or goroutine computes it; rows and columns at the
+// edges go through zero-padded copies so they run the same kernel. A row's
+// result therefore does not depend on the other rows in the call. With
+// alpha = 1 and beta = 1 (gradient accumulation) the chains start from C
+// rather than adding C at the end, everywhere alike.
+
+const (
+	opTileRows = 4
+	opTileCols = 24
+	// opBlockRows rows of A share each k block of a B panel (opBlockK×24
+	// floats, 24 KiB: it stays in L1 while they use it).
+	opBlockRows = 64
+	opBlockK    = 256
+)
+
+// gemmOP computes C = alpha·op(A)·B + beta·C, op(A) m×k with element (i,p)
+// at a[i*ars+p*acs], B k×n with row stride ldb. Needs the AVX2 kernels.
+func gemmOP(m, n, k int, alpha float32, a []float32, ars, acs int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	work := 2 * int64(m) * int64(n) * int64(k)
+	g := opGemm{k: k, alpha: alpha, a: a, ars: ars, acs: acs, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
+	if m >= n {
+		parallelFor(m, opTileRows, work, func(i0, i1 int) { g.run(i0, i1, 0, n) })
+	} else {
+		parallelFor(n, opTileCols, work, func(j0, j1 int) { g.run(0, m, j0, j1) })
+	}
+}
+
+type opGemm struct {
+	k           int
+	alpha, beta float32
+	a, b, c     []float32
+	ars, acs    int
+	ldb, ldc    int
+}
+
+// run computes C[i0:i1, j0:j1].
+func (g *opGemm) run(i0, i1, j0, j1 int) {
+	k := g.k
+	if k == 0 {
+		g.scaleOnly(i0, i1, j0, j1)
+		return
+	}
+	// The last row tile, when partial, reads a zero-padded copy of A (4×k,
+	// row stride k); the last column panel, when partial, B in place or a
+	// padded k×24 copy (below).
+	var ap, bp []float32
+	iPart := i1 - (i1-i0)%opTileRows
+	if iPart < i1 {
+		ap = make([]float32, opTileRows*k)
+		for r := 0; r < i1-iPart; r++ {
+			for p := range k {
+				ap[r*k+p] = g.a[(iPart+r)*g.ars+p*g.acs]
+			}
+		}
+	}
+	jPart := j1 - (j1-j0)%opTileCols
+	// The partial panel reads B in place when its 24-column rows stay
+	// inside b (the columns past j1 are then the next row's, or columns
+	// another goroutine owns, read only and their products dropped); only
+	// at the very end of b does it need the padded copy.
+	if jPart < j1 && (k-1)*g.ldb+jPart+opTileCols > len(g.b) {
+		w := j1 - jPart
+		bp = make([]float32, k*opTileCols)
+		for p := range k {
+			copy(bp[p*opTileCols:p*opTileCols+w], g.b[p*g.ldb+jPart:p*g.ldb+j1])
+		}
+	}
+	// With alpha = 1 and beta 0 or 1 (all of training), full tiles go
+	// straight into C, their chains starting from C when beta is 1.
+	direct := g.alpha == 1 && (g.beta == 0 || g.beta == 1)
+	cacc := 0
+	if g.beta == 1 {
+		cacc = 1
+	}
+	var tiles [opBlockRows / opTileRows][opTileRows * opTileCols]float32
+	for ib := i0; ib < i1; ib += opBlockRows {
+		ie := min(ib+opBlockRows, i1)
+		for j := j0; j < j1; j += opTileCols {
+			bsrc, bld, boff := g.b, g.ldb, j
+			if j >= jPart && bp != nil {
+				bsrc, bld, boff = bp, opTileCols, 0
+			}
+			je := min(j+opTileCols, j1)
+			if direct && cacc == 1 {
+				// Tiles through the buffer start their chains from C too,
+				// so every element is rounded the same way.
+				for t, i := 0, ib; i < ie; t, i = t+1, i+opTileRows {
+					if i >= iPart || j >= jPart {
+						g.load(&tiles[t], i, min(i+opTileRows, ie), j, je)
+					}
+				}
+			}
+			for kb := 0; kb < k; kb += opBlockK {
+				kc := min(opBlockK, k-kb)
+				acc := min(kb, 1)
+				if direct {
+					acc = max(acc, cacc)
+				}
+				bptr := &bsrc[kb*bld+boff]
+				for t, i := 0, ib; i < ie; t, i = t+1, i+opTileRows {
+					switch {
+					case i >= iPart:
+						kernOP4x24(kc, &ap[kb], k, 1, bptr, bld, &tiles[t], acc)
+					case direct && j < jPart:
+						// The kernel touches C[i:i+4, j:j+24]: check the
+						// last row's end once.
+						_ = g.c[(i+3)*g.ldc+j+opTileCols-1]
+						kernOP4x24C(kc, &g.a[i*g.ars+kb*g.acs], g.ars, g.acs, bptr, bld, &g.c[i*g.ldc+j], g.ldc, max(acc, cacc))
+					default:
+						kernOP4x24(kc, &g.a[i*g.ars+kb*g.acs], g.ars, g.acs, bptr, bld, &tiles[t], acc)
+					}
+				}
+			}
+			sb := ib
+			if direct && j < jPart {
+				sb = max(ib, iPart) // only the padded tile is left to store
+			}
+			g.store(&tiles, ib, sb, ie, j, je, direct)
+		}
+	}
+}
+
+// load fills a tile with C[i:ie, j:je], zeros around it.
+func (g *opGemm) load(tile *[opTileRows * opTileCols]float32, i, ie, j, je int) {
+	clear(tile[:])
+	for r := range ie - i {
+		copy(tile[r*opTileCols:], g.c[(i+r)*g.ldc+j:(i+r)*g.ldc+je])
+	}
+}
+
+// store writes alpha·tile + beta·C for rows [sb, ie) and columns [j, je),
+// the tiles of the row block starting at ib; raw copies the tiles as they
+// are (direct mode: C is already in them, or beta is 0).
+func (g *opGemm) store(tiles *[opBlockRows / opTileRows][opTileRows * opTileCols]float32, ib, sb, ie, j, je int, raw bool) {
+	w := je - j
+	alpha, beta := g.alpha, g.beta
+	for i := sb; i < ie; i++ {
+		t, r := (i-ib)/opTileRows, (i-ib)%opTileRows
+		src := tiles[t][r*opTileCols : r*opTileCols+w]
+		dst := g.c[i*g.ldc+j : i*g.ldc+je]
+		switch {
+		case raw || beta == 0 && alpha == 1:
+			copy(dst, src)
+		case beta == 0:
+			for q, v := range src {
+				dst[q] = alpha * v
+			}
+		default:
+			for q, v := range src {
+				dst[q] = alpha*v + beta*dst[q]
+			}
+		}
+	}
+}
+
+// scaleOnly is the k = 0 case, C = alpha·0 + beta·C as the dot-product
+// kernels compute it (beta = 0 overwrites, NaNs included).
+func (g *opGemm) scaleOnly(i0, i1, j0, j1 int) {
+	var zero float32
+	for i := i0; i < i1; i++ {
+		dst := g.c[i*g.ldc+j0 : i*g.ldc+j1]
+		for q := range dst {
+			if g.beta == 0 {
+				dst[q] = g.alpha * zero
+			} else {
+				dst[q] = g.alpha*zero + g.beta*dst[q]
+			}
+		}
+	}
+}
