@@ -3,9 +3,12 @@
 // half-size weights.
 //
 // The pure-Go implementation is always built and always correct; building
-// with cgo and `-tags openblas` routes Sgemm to OpenBLAS's cblas_sgemm
-// (pkg-config name openblas). SgemmGo stays available either way, for tests
-// and benchmarks that compare the two.
+// with cgo and `-tags openblas` routes the backward's products (op(A)·B) to
+// OpenBLAS's cblas_sgemm (pkg-config name openblas) and keeps x·Wᵀ (A·Bᵀ,
+// every forward) on the Go kernels, which are faster for decode and give a
+// row the same bits whatever batch it is in (sgemm_openblas.go says why).
+// SgemmGo stays available either way, for tests and benchmarks that compare
+// the two.
 //
 // The scalar Go loops write products as float32(x*y) before adding them:
 // Go may fuse x*y + z into one FMA instruction when it targets GOAMD64=v3,
