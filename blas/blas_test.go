@@ -109,9 +109,10 @@ func TestSgemmBF16(t *testing.T) {
 	}
 }
 
-// BenchmarkSgemm compares the build's Sgemm (OpenBLAS with -tags openblas)
-// with the pure-Go one on the model's shapes: x·Wᵀ for prefill (m=128) and
-// decode (m=1), Qwen3-0.6B's q/up projections.
+// BenchmarkSgemm compares the pure-Go Sgemm, the bf16-weight one and, with
+// -tags openblas, OpenBLAS's own sgemm (which Sgemm no longer uses for x·Wᵀ)
+// on the model's shapes: x·Wᵀ for prefill (m=128) and decode (m=1, 4),
+// Qwen3-0.6B's q/up projections.
 func BenchmarkSgemm(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, s := range [][3]int{{128, 1024, 1024}, {128, 3072, 1024}, {1, 3072, 1024}, {4, 3072, 1024}} {
