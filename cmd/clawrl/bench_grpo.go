@@ -55,8 +55,11 @@ type grpoBenchResult struct {
 	Engine           string    `json:"engine"`
 	StepSeconds      []float64 `json:"step_s"`
 	CompletionTokens []int     `json:"completion_tokens"`
-	// Phases (ours only): rollout, policy step, adapter publish, seconds per step.
-	Rollout, Train, Publish []float64
+	// Phases, seconds per step: rollout (generation, reward, advantages),
+	// policy step (loss, backward, optimizer), adapter publish (ours only).
+	Rollout []float64 `json:"rollout_s"`
+	Train   []float64 `json:"train_s"`
+	Publish []float64 `json:"publish_s"`
 }
 
 func (r grpoBenchResult) meanStep() float64 { return mean(r.StepSeconds) }

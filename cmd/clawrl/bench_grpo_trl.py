@@ -102,8 +102,21 @@ def main():
 
     trainer = GRPOTrainer(model=model, reward_funcs=even_token_reward, args=cfg, train_dataset=ds,
                           processing_class=tok, peft_config=peft_config, callbacks=[Timer()])
+    # The rollout half of a step (generation, reward, advantages) is
+    # GRPOTrainer._generate_and_score_completions; time it separately.
+    rollout = []
+    gen_and_score = trainer._generate_and_score_completions
+
+    def timed_rollout(*a, **kw):
+        t0 = time.perf_counter()
+        out = gen_and_score(*a, **kw)
+        rollout.append(time.perf_counter() - t0)
+        return out
+
+    trainer._generate_and_score_completions = timed_rollout
     trainer.train()
     timed = times[spec["warmup"]:]
+    rollout = rollout[spec["warmup"]:]
     toks = [sum(l) for l in lengths[spec["warmup"]:]]
     import peft
 
@@ -111,6 +124,8 @@ def main():
         "engine": f"trl {trl.__version__} (torch {torch.__version__.split('+')[0]}, transformers {transformers.__version__}, peft {peft.__version__})",
         "step_s": timed,
         "completion_tokens": toks,
+        "rollout_s": rollout,
+        "train_s": [t - r for t, r in zip(timed, rollout)],
         "threads": torch.get_num_threads(),
     }))
 
