@@ -291,6 +291,7 @@ func benchGRPOReference(python string, spec grpoBenchSpec) (grpoBenchResult, err
 		return grpoBenchResult{}, err
 	}
 	cmd := exec.Command(python, "-c", benchGRPOTRLScript)
+	cmd.Env = benchGRPORefEnv(os.Environ())
 	cmd.Stdin = strings.NewReader(string(in))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -307,6 +308,21 @@ func benchGRPOReference(python string, spec grpoBenchSpec) (grpoBenchResult, err
 		return r, fmt.Errorf("reference timed no steps: %q", lines[len(lines)-1])
 	}
 	return r, nil
+}
+
+// benchGRPORefEnv is the reference's environment: OMP_WAIT_POLICY=PASSIVE
+// unless env sets it. torch's OpenMP threads spin at every barrier by
+// default; on a shared box that makes 2-thread torch about 4× slower at
+// this shape (measured 2026-11-21: HF generate 16–20 s active, 4 s
+// passive), so passive is torch's best case there. OMP_WAIT_POLICY=ACTIVE
+// in the environment restores the default.
+func benchGRPORefEnv(env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "OMP_WAIT_POLICY=") {
+			return env
+		}
+	}
+	return append(env, "OMP_WAIT_POLICY=PASSIVE")
 }
 
 func lastLines(s string, n int) string {

@@ -17,9 +17,12 @@ model.generate (sampling at temperature 1), the reward, group-normalised
 advantages, the DAPO-normalised PPO-clip loss (epsilon 0.2, epsilon_high
 0.28, beta 0: no reference model), backward, gradient clipping at 1 and an
 AdamW step. Gradient checkpointing is off (TRL's default is on; off is
-faster here). Prints one JSON line.
+faster here). Prints one JSON line. `clawrl bench grpo` sets
+OMP_WAIT_POLICY=PASSIVE unless the environment sets it (see
+benchGRPORefEnv).
 """
 import json
+import os
 import sys
 import time
 
@@ -121,7 +124,7 @@ def main():
     import peft
 
     print(json.dumps({
-        "engine": f"trl {trl.__version__} (torch {torch.__version__.split('+')[0]}, transformers {transformers.__version__}, peft {peft.__version__})",
+        "engine": f"trl {trl.__version__} (torch {torch.__version__.split('+')[0]}, transformers {transformers.__version__}, peft {peft.__version__}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')})",
         "step_s": timed,
         "completion_tokens": toks,
         "rollout_s": rollout,
