@@ -47,6 +47,7 @@ type grpoBenchSpec struct {
 	Alpha     float64   `json:"alpha"`
 	LR        float64   `json:"lr"`
 	Seed      int64     `json:"seed"`
+	Impl      string    `json:"impl"` // the reference's: "trl" or "plain"
 }
 
 // grpoBenchResult is one side's timed steps; the reference prints the same
@@ -97,7 +98,7 @@ func newBenchGRPOCmd() *cobra.Command {
 	var reference bool
 	cmd := &cobra.Command{
 		Use:   "grpo",
-		Short: "Time GRPO steps (generate a group, reward, advantages, PPO-clip step), beside TRL's GRPOTrainer",
+		Short: "Time GRPO steps (generate a group, reward, advantages, PPO-clip step), beside TRL's GRPOTrainer and plain torch",
 		Long: `Times GRPO steps on a checkpoint (by default a random tiny Qwen3, seed 7).
 One step: --group completions of each of --prompts prompts (--prompt-tokens
 tokens, up to --max-tokens new tokens, temperature 1) generated together by
@@ -107,10 +108,11 @@ ids), group-normalised advantages, one PPO-clip optimizer step (ε 0.2,
 decay 0.1, gradient clipping at 1) on the LoRA adapter, and publishing the
 new adapter to the engine so the next rollout samples from it.
 
-With --reference it runs the same steps with TRL's GRPOTrainer on torch CPU
-(bench_grpo_trl.py, embedded; python from --python or $CLAWRL_PYTHON) and
-prints the ratio. Without TRL installed the reference is skipped with a
-message.`,
+With --reference it runs the same steps twice more on torch CPU
+(bench_grpo_trl.py, embedded; python from --python or $CLAWRL_PYTHON): by
+hand on transformers + PEFT (a lean torch floor), and with TRL's
+GRPOTrainer; it prints both ratios. A reference whose modules are missing
+(TRL: pip install trl) is skipped with a message.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -158,10 +160,14 @@ message.`,
 			}
 			results := []grpoBenchResult{ours}
 			if reference {
-				ref, err := benchGRPOReference(python, spec)
-				if err != nil {
-					fmt.Fprintf(out, "reference skipped: %v\n", err)
-				} else {
+				// The lean hand-written torch step first, then TRL's.
+				for _, impl := range []string{"plain", "trl"} {
+					spec.Impl = impl
+					ref, err := benchGRPOReference(python, spec)
+					if err != nil {
+						fmt.Fprintf(out, "reference %s skipped: %v\n", impl, err)
+						continue
+					}
 					results = append(results, ref)
 				}
 			}
@@ -178,8 +184,8 @@ message.`,
 					phase(r.Rollout), phase(r.Train), phase(r.Publish))
 			}
 			tw.Flush()
-			if len(results) == 2 {
-				fmt.Fprintf(out, "ratio (reference s/step ÷ clawrl s/step): %.2fx\n", results[1].meanStep()/results[0].meanStep())
+			for _, r := range results[1:] {
+				fmt.Fprintf(out, "ratio %s s/step ÷ clawrl s/step: %.2fx\n", strings.SplitN(r.Engine, " (", 2)[0], r.meanStep()/ours.meanStep())
 			}
 			return nil
 		},
@@ -281,10 +287,14 @@ func benchGRPOOurs(ctx context.Context, eng *native.Engine, spec grpoBenchSpec, 
 // benchGRPOReference runs bench_grpo_trl.py; a missing interpreter or
 // module comes back as an error the caller prints as a skip.
 func benchGRPOReference(python string, spec grpoBenchSpec) (grpoBenchResult, error) {
-	check := exec.Command(python, "-c", "import torch, transformers, peft, trl, datasets")
+	mods := "torch, transformers, peft"
+	if spec.Impl == "trl" {
+		mods += ", trl, datasets"
+	}
+	check := exec.Command(python, "-c", "import "+mods)
 	if msg, err := check.CombinedOutput(); err != nil {
 		lines := strings.Split(strings.TrimSpace(string(msg)), "\n")
-		return grpoBenchResult{}, fmt.Errorf("%s cannot import torch, transformers, peft, trl and datasets (pip install trl): %s", python, lines[len(lines)-1])
+		return grpoBenchResult{}, fmt.Errorf("%s cannot import %s: %s", python, mods, lines[len(lines)-1])
 	}
 	in, err := json.Marshal(spec)
 	if err != nil {

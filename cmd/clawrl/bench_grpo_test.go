@@ -46,7 +46,7 @@ func TestBenchGRPOPrompts(t *testing.T) {
 // modules the reference comes back as an error saying what is missing,
 // which the command prints as a skip.
 func TestBenchGRPOReferenceMissing(t *testing.T) {
-	_, err := benchGRPOReference("/nonexistent/python3", grpoBenchSpec{})
+	_, err := benchGRPOReference("/nonexistent/python3", grpoBenchSpec{Impl: "trl"})
 	if err == nil || !strings.Contains(err.Error(), "cannot import") {
 		t.Fatalf("error %v, want one naming the missing modules", err)
 	}

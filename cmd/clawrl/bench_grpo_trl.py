@@ -17,7 +17,14 @@ model.generate (sampling at temperature 1), the reward, group-normalised
 advantages, the DAPO-normalised PPO-clip loss (epsilon 0.2, epsilon_high
 0.28, beta 0: no reference model), backward, gradient clipping at 1 and an
 AdamW step. Gradient checkpointing is off (TRL's default is on; off is
-faster here). Prints one JSON line. `clawrl bench grpo` sets
+faster here).
+
+With "impl": "plain" in the spec it runs the same step hand-written on
+transformers + PEFT + torch.optim.AdamW instead (model.generate, the reward,
+group-normalised advantages, the PPO-clip loss on the completion tokens'
+log-softmax, backward, clipping, AdamW): a lean torch floor, without TRL's
+machinery (its chunked LM-head log-prob kernel, accelerate, the HF Trainer
+loop). Prints one JSON line. `clawrl bench grpo` sets
 OMP_WAIT_POLICY=PASSIVE unless the environment sets it (see
 benchGRPORefEnv).
 """
@@ -29,10 +36,80 @@ import time
 import torch
 
 
+def plain(spec):
+    import peft
+    import transformers
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    transformers.logging.set_verbosity_error()
+    model = AutoModelForCausalLM.from_pretrained(spec["model"], dtype=torch.float32)
+    if spec["mode"] == "lora":
+        model = get_peft_model(model, LoraConfig(
+            r=spec["rank"], lora_alpha=spec["alpha"], lora_dropout=0.0, task_type="CAUSAL_LM",
+            target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]))
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=spec["lr"], betas=(0.9, 0.98), eps=1e-8, weight_decay=0.1)
+    G, T = spec["group"], spec["max_tokens"]
+    # Prompts have equal length (the Go side makes them so): no padding.
+    prompts = torch.tensor([p for p in spec["prompt_ids"] for _ in range(G)])
+    P = prompts.shape[1]
+    eos = model.generation_config.eos_token_id
+    pad = model.generation_config.pad_token_id
+    if pad is None:
+        pad = eos[0] if isinstance(eos, list) else eos
+
+    def step():
+        model.eval()
+        with torch.no_grad():
+            out = model.generate(input_ids=prompts, attention_mask=torch.ones_like(prompts), max_new_tokens=T,
+                                 do_sample=True, temperature=1.0, top_k=0, top_p=1.0, pad_token_id=pad)
+        model.train()
+        comp = out[:, P:]
+        # Tokens after the first EOS are padding.
+        eos_ids = torch.tensor(eos if isinstance(eos, list) else [eos])
+        is_eos = torch.isin(comp, eos_ids)
+        first = torch.where(is_eos.any(1), is_eos.int().argmax(1), torch.full((comp.shape[0],), T))
+        mask = (torch.arange(comp.shape[1])[None, :] <= first[:, None]).float()[:, :comp.shape[1]]
+        ids = [c[: int(m.sum())].tolist() for c, m in zip(comp, mask)]
+        r = torch.tensor([sum(1 for i in c if i % 2 == 0) / max(len(c), 1) for c in ids]).view(-1, G)
+        adv = ((r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-6)).view(-1, 1)
+        # Logits of the completion positions only (the LM head over a 152k
+        # vocabulary is most of the cost).
+        logits = model(input_ids=out, attention_mask=torch.ones_like(out), logits_to_keep=comp.shape[1] + 1).logits[:, :-1]
+        logp = torch.log_softmax(logits.float(), -1).gather(-1, comp[..., None]).squeeze(-1)
+        ratio = torch.exp(logp - logp.detach())
+        pg = torch.max(-ratio * adv, -torch.clamp(ratio, 0.8, 1.28) * adv)
+        loss = (pg * mask).sum() / mask.sum()
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        return int(mask.sum())
+
+    times, toks = [], []
+    for s in range(spec["warmup"] + spec["steps"]):
+        t0 = time.perf_counter()
+        n = step()
+        if s >= spec["warmup"]:
+            times.append(time.perf_counter() - t0)
+            toks.append(n)
+    print(json.dumps({
+        "engine": f"torch+peft by hand (torch {torch.__version__.split('+')[0]}, transformers {transformers.__version__}, "
+                  f"peft {peft.__version__}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')})",
+        "step_s": times,
+        "completion_tokens": toks,
+        "threads": torch.get_num_threads(),
+    }))
+
+
 def main():
     spec = json.load(sys.stdin)
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(spec["seed"])
+    if spec.get("impl") == "plain":
+        plain(spec)
+        return
     import transformers
     import trl
     from datasets import Dataset
