@@ -58,7 +58,7 @@ func bf16Direct(m, j0, j1, k int, alpha float32, x []float32, ldx int, w []uint1
 		if beta == 0 {
 			*p = alpha * s
 		} else {
-			*p = alpha*s + beta**p
+			*p = float32(alpha*s) + float32(beta**p)
 		}
 	}
 	if k8 := k &^ 7; useAVX2 && k8 > 0 {
@@ -72,7 +72,7 @@ func bf16Direct(m, j0, j1, k int, alpha float32, x []float32, ldx int, w []uint1
 					s := t4[q]
 					wq := w[(j0+q)*ldw : (j0+q)*ldw+k]
 					for p := k8; p < k; p++ {
-						s += xi[p] * math.Float32frombits(uint32(wq[p])<<16)
+						s += float32(xi[p] * math.Float32frombits(uint32(wq[p])<<16))
 					}
 					store(i, j0+q, s)
 				}
@@ -93,7 +93,7 @@ func bf16Direct(m, j0, j1, k int, alpha float32, x []float32, ldx int, w []uint1
 				xi := x[i*ldx : i*ldx+k]
 				s := kern1x1(k8, &xi[0], &widened[0])
 				for p := k8; p < k; p++ {
-					s += xi[p] * widened[p]
+					s += float32(xi[p] * widened[p])
 				}
 				store(i, j, s)
 			}
@@ -111,7 +111,7 @@ func dotBF16(x []float32, w []uint16) float32 {
 	w = w[:len(x)]
 	var s float32
 	for p, v := range x {
-		s += v * math.Float32frombits(uint32(w[p])<<16)
+		s += float32(v * math.Float32frombits(uint32(w[p])<<16))
 	}
 	return s
 }

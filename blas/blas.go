@@ -3,9 +3,21 @@
 // half-size weights.
 //
 // The pure-Go implementation is always built and always correct; building
-// with cgo and `-tags openblas` routes Sgemm to OpenBLAS's cblas_sgemm
-// (pkg-config name openblas). SgemmGo stays available either way, for tests
-// and benchmarks that compare the two.
+// with cgo and `-tags openblas` routes the backward's products (op(A)·B) to
+// OpenBLAS's cblas_sgemm (pkg-config name openblas) and keeps x·Wᵀ (A·Bᵀ,
+// every forward) on the Go kernels, which are faster for decode and give a
+// row the same bits whatever batch it is in (sgemm_openblas.go says why).
+// SgemmGo stays available either way, for tests and benchmarks that compare
+// the two.
+//
+// The scalar Go loops write products as float32(x*y) before adding them:
+// Go may fuse x*y + z into one FMA instruction when it targets GOAMD64=v3,
+// and does so in some loops and not others (a product whose operand comes
+// straight from memory stays a MULSS), so one element could round
+// differently depending on which loop computed it. The explicit conversion
+// makes the product round on its own everywhere, which keeps a v3 build's
+// results bitwise those of the default (v1) build, and a row's result
+// independent of the batch it is in.
 package blas
 
 import (
@@ -146,7 +158,7 @@ func gemmNTRange(m, j0, j1, k int, alpha float32, a []float32, lda int, b []floa
 		if beta == 0 {
 			*p = alpha * v
 		} else {
-			*p = alpha*v + beta**p
+			*p = float32(alpha*v) + float32(beta**p)
 		}
 	}
 	j := j0
@@ -190,22 +202,22 @@ func dot4x4(s *[16]float32, a0, a1, a2, a3, b0, b1, b2, b3 []float32) {
 	for p := 0; p < k; p++ {
 		x0, x1, x2, x3 := a0[p], a1[p], a2[p], a3[p]
 		y0, y1, y2, y3 := b0[p], b1[p], b2[p], b3[p]
-		s00 += x0 * y0
-		s01 += x0 * y1
-		s02 += x0 * y2
-		s03 += x0 * y3
-		s10 += x1 * y0
-		s11 += x1 * y1
-		s12 += x1 * y2
-		s13 += x1 * y3
-		s20 += x2 * y0
-		s21 += x2 * y1
-		s22 += x2 * y2
-		s23 += x2 * y3
-		s30 += x3 * y0
-		s31 += x3 * y1
-		s32 += x3 * y2
-		s33 += x3 * y3
+		s00 += float32(x0 * y0)
+		s01 += float32(x0 * y1)
+		s02 += float32(x0 * y2)
+		s03 += float32(x0 * y3)
+		s10 += float32(x1 * y0)
+		s11 += float32(x1 * y1)
+		s12 += float32(x1 * y2)
+		s13 += float32(x1 * y3)
+		s20 += float32(x2 * y0)
+		s21 += float32(x2 * y1)
+		s22 += float32(x2 * y2)
+		s23 += float32(x2 * y3)
+		s30 += float32(x3 * y0)
+		s31 += float32(x3 * y1)
+		s32 += float32(x3 * y2)
+		s33 += float32(x3 * y3)
 	}
 	*s = [16]float32{s00, s01, s02, s03, s10, s11, s12, s13, s20, s21, s22, s23, s30, s31, s32, s33}
 }
@@ -217,10 +229,10 @@ func dot1x4(a, b0, b1, b2, b3 []float32) (float32, float32, float32, float32) {
 	b0, b1, b2, b3 = b0[:k], b1[:k], b2[:k], b3[:k]
 	var s0, s1, s2, s3 float32
 	for p, x := range a {
-		s0 += x * b0[p]
-		s1 += x * b1[p]
-		s2 += x * b2[p]
-		s3 += x * b3[p]
+		s0 += float32(x * b0[p])
+		s1 += float32(x * b1[p])
+		s2 += float32(x * b2[p])
+		s3 += float32(x * b3[p])
 	}
 	return s0, s1, s2, s3
 }
@@ -230,7 +242,7 @@ func dotSeq(x, y []float32) float32 {
 	y = y[:len(x)]
 	var s float32
 	for i, v := range x {
-		s += v * y[i]
+		s += float32(v * y[i])
 	}
 	return s
 }
@@ -241,13 +253,13 @@ func Dot(x, y []float32) float32 {
 	var s0, s1, s2, s3 float32
 	p := 0
 	for ; p+4 <= len(x); p += 4 {
-		s0 += x[p] * y[p]
-		s1 += x[p+1] * y[p+1]
-		s2 += x[p+2] * y[p+2]
-		s3 += x[p+3] * y[p+3]
+		s0 += float32(x[p] * y[p])
+		s1 += float32(x[p+1] * y[p+1])
+		s2 += float32(x[p+2] * y[p+2])
+		s3 += float32(x[p+3] * y[p+3])
 	}
 	for ; p < len(x); p++ {
-		s0 += x[p] * y[p]
+		s0 += float32(x[p] * y[p])
 	}
 	return (s0 + s1) + (s2 + s3)
 }

@@ -109,9 +109,10 @@ func TestSgemmBF16(t *testing.T) {
 	}
 }
 
-// BenchmarkSgemm compares the build's Sgemm (OpenBLAS with -tags openblas)
-// with the pure-Go one on the model's shapes: x·Wᵀ for prefill (m=128) and
-// decode (m=1), Qwen3-0.6B's q/up projections.
+// BenchmarkSgemm compares the pure-Go Sgemm, the bf16-weight one and, with
+// -tags openblas, OpenBLAS's own sgemm (which Sgemm no longer uses for x·Wᵀ)
+// on the model's shapes: x·Wᵀ for prefill (m=128) and decode (m=1, 4),
+// Qwen3-0.6B's q/up projections.
 func BenchmarkSgemm(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, s := range [][3]int{{128, 1024, 1024}, {128, 3072, 1024}, {1, 3072, 1024}, {4, 3072, 1024}} {
@@ -132,7 +133,7 @@ func BenchmarkSgemm(b *testing.B) {
 			impls = append(impls, struct {
 				name string
 				f    func()
-			}{Backend, func() { Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }})
+			}{Backend, func() { backendSgemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) }})
 		}
 		for _, impl := range impls {
 			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, impl.name), func(b *testing.B) {
@@ -149,8 +150,8 @@ func BenchmarkSgemm(b *testing.B) {
 // whether computed alone or with other rows, and for bf16 weights whether
 // the direct (decode) or the widened (prefill) path ran: the model relies on
 // it so that a sequence decodes identically alone, in a batch, or when
-// scored by a prefill. OpenBLAS does not promise this, so only the Go paths
-// are checked.
+// scored by a prefill. Sgemm is checked too: with -tags openblas it keeps
+// x·Wᵀ on the Go kernels for this reason (OpenBLAS does not promise it).
 func TestBatchInvariance(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, s := range [][2]int{{70, 129}, {151, 64}, {13, 8}, {1024, 100}, {9, 3}} {
@@ -171,15 +172,18 @@ func TestBatchInvariance(t *testing.T) {
 			lo, hi := rows[0], rows[1]
 			part := make([]float32, (hi-lo)*n)
 			SgemmGo(false, true, hi-lo, n, k, 1, a[lo*k:], k, b, k, 0, part, n)
+			partB := make([]float32, (hi-lo)*n)
+			Sgemm(false, true, hi-lo, n, k, 1, a[lo*k:], k, b, k, 0, partB, n)
 			partBF := make([]float32, (hi-lo)*n)
 			SgemmBF16(hi-lo, n, k, 1, a[lo*k:], k, wb, k, 0, partBF, n) // ≤ 8 rows: direct
 			for i := range part {
 				if part[i] != all[lo*n+i] {
 					t.Fatalf("n=%d k=%d rows [%d,%d): C[%d] = %v alone, %v in the full batch", n, k, lo, hi, lo*n+i, part[i], all[lo*n+i])
 				}
-				// SgemmBF16's widened path goes through Sgemm, OpenBLAS in
-				// that build.
-				if Backend == "go" && partBF[i] != allBF[lo*n+i] {
+				if partB[i] != all[lo*n+i] {
+					t.Fatalf("%s Sgemm n=%d k=%d rows [%d,%d): C[%d] = %v, SgemmGo on the full batch %v", Backend, n, k, lo, hi, lo*n+i, partB[i], all[lo*n+i])
+				}
+				if partBF[i] != allBF[lo*n+i] {
 					t.Fatalf("bf16 n=%d k=%d rows [%d,%d): C[%d] = %v direct, %v widened", n, k, lo, hi, lo*n+i, partBF[i], allBF[lo*n+i])
 				}
 			}
@@ -420,6 +424,54 @@ func TestScale(t *testing.T) {
 		for i := range x {
 			if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("n=%d: x[%d] = %v, want %v", n, i, x[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkCrossover times the build's Sgemm against the pure-Go one for
+// every product shape the model and the trainer use, over a range of row
+// counts m (decode batches of 1–16 sequences up to prefill and training
+// chunks): it is how the OpenBLAS build's routing (sgemm_openblas.go) was
+// chosen. NT is x·Wᵀ (the forward), NN dy·W and TN dyᵀ·x (the backward),
+// at Qwen3-0.6B's 1024→3072 projection.
+func BenchmarkCrossover(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const n, k = 3072, 1024
+	for _, op := range []string{"NT", "NN", "TN"} {
+		for _, m := range []int{1, 2, 4, 8, 16, 32, 64, 128, 512} {
+			var transA, transB bool
+			var ad, bd, ld int // the two operands' sizes and B's stride
+			switch op {
+			case "NT":
+				transB, ad, bd, ld = true, m*k, n*k, k
+			case "NN":
+				ad, bd, ld = m*k, k*n, n
+			case "TN":
+				transA, ad, bd, ld = true, k*m, k*n, n
+			}
+			lda := k
+			if transA {
+				lda = m
+			}
+			x, w, y := randSlice(r, ad), randSlice(r, bd), make([]float32, m*n)
+			impls := []struct {
+				name string
+				f    func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+			}{{"go", SgemmGo}}
+			if Backend != "go" {
+				impls = append(impls, struct {
+					name string
+					f    func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+				}{Backend, backendSgemm})
+			}
+			for _, impl := range impls {
+				b.Run(fmt.Sprintf("%s/m=%d/%s", op, m, impl.name), func(b *testing.B) {
+					for b.Loop() {
+						impl.f(transA, transB, m, n, k, 1, x, lda, w, ld, 0, y, n)
+					}
+					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
 			}
 		}
 	}

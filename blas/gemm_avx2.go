@@ -49,14 +49,14 @@ func (g *avx2Gemm) store(i, j int, s float32) {
 	if g.k8 != g.k {
 		ar, br := g.a[i*g.lda:i*g.lda+g.k], g.b[j*g.ldb:j*g.ldb+g.k]
 		for p := g.k8; p < g.k; p++ {
-			s += ar[p] * br[p]
+			s += float32(ar[p] * br[p])
 		}
 	}
 	p := &g.c[i*g.ldc+j]
 	if g.beta == 0 {
 		*p = g.alpha * s
 	} else {
-		*p = g.alpha*s + g.beta**p
+		*p = float32(g.alpha*s) + float32(g.beta**p)
 	}
 }
 
@@ -99,7 +99,7 @@ func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
 					ci[0], ci[1], ci[2] = g.alpha*tr[0], g.alpha*tr[1], g.alpha*tr[2]
 				default:
 					for q := range 3 {
-						ci[q] = g.alpha*tr[q] + g.beta*ci[q]
+						ci[q] = float32(g.alpha*tr[q]) + float32(g.beta*ci[q])
 					}
 				}
 			}

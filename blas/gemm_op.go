@@ -157,7 +157,7 @@ func (g *opGemm) store(tiles *[opBlockRows / opTileRows][opTileRows * opTileCols
 			}
 		default:
 			for q, v := range src {
-				dst[q] = alpha*v + beta*dst[q]
+				dst[q] = float32(alpha*v) + float32(beta*dst[q])
 			}
 		}
 	}
@@ -173,7 +173,7 @@ func (g *opGemm) scaleOnly(i0, i1, j0, j1 int) {
 			if g.beta == 0 {
 				dst[q] = g.alpha * zero
 			} else {
-				dst[q] = g.alpha*zero + g.beta*dst[q]
+				dst[q] = float32(g.alpha*zero) + float32(g.beta*dst[q])
 			}
 		}
 	}

@@ -35,7 +35,7 @@ func DotRows(out, x, rows []float32, ld int) {
 // kernels finish an element.
 func addTail(s float32, x, y []float32, start int) float32 {
 	for p := start; p < len(x); p++ {
-		s += x[p] * y[p]
+		s += float32(x[p] * y[p])
 	}
 	return s
 }
@@ -51,7 +51,7 @@ func Axpy(alpha float32, x, y []float32) {
 		n8 = 0
 	}
 	for i := n8; i < len(x); i++ {
-		y[i] += alpha * x[i]
+		y[i] += float32(alpha * x[i])
 	}
 }
 
@@ -99,7 +99,7 @@ func WeightedRows(out, w, rows []float32, ld int) {
 	for ; c < k; c++ {
 		var s float32
 		for p, wp := range w {
-			s += wp * rows[p*ld+c]
+			s += float32(wp * rows[p*ld+c])
 		}
 		out[c] = s
 	}

@@ -229,7 +229,7 @@ func (c *Config) invFreq() []float64 {
 				inv[i] = f
 			default:
 				smooth := (float64(r.OriginalMaxPositionEmbeddings)/wavelen - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
-				inv[i] = (1-smooth)*f/r.Factor + smooth*f
+				inv[i] = (1-smooth)*f/r.Factor + float64(smooth*f)
 			}
 		}
 	}

@@ -13,7 +13,7 @@ func rmsnormForward(out, inp, weight []float32, N, C int, eps float32) {
 		o := out[r*C : (r+1)*C]
 		var ss float64
 		for _, v := range x {
-			ss += float64(v) * float64(v)
+			ss += float64(float64(v) * float64(v))
 		}
 		rstd := float32(1 / math.Sqrt(float64(float32(ss/float64(C))+eps)))
 		for i, v := range x {

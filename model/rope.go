@@ -39,8 +39,8 @@ func ropeForward(x []float32, rt ropeTable, rows, nHeads int) {
 			lo, hi := v[:half], v[half:hd]
 			for i := range half {
 				a, b := lo[i], hi[i]
-				lo[i] = a*c[i] - b*s[i]
-				hi[i] = b*c[i] + a*s[i]
+				lo[i] = float32(a*c[i]) - float32(b*s[i])
+				hi[i] = float32(b*c[i]) + float32(a*s[i])
 			}
 		}
 	}

@@ -181,11 +181,18 @@ func expf(x float32) float32 {
 	case x != x:
 		return x
 	}
-	n := float32(math.Floor(float64(x*1.44269504088896341 + 0.5)))
-	r := x - n*0.693359375 + n*2.12194440e-4
+	// Each product is rounded on its own (the float32 conversions), as
+	// the default build computes it: with GOAMD64=v3 Go could otherwise
+	// fuse some of them into FMAs and change the last bit.
+	n := float32(math.Floor(float64(float32(x*1.44269504088896341) + 0.5)))
+	r := x - float32(n*0.693359375) + float32(n*2.12194440e-4)
 	z := r * r
-	y := ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
-	y = y*z + r + 1
+	y := float32(1.9875691500e-4*r) + 1.3981999507e-3
+	y = float32(y*r) + 8.3334519073e-3
+	y = float32(y*r) + 4.1665795894e-2
+	y = float32(y*r) + 1.6666665459e-1
+	y = float32(y*r) + 5.0000001201e-1
+	y = float32(y*z) + r + 1
 	// Scale by 2^n in two steps so subnormal results stay right.
 	ni := int32(n)
 	if ni > 127 {

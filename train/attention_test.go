@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/clawrl/clawrl/blas"
 )
 
 // The scalar attention this package had before the tiled one: one query-key
@@ -46,7 +48,7 @@ func refAttentionForward(out, lse, q, k, v []float32, segs []segment, sh attnSha
 				maxv := float32(math.Inf(-1))
 				for j := 0; j <= i; j++ {
 					tj := s.start + j
-					row[j] = dot(qi, k[tj*ks+g*hd:tj*ks+g*hd+hd]) * scale
+					row[j] = blas.Dot(qi, k[tj*ks+g*hd:tj*ks+g*hd+hd]) * scale
 					maxv = max(maxv, row[j])
 				}
 				var sum float32
@@ -88,16 +90,16 @@ func refAttentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []
 				ti := s.start + i
 				qi := q[ti*qs+h*hd : ti*qs+h*hd+hd]
 				doi := dout[ti*qs+h*hd : ti*qs+h*hd+hd]
-				D := dot(doi, out[ti*qs+h*hd:ti*qs+h*hd+hd])
+				D := blas.Dot(doi, out[ti*qs+h*hd:ti*qs+h*hd+hd])
 				l := lse[ti*sh.heads+h]
 				dqi := dq[ti*qs+h*hd : ti*qs+h*hd+hd]
 				for j := 0; j <= i; j++ {
 					tj := s.start + j
 					kj := k[tj*ks+g*hd : tj*ks+g*hd+hd]
 					vj := v[tj*ks+g*hd : tj*ks+g*hd+hd]
-					p := float32(math.Exp(float64(dot(qi, kj)*scale - l)))
+					p := float32(math.Exp(float64(blas.Dot(qi, kj)*scale - l)))
 					axpy(p, doi, dv[tj*ks+g*hd:tj*ks+g*hd+hd])
-					ds := p * (dot(doi, vj) - D) * scale
+					ds := p * (blas.Dot(doi, vj) - D) * scale
 					if ds == 0 {
 						continue
 					}
@@ -107,22 +109,6 @@ func refAttentionBackward(dq, dk, dv, dout, lse, q, k, v, out []float32, segs []
 			}
 		}
 	})
-}
-
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // attnCase is random attention inputs for a segment layout and shape.

@@ -119,35 +119,10 @@ func TestTrainSFT(t *testing.T) {
 // sequences: one per assistant message, each response ending with the
 // template's end-of-turn token.
 func TestTrainSFTChats(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := model.NewConfig(model.Qwen3, model.SizeTiny)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mdir := filepath.Join(dir, "model")
-	if err := model.WriteRandom(mdir, cfg, 1, safetensors.F32); err != nil {
-		t.Fatal(err)
-	}
-	if err := vocab.Write("qwen3", mdir); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "chats.jsonl")
 	lines := `{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Capital of France?"},{"role":"assistant","content":"Paris."},{"role":"user","content":"And Italy?"},{"role":"assistant","content":"Rome."}]}
 `
-	if err := os.WriteFile(data, []byte(lines), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	seqs, err := readSFTData(data, mdir, cfg.VocabSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(seqs) != 2 {
-		t.Fatalf("%d sequences, want one per assistant message (2)", len(seqs))
-	}
-	tok, err := tokenizer.Load(filepath.Join(mdir, "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fx := newChatFixture(t, model.Qwen3, "qwen3", lines)
+	seqs, tok := fx.seqs, fx.tok
 	for i, want := range []string{"Paris.", "Rome."} {
 		prompt, resp := tok.Decode(seqs[i].PromptIDs), tok.Decode(seqs[i].ResponseIDs)
 		if !strings.HasSuffix(prompt, "<|im_start|>assistant\n") || !strings.Contains(resp, want) || !strings.HasPrefix(strings.TrimPrefix(resp, "<think>\n\n</think>\n\n"), want) {
@@ -157,12 +132,7 @@ func TestTrainSFTChats(t *testing.T) {
 			t.Errorf("sequence %d: response %q lacks the end-of-turn token", i, resp)
 		}
 	}
-	var buf bytes.Buffer
-	f := sftFlags{modelDir: mdir, data: data, out: filepath.Join(dir, "out"), mode: "lora", rank: 4, alpha: 8,
-		lr: 1e-3, maxGradNorm: 1, epochs: 1, batch: 2, microTokens: 2048}
-	if err := runSFT(context.Background(), f, &buf); err != nil {
-		t.Fatal(err)
-	}
+	fx.train(t)
 }
 
 // TestTrainSFTChatWithTools trains on an OpenAI-shaped tool round: the
@@ -180,37 +150,12 @@ func TestTrainSFTChatWithTools(t *testing.T) {
 		{model.Llama, "llama", []string{`"name": "ls"`, "List a folder"}, []string{`"name": "ls"`, `"parameters": {"path": "."}`}},
 	} {
 		t.Run(tc.vocab, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg, err := model.NewConfig(tc.fam, model.SizeTiny)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mdir := filepath.Join(dir, "model")
-			if err := model.WriteRandom(mdir, cfg, 1, safetensors.F32); err != nil {
-				t.Fatal(err)
-			}
-			if err := vocab.Write(tc.vocab, mdir); err != nil {
-				t.Fatal(err)
-			}
-			data := filepath.Join(dir, "chats.jsonl")
 			line := `{"messages":[{"role":"user","content":"What is here?"},` +
 				`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"path\": \".\"}"}}]},` +
 				`{"role":"tool","tool_call_id":"c1","content":"notes.txt"},{"role":"assistant","content":"One file: notes.txt."}],` +
 				`"tools":[{"type":"function","function":{"name":"ls","description":"List a folder","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}` + "\n"
-			if err := os.WriteFile(data, []byte(line), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			seqs, err := readSFTData(data, mdir, cfg.VocabSize)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(seqs) != 2 {
-				t.Fatalf("%d sequences, want one per assistant message (2)", len(seqs))
-			}
-			tok, err := tokenizer.Load(filepath.Join(mdir, "tokenizer.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			fx := newChatFixture(t, tc.fam, tc.vocab, line)
+			seqs, tok := fx.seqs, fx.tok
 			for i, s := range seqs {
 				prompt := tok.Decode(s.PromptIDs)
 				for _, want := range tc.toolsIn {
@@ -228,12 +173,58 @@ func TestTrainSFTChatWithTools(t *testing.T) {
 			if !strings.Contains(tok.Decode(seqs[1].PromptIDs), "notes.txt") || !strings.Contains(answer, "One file: notes.txt.") {
 				t.Errorf("second sequence: prompt lacks the tool result or response %q lacks the answer", answer)
 			}
-			var buf bytes.Buffer
-			f := sftFlags{modelDir: mdir, data: data, out: filepath.Join(dir, "out"), mode: "lora", rank: 4, alpha: 8,
-				lr: 1e-3, maxGradNorm: 1, epochs: 1, batch: 2, microTokens: 2048}
-			if err := runSFT(context.Background(), f, &buf); err != nil {
-				t.Fatal(err)
-			}
+			fx.train(t)
 		})
+	}
+}
+
+// chatFixture is a random tiny checkpoint of a family with its real
+// tokenizer and template, a JSONL file of chats, and the training sequences
+// readSFTData made of them (two per file: the tests' chats have two
+// assistant messages).
+type chatFixture struct {
+	dir, model, data string
+	seqs             []train.Sequence
+	tok              *tokenizer.Tokenizer
+}
+
+func newChatFixture(t *testing.T, fam model.Family, vocabName, jsonl string) chatFixture {
+	t.Helper()
+	fx := chatFixture{dir: t.TempDir()}
+	cfg, err := model.NewConfig(fam, model.SizeTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.model = filepath.Join(fx.dir, "model")
+	if err := model.WriteRandom(fx.model, cfg, 1, safetensors.F32); err != nil {
+		t.Fatal(err)
+	}
+	if err := vocab.Write(vocabName, fx.model); err != nil {
+		t.Fatal(err)
+	}
+	fx.data = filepath.Join(fx.dir, "chats.jsonl")
+	if err := os.WriteFile(fx.data, []byte(jsonl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fx.seqs, err = readSFTData(fx.data, fx.model, cfg.VocabSize); err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.seqs) != 2 {
+		t.Fatalf("%d sequences, want one per assistant message (2)", len(fx.seqs))
+	}
+	if fx.tok, err = tokenizer.Load(filepath.Join(fx.model, "tokenizer.json")); err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+// train runs `clawrl train sft` (LoRA, one epoch) on the fixture's chats.
+func (fx chatFixture) train(t *testing.T) {
+	t.Helper()
+	var buf bytes.Buffer
+	f := sftFlags{modelDir: fx.model, data: fx.data, out: filepath.Join(fx.dir, "out"), mode: "lora", rank: 4, alpha: 8,
+		lr: 1e-3, maxGradNorm: 1, epochs: 1, batch: 2, microTokens: 2048}
+	if err := runSFT(context.Background(), f, &buf); err != nil {
+		t.Fatal(err)
 	}
 }
