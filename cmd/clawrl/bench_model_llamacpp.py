@@ -32,7 +32,7 @@ def skip(reason):
 try:
     import xllamacpp
 except ImportError as e:
-    skip("%s cannot import xllamacpp (%s): pip install xllamacpp" % (sys.executable, e))
+    skip("%s cannot import xllamacpp (%s): see cmd/clawrl/bench_model_llamacpp_setup.sh" % (sys.executable, e))
 convert = spec.get("convert") or ""
 if not os.path.isfile(convert):
     skip("llama.cpp's convert_hf_to_gguf.py not found at %r (--llamacpp-convert)" % convert)
