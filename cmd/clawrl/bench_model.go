@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -25,6 +27,13 @@ import (
 //go:embed bench_model_ref.py
 var benchModelRefScript string
 
+//go:embed bench_model_llamacpp.py
+var benchModelLlamacppScript string
+
+// benchGreedyIDs is how many greedy token ids each engine reports for the
+// side-by-side correctness check.
+const benchGreedyIDs = 8
+
 func init() { benchSubcommands = append(benchSubcommands, newBenchModelCmd) }
 
 // benchResult is one engine's measurements; the reference script prints the
@@ -34,10 +43,17 @@ type benchResult struct {
 	PrefillTokS    float64 `json:"prefill_tok_s"`
 	DecodeTokS     float64 `json:"decode_tok_s"`
 	BatchDecodeTok float64 `json:"batch_decode_tok_s"`
+	// FirstIDs are the first greedy ids after the prompt (the one sampled
+	// from the prefill logits, then the decoded ones); empty for engines
+	// that don't report them.
+	FirstIDs []int32 `json:"first_ids,omitempty"`
+	// Skip, set by a reference script instead of results, says why it
+	// could not run (a missing module, a missing converter).
+	Skip string `json:"skip,omitempty"`
 }
 
 func newBenchModelCmd() *cobra.Command {
-	var arch, size, dtype, dir, python string
+	var arch, size, dtype, dir, python, llamacppPython, llamacppConvert string
 	var promptLen, decodeLen, batch, threads int
 	var seed uint64
 	var reference bool
@@ -49,7 +65,11 @@ for a --prompt-token prompt, decode tokens/s for one sequence and for --batch
 sequences decoded together, and decode as a fraction of the memory-bandwidth
 bound (measured read bandwidth ÷ weight bytes read per decode step). With
 --reference it runs the same measurements with transformers on torch CPU
-(torch.set_num_threads(--threads)) and prints both side by side.`,
+(torch.set_num_threads(--threads)) and prints both side by side. With
+--llamacpp PYTHON it also converts the checkpoint to GGUF with llama.cpp's
+convert_hf_to_gguf.py (--llamacpp-convert) and measures llama.cpp (the
+xllamacpp wheel) with --threads threads; it is skipped with a message when
+that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -69,6 +89,10 @@ bound (measured read bandwidth ÷ weight bytes read per decode step). With
 					dt = safetensors.BF16
 				}
 				if err := model.WriteRandom(tmp, cfg, seed, dt); err != nil {
+					return err
+				}
+				// llama.cpp's GGUF converter needs the real tokenizer files.
+				if err := writeTokenizer(tmp, model.Family(arch), ""); err != nil {
 					return err
 				}
 				dir = tmp
@@ -95,16 +119,20 @@ bound (measured read bandwidth ÷ weight bytes read per decode step). With
 				}
 				results = append(results, ref)
 			}
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintf(tw, "engine\tprefill %d tok/s\tdecode tok/s\tdecode×%d tok/s\tdecode ÷ bound\t\n", promptLen, batch)
-			for _, r := range results {
-				fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.0f%%\t\n", r.Engine, r.PrefillTokS, r.DecodeTokS, r.BatchDecodeTok, 100*r.DecodeTokS/bound)
+			if llamacppPython != "" {
+				spec := benchSpec(dir, dtype, promptLen, decodeLen, batch, threads, seed, c.VocabSize)
+				spec["convert"] = llamacppConvert
+				ref, err := runBenchScript(llamacppPython, benchModelLlamacppScript, spec)
+				switch {
+				case err != nil:
+					return fmt.Errorf("llama.cpp reference: %w", err)
+				case ref.Skip != "":
+					fmt.Fprintf(out, "llama.cpp skipped: %s\n", ref.Skip)
+				default:
+					results = append(results, ref)
+				}
 			}
-			if len(results) == 2 {
-				a, b := results[0], results[1]
-				fmt.Fprintf(tw, "ratio\t%.2fx\t%.2fx\t%.2fx\t\t\n", a.PrefillTokS/b.PrefillTokS, a.DecodeTokS/b.DecodeTokS, a.BatchDecodeTok/b.BatchDecodeTok)
-			}
-			tw.Flush()
+			writeBenchTable(out, promptLen, batch, bound, results)
 			fmt.Fprintf(out, "read bandwidth %.1f GB/s, %s read per decode step → bound %.1f tok/s\n", bw/1e9, humanBytes(int64(perToken)), bound)
 			return nil
 		},
@@ -121,6 +149,8 @@ bound (measured read bandwidth ÷ weight bytes read per decode step). With
 	f.Uint64Var(&seed, "seed", 1, "seed for the random model and prompt")
 	f.BoolVar(&reference, "reference", false, "also run transformers on torch CPU and print ratios")
 	f.StringVar(&python, "python", envOr("CLAWRL_PYTHON", "python3"), "python with torch and transformers for --reference")
+	f.StringVar(&llamacppPython, "llamacpp", "", "also run llama.cpp with this python (xllamacpp installed, and torch/transformers for the GGUF converter) and print ratios")
+	f.StringVar(&llamacppConvert, "llamacpp-convert", os.Getenv("CLAWRL_LLAMACPP_CONVERT"), "llama.cpp's convert_hf_to_gguf.py, for --llamacpp")
 	return cmd
 }
 
@@ -144,6 +174,11 @@ func benchOurs(m *model.Model, promptLen, decodeLen, batch int, seed uint64) (be
 	ctx := context.Background()
 	V := m.Config.VocabSize
 	res := benchResult{Engine: "clawrl"}
+	record := func(id int32) {
+		if len(res.FirstIDs) < benchGreedyIDs {
+			res.FirstIDs = append(res.FirstIDs, id)
+		}
+	}
 	prompt := benchPrompt(seed, promptLen, V)
 	// Warm up once (page in the weights), then time.
 	if _, err := m.Prefill(ctx, m.NewSequence(), prompt[:min(8, len(prompt))], nil); err != nil {
@@ -156,7 +191,7 @@ func benchOurs(m *model.Model, promptLen, decodeLen, batch int, seed uint64) (be
 		return res, err
 	}
 	res.PrefillTokS = float64(promptLen) / time.Since(start).Seconds()
-	decode := func(seqs []*model.Sequence, next []int32) (float64, error) {
+	decode := func(seqs []*model.Sequence, next []int32, record func(int32)) (float64, error) {
 		start := time.Now()
 		for range decodeLen {
 			all, err := m.DecodeStep(seqs, next, nil)
@@ -166,12 +201,16 @@ func benchOurs(m *model.Model, promptLen, decodeLen, batch int, seed uint64) (be
 			for i, l := range all {
 				id, _ := model.Sample(l, model.SamplingParams{}, nil)
 				next[i] = id
+				if record != nil {
+					record(id)
+				}
 			}
 		}
 		return float64(decodeLen*len(seqs)) / time.Since(start).Seconds(), nil
 	}
 	id, _ := model.Sample(logits, model.SamplingParams{}, nil)
-	if res.DecodeTokS, err = decode([]*model.Sequence{seq}, []int32{id}); err != nil {
+	record(id)
+	if res.DecodeTokS, err = decode([]*model.Sequence{seq}, []int32{id}, record); err != nil {
 		return res, err
 	}
 	seqs := make([]*model.Sequence, batch)
@@ -184,7 +223,7 @@ func benchOurs(m *model.Model, promptLen, decodeLen, batch int, seed uint64) (be
 		}
 		next[i], _ = model.Sample(logits, model.SamplingParams{}, nil)
 	}
-	res.BatchDecodeTok, err = decode(seqs, next)
+	res.BatchDecodeTok, err = decode(seqs, next, nil)
 	return res, err
 }
 
@@ -222,22 +261,93 @@ func measureReadBandwidth(threads int) float64 {
 	return best
 }
 
-func benchReference(python, dir, dtype string, promptLen, decodeLen, batch, threads int, seed uint64, vocab int) (benchResult, error) {
+// writeBenchTable prints one row per engine and, for each reference after
+// the first (ours), the ratio ours ÷ reference and whether the greedy ids
+// agree.
+func writeBenchTable(out io.Writer, promptLen, batch int, bound float64, results []benchResult) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "engine\tprefill %d tok/s\tdecode tok/s\tdecode×%d tok/s\tdecode ÷ bound\t\n", promptLen, batch)
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.0f%%\t\n", r.Engine, r.PrefillTokS, r.DecodeTokS, r.BatchDecodeTok, 100*r.DecodeTokS/bound)
+	}
+	for _, b := range results[min(1, len(results)):] {
+		a := results[0]
+		fmt.Fprintf(tw, "%s ÷ %s\t%.2fx\t%.2fx\t%.2fx\t\t\n", shortEngine(a.Engine), shortEngine(b.Engine),
+			a.PrefillTokS/b.PrefillTokS, a.DecodeTokS/b.DecodeTokS, a.BatchDecodeTok/b.BatchDecodeTok)
+	}
+	tw.Flush()
+	for _, b := range results[min(1, len(results)):] {
+		a := results[0]
+		if len(a.FirstIDs) == 0 || len(b.FirstIDs) == 0 {
+			continue
+		}
+		n := min(len(a.FirstIDs), len(b.FirstIDs))
+		same := 0
+		for same < n && a.FirstIDs[same] == b.FirstIDs[same] {
+			same++
+		}
+		fmt.Fprintf(out, "greedy ids, %s vs %s: first %d of %d agree (%v vs %v)\n",
+			shortEngine(a.Engine), shortEngine(b.Engine), same, n, a.FirstIDs[:n], b.FirstIDs[:n])
+	}
+}
+
+// shortEngine is the engine's name without its version, for ratio labels.
+func shortEngine(name string) string {
+	if i := strings.IndexByte(name, ' '); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// benchSpec is the JSON spec the reference scripts read on stdin: the same
+// prompts benchOurs uses, the first for prefill and single decode, the
+// others decoded together.
+func benchSpec(dir, dtype string, promptLen, decodeLen, batch, threads int, seed uint64, vocab int) map[string]any {
 	prompts := [][]int32{benchPrompt(seed, promptLen, vocab)}
 	for i := range batch {
 		prompts = append(prompts, benchPrompt(seed+uint64(i)+1, promptLen, vocab))
 	}
-	spec, _ := json.Marshal(map[string]any{"model": dir, "dtype": dtype, "threads": threads, "decode": decodeLen, "prompts": prompts})
-	cmd := exec.Command(python, "-c", benchModelRefScript)
-	cmd.Stdin = strings.NewReader(string(spec))
-	cmd.Stderr = io.Discard
+	return map[string]any{"model": dir, "dtype": dtype, "threads": threads, "decode": decodeLen, "prompts": prompts}
+}
+
+func benchReference(python, dir, dtype string, promptLen, decodeLen, batch, threads int, seed uint64, vocab int) (benchResult, error) {
+	r, err := runBenchScript(python, benchModelRefScript, benchSpec(dir, dtype, promptLen, decodeLen, batch, threads, seed, vocab))
+	if err == nil && r.Skip != "" {
+		err = errors.New(r.Skip)
+	}
+	return r, err
+}
+
+// runBenchScript runs a reference script with `python -c`, the spec as JSON
+// on stdin, and reads its one JSON result from stdout. On failure the error
+// carries the tail of the script's stderr (llama.cpp logs there).
+func runBenchScript(python, script string, spec map[string]any) (benchResult, error) {
+	in, err := json.Marshal(spec)
+	if err != nil {
+		return benchResult{}, err
+	}
+	cmd := exec.Command(python, "-c", script)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	outb, err := cmd.Output()
 	if err != nil {
-		return benchResult{}, fmt.Errorf("%s: %w", python, err)
+		tail := stderr.Bytes()
+		tail = tail[max(0, len(tail)-2000):]
+		return benchResult{}, fmt.Errorf("%s: %w\n%s", python, err, tail)
 	}
+	return parseBenchResult(outb)
+}
+
+// parseBenchResult reads a reference script's output: one JSON object with
+// either results or a skip reason.
+func parseBenchResult(outb []byte) (benchResult, error) {
 	var r benchResult
-	if err := json.Unmarshal(outb, &r); err != nil {
+	if err := json.Unmarshal(bytes.TrimSpace(outb), &r); err != nil {
 		return r, fmt.Errorf("reading the reference's output %q: %w", outb, err)
+	}
+	if r.Skip == "" && (r.Engine == "" || r.DecodeTokS <= 0) {
+		return r, fmt.Errorf("reference output %q has no engine or decode speed", outb)
 	}
 	return r, nil
 }

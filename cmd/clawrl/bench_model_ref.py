@@ -17,18 +17,27 @@ prompts = spec["prompts"]
 n_decode = spec["decode"]
 
 
+first_ids = []
+
+
 def decode(batch_ids):
-    """Greedy decode with the KV cache; returns decoded tokens per second."""
+    """Greedy decode with the KV cache; returns decoded tokens per second.
+    Records the first sequence's greedy ids in first_ids."""
     with torch.no_grad():
         out = model(torch.tensor(batch_ids), use_cache=True)
         past = out.past_key_values
         nxt = out.logits[:, -1].argmax(-1, keepdim=True)
+        ids = [int(nxt[0, 0])]
         start = time.perf_counter()
         for _ in range(n_decode):
             out = model(nxt, past_key_values=past, use_cache=True)
             past = out.past_key_values
             nxt = out.logits[:, -1].argmax(-1, keepdim=True)
-        return n_decode * len(batch_ids) / (time.perf_counter() - start)
+            ids.append(int(nxt[0, 0]))
+        rate = n_decode * len(batch_ids) / (time.perf_counter() - start)
+        if not first_ids:
+            first_ids.extend(ids[:8])
+        return rate
 
 
 with torch.no_grad():
@@ -39,4 +48,5 @@ with torch.no_grad():
 single = decode([prompts[0]])
 batched = decode(prompts[1:])
 print(json.dumps({"engine": "transformers %s torch %s" % (__import__("transformers").__version__, torch.__version__),
-                  "prefill_tok_s": prefill, "decode_tok_s": single, "batch_decode_tok_s": batched}))
+                  "prefill_tok_s": prefill, "decode_tok_s": single, "batch_decode_tok_s": batched,
+                  "first_ids": first_ids}))
