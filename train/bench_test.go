@@ -23,11 +23,13 @@ import (
 //
 // (add -tags openblas with CGO_ENABLED=1 for the OpenBLAS matmuls.)
 
-var benchArchs = []struct {
+type benchArch struct {
 	name  string
 	arch  Arch
 	large bool
-}{
+}
+
+var benchArchs = []benchArch{
 	{"tiny", Arch{Vocab: 151936, Hidden: 64, Intermediate: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16,
 		RMSNormEps: 1e-6, RopeTheta: 1e6, TieEmbeddings: true, QKNorm: true}, false},
 	{"qwen3-0.6b", Arch{Vocab: 151936, Hidden: 1024, Intermediate: 3072, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128,
@@ -60,27 +62,37 @@ func (sftBench) TokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float
 	return s
 }
 
+// benchTrainer is a trainer on random weights of ba's shape and its batch
+// (two sequences of 64 prompt and 64 response tokens: 256 tokens), after one
+// warm-up step (buffers, page faults). It skips the large shape unless
+// CLAWRL_BENCH_LARGE is set.
+func benchTrainer(b *testing.B, ba benchArch, mode Mode) (*Trainer, []Sequence) {
+	b.Helper()
+	if ba.large && os.Getenv("CLAWRL_BENCH_LARGE") == "" {
+		b.Skip("set CLAWRL_BENCH_LARGE=1 for the Qwen3-0.6B shape")
+	}
+	w, err := NewWeights(ba.arch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	InitRandom(w, 1, 0.02)
+	tr, err := New(w, Config{Mode: mode, MicroBatchTokens: 4096})
+	if err != nil {
+		b.Fatal(err)
+	}
+	seqs := randomSeqs(ba.arch.Vocab, 1, [2]int{64, 64}, [2]int{64, 64})
+	if _, err := tr.Step(context.Background(), seqs, sftBench{}); err != nil {
+		b.Fatal(err)
+	}
+	return tr, seqs
+}
+
 func BenchmarkTrainStep(b *testing.B) {
 	for _, ba := range benchArchs {
 		for _, mode := range []Mode{ModeLoRA, ModeFull} {
 			b.Run(ba.name+"/"+string(mode), func(b *testing.B) {
-				if ba.large && os.Getenv("CLAWRL_BENCH_LARGE") == "" {
-					b.Skip("set CLAWRL_BENCH_LARGE=1 for the Qwen3-0.6B shape")
-				}
-				w, err := NewWeights(ba.arch)
-				if err != nil {
-					b.Fatal(err)
-				}
-				InitRandom(w, 1, 0.02)
-				tr, err := New(w, Config{Mode: mode, MicroBatchTokens: 4096})
-				if err != nil {
-					b.Fatal(err)
-				}
-				seqs := randomSeqs(ba.arch.Vocab, 1, [2]int{64, 64}, [2]int{64, 64})
+				tr, seqs := benchTrainer(b, ba, mode)
 				ctx := context.Background()
-				if _, err := tr.Step(ctx, seqs, sftBench{}); err != nil { // warm-up: buffers, page faults
-					b.Fatal(err)
-				}
 				b.ResetTimer()
 				for range b.N {
 					if _, err := tr.Step(ctx, seqs, sftBench{}); err != nil {
@@ -105,23 +117,8 @@ func BenchmarkTrainStep(b *testing.B) {
 func BenchmarkYieldGap(b *testing.B) {
 	for _, ba := range benchArchs {
 		b.Run(ba.name+"/lora", func(b *testing.B) {
-			if ba.large && os.Getenv("CLAWRL_BENCH_LARGE") == "" {
-				b.Skip("set CLAWRL_BENCH_LARGE=1 for the Qwen3-0.6B shape")
-			}
-			w, err := NewWeights(ba.arch)
-			if err != nil {
-				b.Fatal(err)
-			}
-			InitRandom(w, 1, 0.02)
-			tr, err := New(w, Config{Mode: ModeLoRA, MicroBatchTokens: 4096})
-			if err != nil {
-				b.Fatal(err)
-			}
-			seqs := randomSeqs(ba.arch.Vocab, 1, [2]int{64, 64}, [2]int{64, 64})
+			tr, seqs := benchTrainer(b, ba, ModeLoRA)
 			ctx := context.Background()
-			if _, err := tr.Step(ctx, seqs, sftBench{}); err != nil { // warm-up
-				b.Fatal(err)
-			}
 			var gaps []float64
 			last := time.Now()
 			tr.SetYield(func(context.Context) error {

@@ -235,11 +235,15 @@ func warmStart(t *testing.T, bin, base, ocRoot string, m machine, now time.Time)
 	if !ok {
 		t.Fatal("tokenizer has no <|im_end|>")
 	}
+	completions := make([][]int32, len(reqs))
+	for i, r := range reqs {
+		_, target := taught(t, r)
+		completions[i] = append(tok.Encode(target), imEnd)
+	}
 	var lines []byte
 	examples := 0
 	for i, p := range prompts {
-		_, target := taught(t, reqs[i%len(reqs)])
-		completion := append(tok.Encode(target), imEnd)
+		completion := completions[i%len(reqs)]
 		var cuts []int
 		if i < len(reqs) {
 			cuts = append([]int{len(p)}, warmStartSuffixes...)
@@ -296,11 +300,15 @@ func warmStart(t *testing.T, bin, base, ocRoot string, m machine, now time.Time)
 func probeWarmStart(t *testing.T, bin, policy, ocRoot string, m machine, now time.Time, clocks []time.Duration) (good, total int) {
 	t.Helper()
 	reqs := loadCapture(t, "testdata/capture-lean")
+	wants := make([]streamedAnswer, len(reqs))
+	for i, r := range reqs {
+		wants[i], _ = taught(t, r)
+	}
 	srv := startServe(t, bin, policy, t.TempDir(), "--method", "off")
 	defer srv.stop(t)
 	for _, d := range clocks {
 		for i, r := range localized(reqs, ocRoot, m, now.Add(d)) {
-			want, _ := taught(t, reqs[i])
+			want := wants[i]
 			body := asNonStreaming(t, r.Body)
 			var resp struct {
 				Choices []struct {
