@@ -38,8 +38,9 @@ func (b *HTTPBackend) Complete(ctx context.Context, msgs []chat.Message, p Param
 		Messages    []wireMsg `json:"messages"`
 		Temperature float64   `json:"temperature"`
 		MaxTokens   int       `json:"max_tokens,omitempty"`
+		Stop        []string  `json:"stop,omitempty"`
 		Stream      bool      `json:"stream"`
-	}{Model: b.Model, Temperature: p.Temperature, MaxTokens: p.MaxTokens}
+	}{Model: b.Model, Temperature: p.Temperature, MaxTokens: p.MaxTokens, Stop: p.Stop}
 	for _, m := range msgs {
 		req.Messages = append(req.Messages, wireMsg{Role: m.Role, Content: m.Content})
 	}
@@ -72,16 +73,42 @@ func (b *HTTPBackend) Complete(ctx context.Context, msgs []chat.Message, p Param
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("judge POST %s: HTTP %d: %s", url, resp.StatusCode, clip(string(data), 300))
 	}
-	return ParseCompletion(data)
+	text, finish, err := parseCompletion(data)
+	if err != nil {
+		return "", err
+	}
+	if finish == "stop" && len(p.Stop) > 0 && !hasSuffixAny(text, p.Stop) {
+		// OpenAI servers cut the stop string off; put it back, as the engine
+		// backend keeps it, so parsers see the closing marker. (An answer
+		// that ended on its own is complete all the same.)
+		text += p.Stop[0]
+	}
+	return text, nil
+}
+
+func hasSuffixAny(s string, suffixes []string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseCompletion extracts the assistant text of an OpenAI chat completion
 // response: reasoning (when the server splits it off) followed by content, so
 // a \boxed{} in either is found.
 func ParseCompletion(data []byte) (string, error) {
+	text, _, err := parseCompletion(data)
+	return text, err
+}
+
+// parseCompletion is ParseCompletion that also returns the finish reason.
+func parseCompletion(data []byte) (string, string, error) {
 	var out struct {
 		Choices []struct {
-			Message struct {
+			FinishReason string `json:"finish_reason"`
+			Message      struct {
 				Content          *string `json:"content"`
 				ReasoningContent string  `json:"reasoning_content"`
 				Reasoning        string  `json:"reasoning"`
@@ -89,10 +116,10 @@ func ParseCompletion(data []byte) (string, error) {
 		} `json:"choices"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
-		return "", fmt.Errorf("judge response %q: %w", clip(string(data), 200), err)
+		return "", "", fmt.Errorf("judge response %q: %w", clip(string(data), 200), err)
 	}
 	if len(out.Choices) == 0 {
-		return "", fmt.Errorf("judge response %q: no choices", clip(string(data), 200))
+		return "", "", fmt.Errorf("judge response %q: no choices", clip(string(data), 200))
 	}
 	m := out.Choices[0].Message
 	var parts []string
@@ -105,7 +132,7 @@ func ParseCompletion(data []byte) (string, error) {
 		parts = append(parts, *m.Content)
 	}
 	if len(parts) == 0 {
-		return "", fmt.Errorf("judge response %q: empty message", clip(string(data), 200))
+		return "", "", fmt.Errorf("judge response %q: empty message", clip(string(data), 200))
 	}
-	return strings.Join(parts, "\n"), nil
+	return strings.Join(parts, "\n"), out.Choices[0].FinishReason, nil
 }

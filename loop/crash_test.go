@@ -173,7 +173,7 @@ func crashChild(t *testing.T, dir, point string) {
 	if point == pointJudging {
 		inner := &judge.EngineBackend{Engine: f.engine}
 		f.runner.judge = judge.New(killingBackend{inner: inner, calls: &votes, at: 8},
-			judge.Config{EvalVotes: 3, Retries: judge.NoRetries, MaxTokens: 512}, quiet())
+			judge.Config{Verdict: judge.VerdictVotes, EvalVotes: 3, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
 	}
 	var hits int
 	f.runner.Scheduler().AtPoint = func(p string) {

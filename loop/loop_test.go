@@ -56,8 +56,8 @@ func newFixtureWith(t *testing.T, dir string, method rl.Method, batch int, tr rl
 		tr = f.trainer
 	}
 	t.Cleanup(func() { f.store.Close() })
-	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{
-		EvalVotes: method.DefaultVotes(), Retries: judge.NoRetries, MaxTokens: 512}, quiet())
+	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+		EvalVotes: method.DefaultVotes(), Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
 	r, err := New(Options{
 		Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: f.engine},
 		Trainer: tr, Publisher: f.engine, Log: quiet(),

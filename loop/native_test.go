@@ -63,7 +63,9 @@ func TestNativeTrainerVersions(t *testing.T) {
 		t.Fatalf("step on the native trainer: %v %v", trained, err)
 	}
 	v, err := f.store.LatestVersion(ctx)
-	if err != nil || v.Version != 1 || v.Metrics.Samples != 3 || v.Metrics.OPDSamples != 1 || v.Metrics.Tokens == 0 || v.Metrics.Loss == 0 {
+	// Two OPD samples: the written hint, and the correction "wrong" after
+	// the -1 verdict, which is the hint as the user wrote it.
+	if err != nil || v.Version != 1 || v.Metrics.Samples != 3 || v.Metrics.OPDSamples != 2 || v.Metrics.Tokens == 0 || v.Metrics.Loss == 0 {
 		t.Fatalf("version 1: %+v %v", v, err)
 	}
 	for _, name := range []string{"adapter_config.json", "adapter_model.safetensors", "optimizer.safetensors", "trainer_state.json"} {

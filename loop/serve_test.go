@@ -101,7 +101,7 @@ func TestServeJudgeTrainServe(t *testing.T) {
 	trainer := &rltest.Trainer{}
 	r, err := New(Options{
 		Store:   st,
-		Judge:   judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512}, quiet()),
+		Judge:   judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{Verdict: judge.VerdictVotes, EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet()),
 		Teacher: &judge.Teacher{Engine: eng}, Trainer: trainer, Publisher: eng, Gate: gate, Log: quiet(),
 		Config: Config{Method: rl.MethodCombine, Poll: 20 * time.Millisecond,
 			Train: rl.SchedulerConfig{BatchSize: 4, Poll: 20 * time.Millisecond, VersionsDir: filepath.Join(dir, "versions")}},

@@ -40,6 +40,18 @@ type Settings struct {
 	MicroTokens  int
 	LearningRate float64
 	WRL, WOPD    float64
+	// Judging (see package judge).
+	JudgeVerdict     string
+	JudgeCalibration string
+	JudgeThreshold   float64
+	HintTokens       int
+	NextHint         string
+	NoWrittenHints   bool
+	NoGeneratedHints bool
+	// Advantages and loss (see rl.AdvantageConfig, rl.LossConfig).
+	Baseline string
+	OPDClip  float64
+	KLCoef   float64
 }
 
 // AddFlags registers the flags on fs.
@@ -65,7 +77,24 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.LearningRate, "lr", 0, "learning rate (default 1e-4 LoRA, 1e-5 full)")
 	fs.Float64Var(&s.WRL, "w-rl", 1, "weight of the RL term in combined advantages")
 	fs.Float64Var(&s.WOPD, "w-opd", 1, "weight of the OPD term in combined advantages")
+	fs.StringVar(&s.JudgeVerdict, "judge-verdict", "prefill", "how the judge scores: prefill (probabilities of \\boxed{1|0|-1} from one prefill; --judge-url always samples) or votes (sampled answers)")
+	fs.StringVar(&s.JudgeCalibration, "judge-calibration", "neutral", "prefill verdict calibration: neutral (against the same prompt with no next state), running (against recent margins) or none")
+	fs.Float64Var(&s.JudgeThreshold, "judge-threshold", judge.DefaultThreshold, "calibrated margin (nats) a prefill verdict must pass to score ±1 (negative: any margin)")
+	fs.IntVar(&s.HintTokens, "hint-tokens", 64, "most tokens a generated hint may take (it stops at its end marker)")
+	fs.StringVar(&s.NextHint, "next-hint", "correction", "when the user's next message is the OPD hint: correction (after a -1 score), always, or off")
+	fs.BoolVar(&s.NoWrittenHints, "no-written-hints", false, "do not use /v1/feedback text as the OPD hint")
+	fs.BoolVar(&s.NoGeneratedHints, "no-generated-hints", false, "never ask the judge model to write a hint")
+	fs.StringVar(&s.Baseline, "baseline", string(DefaultBaseline), "reward baseline for single samples: batch (normalise over the step, PRPO), center (subtract the mean) or none")
+	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
+	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
 }
+
+// Defaults of the learning signal, chosen with `clawrl bench learn` (see
+// BENCHMARKS.md, "Learning loop").
+const (
+	DefaultBaseline = rl.BaselineBatch
+	DefaultOPDClip  = 1.0
+)
 
 // Parts are what Build joins: the served engine (its base weights judge and
 // teach by default), the store, the data directory and the model folder the
@@ -99,6 +128,26 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	if s.JudgeRetries == 0 {
 		jcfg.Retries = judge.NoRetries
+	}
+	jcfg.Verdict, jcfg.Calibration, jcfg.Threshold = judge.VerdictMode(s.JudgeVerdict), judge.Calibration(s.JudgeCalibration), s.JudgeThreshold
+	switch jcfg.Verdict {
+	case "", judge.VerdictPrefill, judge.VerdictVotes:
+	default:
+		return nil, fmt.Errorf("--judge-verdict %q: want prefill or votes", s.JudgeVerdict)
+	}
+	switch jcfg.Calibration {
+	case "", judge.CalibrateNeutral, judge.CalibrateRunning, judge.CalibrateNone:
+	default:
+		return nil, fmt.Errorf("--judge-calibration %q: want neutral, running or none", s.JudgeCalibration)
+	}
+	jcfg.HintTokens, jcfg.NoWrittenHints, jcfg.NoGeneratedHints = s.HintTokens, s.NoWrittenHints, s.NoGeneratedHints
+	switch jcfg.NextHint = judge.NextHintMode(s.NextHint); jcfg.NextHint {
+	case "", judge.NextHintCorrection, judge.NextHintAlways, judge.NextHintOff:
+	default:
+		return nil, fmt.Errorf("--next-hint %q: want correction, always or off", s.NextHint)
+	}
+	if _, err := rl.ParseBaseline(s.Baseline); err != nil {
+		return nil, err
 	}
 	switch judge.FeedbackMode(s.Feedback) {
 	case judge.FeedbackDecides, judge.FeedbackVotes, "":
@@ -181,5 +230,10 @@ func (s Settings) nativeTrainer(m *model.Model, modelDir string) (rl.Trainer, er
 	}
 	step := rl.DefaultStepConfig()
 	step.Advantage.WRL, step.Advantage.WOPD = s.WRL, s.WOPD
+	if step.Advantage.Baseline, err = rl.ParseBaseline(s.Baseline); err != nil {
+		return nil, err
+	}
+	step.Advantage.OPDClip = s.OPDClip
+	step.Loss.KLCoef = s.KLCoef
 	return rl.NewNativeTrainer(tr, step), nil
 }

@@ -23,6 +23,87 @@ type AdvantageConfig struct {
 	Method Method
 	WOPD   float64 // default 1
 	WRL    float64 // default 1
+	// Baseline is what the rewards of a step's ungrouped samples are
+	// compared with (one sample per prompt has no group to normalise in).
+	Baseline Baseline
+	// OPDClip clips the per-token teacher − old gap to ±OPDClip (the seed's
+	// newer recipe uses 1); 0 leaves it unclipped.
+	OPDClip float64
+}
+
+// Baseline says how single-sample rewards are centred.
+type Baseline string
+
+const (
+	// BaselineNone uses the reward as it is: A = r. A batch of -1s then
+	// says "less of everything".
+	BaselineNone Baseline = "none"
+	// BaselineBatch normalises the rewards over the step's batch,
+	// (r − mean)/(std + 1e-6), as rLLM's PRPO does for continual learning.
+	BaselineBatch Baseline = "batch"
+	// BaselineCenter subtracts the batch mean only: the scale of the reward
+	// is kept, so a step of mixed rewards moves as far as the judge said.
+	BaselineCenter Baseline = "center"
+)
+
+// ParseBaseline checks a --baseline value.
+func ParseBaseline(s string) (Baseline, error) {
+	switch b := Baseline(s); b {
+	case BaselineNone, BaselineBatch, BaselineCenter:
+		return b, nil
+	case "":
+		return BaselineNone, nil
+	}
+	return "", fmt.Errorf("reward baseline %q: want none, batch or center", s)
+}
+
+// BatchBaseline applies b to the rewards whose use[i] is set (the samples
+// that carry the reward term and belong to no group); the others are left
+// as they are. Fewer than two such rewards are left as they are too: there
+// is nothing to compare a lone reward with.
+func BatchBaseline(b Baseline, rewards []float64, use []bool) []float64 {
+	out := append([]float64(nil), rewards...)
+	if b == BaselineNone || b == "" {
+		return out
+	}
+	var n int
+	var sum float64
+	for i, r := range rewards {
+		if use[i] {
+			n++
+			sum += r
+		}
+	}
+	if n < 2 {
+		return out
+	}
+	mean := sum / float64(n)
+	var sq float64
+	for i, r := range rewards {
+		if use[i] {
+			sq += (r - mean) * (r - mean)
+		}
+	}
+	std := math.Sqrt(sq / float64(n-1))
+	for i, r := range rewards {
+		if !use[i] {
+			continue
+		}
+		out[i] = r - mean
+		if b == BaselineBatch {
+			out[i] /= std + 1e-6
+		}
+	}
+	return out
+}
+
+// gap is the OPD term of one token, clipped to ±OPDClip when set.
+func (c AdvantageConfig) gap(teacher, old float32) float64 {
+	g := float64(teacher - old)
+	if c.OPDClip > 0 {
+		g = max(-c.OPDClip, min(c.OPDClip, g))
+	}
+	return g
 }
 
 // DefaultAdvantage is Combined with both weights 1.
@@ -49,13 +130,13 @@ func (c AdvantageConfig) TokenAdvantages(reward float64, teacher, old []float32)
 			return nil, fmt.Errorf("advantages: method opd needs teacher logprobs")
 		}
 		for i := range out {
-			out[i] = teacher[i] - old[i]
+			out[i] = float32(c.gap(teacher[i], old[i]))
 		}
 	case MethodCombine:
 		for i := range out {
 			a := c.WRL * reward
 			if teacher != nil {
-				a += c.WOPD * float64(teacher[i]-old[i])
+				a += c.WOPD * c.gap(teacher[i], old[i])
 			}
 			out[i] = float32(a)
 		}

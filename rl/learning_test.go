@@ -32,6 +32,10 @@ func TestLearningSanity(t *testing.T) {
 		{"opd", AdvantageConfig{Method: MethodOPD}, true, false, train.ModeLoRA},
 		{"combined", DefaultAdvantage(), true, true, train.ModeLoRA},
 		{"combined-full", DefaultAdvantage(), true, true, train.ModeFull},
+		// One sample per prompt, with the loop's single-sample settings: the
+		// rewards normalised over the batch, the teacher gap clipped to ±1.
+		{"binary-batch-baseline", AdvantageConfig{Method: MethodRL, Baseline: BaselineBatch}, false, true, train.ModeLoRA},
+		{"combined-baseline-clipped", AdvantageConfig{Method: MethodCombine, WOPD: 1, WRL: 1, Baseline: BaselineBatch, OPDClip: 1}, true, true, train.ModeLoRA},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,7 +65,7 @@ func TestLearningSanity(t *testing.T) {
 			sample := func(resp []int32, reward float64, teacher []float32) TrainSample {
 				s := TrainSample{PromptIDs: prompt, ResponseIDs: resp}
 				if c.rwd {
-					s.Reward = reward
+					s.Reward, s.RewardTerm = reward, true
 				}
 				if c.hint {
 					s.TeacherLogprobs = teacher

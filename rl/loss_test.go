@@ -131,3 +131,47 @@ func TestLossValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestBatchBaseline(t *testing.T) {
+	rewards := []float64{1, -1, -1, -1, 0.5}
+	use := []bool{true, true, true, true, false} // the last is OPD-only or grouped
+	if got := BatchBaseline(BaselineNone, rewards, use); got[0] != 1 || got[1] != -1 {
+		t.Errorf("none changed rewards: %v", got)
+	}
+	c := BatchBaseline(BaselineCenter, rewards, use)
+	if c[0] != 1.5 || c[1] != -0.5 || c[4] != 0.5 {
+		t.Errorf("center: %v, want mean -0.5 subtracted from the first four", c)
+	}
+	b := BatchBaseline(BaselineBatch, rewards, use)
+	// torch: t = tensor([1.,-1,-1,-1]); (t - t.mean())/(t.std()+1e-6)
+	want := []float64{1.5, -0.5, -0.5, -0.5}
+	for i := range want {
+		want[i] /= 1.0 + 1e-6
+		if math.Abs(b[i]-want[i]) > 1e-9 {
+			t.Errorf("batch[%d] = %v, want %v", i, b[i], want[i])
+		}
+	}
+	if b[4] != 0.5 {
+		t.Errorf("a sample outside the baseline changed: %v", b[4])
+	}
+	if got := BatchBaseline(BaselineBatch, []float64{-1, 1}, []bool{true, false}); got[0] != -1 {
+		t.Errorf("a lone reward was normalised: %v", got)
+	}
+	if _, err := ParseBaseline("median"); err == nil {
+		t.Error("unknown baseline accepted")
+	}
+}
+
+func TestOPDClip(t *testing.T) {
+	c := AdvantageConfig{Method: MethodCombine, WOPD: 1, WRL: 1, OPDClip: 1}
+	a, err := c.TokenAdvantages(0.5, []float32{-0.1, -5, -2}, []float32{-3, -1, -2.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// gaps 2.9 → 1, −4 → −1, 0.5 stays; plus the reward 0.5.
+	for i, want := range []float32{1.5, -0.5, 1} {
+		if math.Abs(float64(a[i]-want)) > 1e-6 {
+			t.Errorf("advantage %d = %v, want %v", i, a[i], want)
+		}
+	}
+}

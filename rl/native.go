@@ -71,7 +71,7 @@ func (n *NativeTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, 
 		ts[i] = TrainSample{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs,
 			BehaviourLogprobs: s.BehaviourLogprobs, TeacherLogprobs: s.TeacherLogprobs}
 		if s.UseRL {
-			ts[i].Reward = s.Reward
+			ts[i].Reward, ts[i].RewardTerm = s.Reward, true
 		}
 	}
 	m, err := PolicyStep(ctx, n.tr, n.cfg, ts)

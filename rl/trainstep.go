@@ -33,6 +33,10 @@ type TrainSample struct {
 	RefLogprobs []float32
 	// Reward is the judge's score (−1, 0, +1) or any scalar outcome.
 	Reward float64
+	// RewardTerm says the sample carries the reward term, so it takes part
+	// in the batch's reward baseline (AdvantageConfig.Baseline); samples
+	// with only the OPD term do not.
+	RewardTerm bool
 	// Group ties the n samples of one prompt together for group-normalised
 	// rewards; 0 = not grouped.
 	Group int
@@ -191,6 +195,11 @@ func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples 
 	if err != nil {
 		return Metrics{}, fmt.Errorf("policy step: %w", err)
 	}
+	single := make([]bool, len(samples))
+	for i, s := range samples {
+		single[i] = s.Group == 0 && s.RewardTerm
+	}
+	rewards = BatchBaseline(cfg.Advantage.Baseline, rewards, single)
 	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
 		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples))}
 	for i, s := range samples {

@@ -82,15 +82,46 @@ type VersionMetrics struct {
 	ImportanceWeightMax  float64 `json:"importance_weight_max"`
 	ImportanceTruncated  float64 `json:"importance_truncated"`
 	StepNanos            int64   `json:"step_nanos"`
+	// The retention check (eval-gated promotion): the mean log-probability
+	// of the retention answers under this version and under the base
+	// weights, and how many of the checked facts it lost.
+	RetentionFacts   int     `json:"retention_facts,omitempty"`
+	RetentionLost    int     `json:"retention_lost,omitempty"`
+	RetentionLogprob float64 `json:"retention_logprob,omitempty"`
+	RetentionBase    float64 `json:"retention_base,omitempty"`
 }
 
-// Version is a published policy version.
+// Version statuses.
+const (
+	VersionPromoted = "promoted" // passed the retention check; served
+	VersionRejected = "rejected" // regressed; recorded, never served
+)
+
+// Version is a trained policy version.
 type Version struct {
 	Version   int64
 	Dir       string // the adapter directory (PEFT layout + optimizer state)
 	Method    string
 	Metrics   VersionMetrics
 	CreatedAt time.Time
+	// Status is VersionPromoted or VersionRejected ("" reads as promoted);
+	// StatusReason says why (the retention numbers, or who asked).
+	Status       string
+	StatusReason string
+	// SourceVersion, when set, says this version is a copy of an earlier
+	// one, recorded to serve it again (promote or rollback by hand).
+	SourceVersion int64
+}
+
+// ServingRequest is a person's request to serve an earlier version
+// (`clawrl versions promote|rollback N`), carried out by the train loop.
+type ServingRequest struct {
+	ID          int64
+	Version     int64
+	Action      string // "promote" or "rollback"
+	RequestedAt time.Time
+	DoneAt      time.Time // zero while pending
+	Result      string
 }
 
 // LearningStats summarises the learning loop for `clawrl status` and /metrics.
@@ -146,7 +177,22 @@ type Learning interface {
 	CommitVersion(ctx context.Context, v Version, trained []string, stale []string, staleReason string) error
 	// LatestVersion returns the newest version, or ErrNotFound.
 	LatestVersion(ctx context.Context) (Version, error)
+	// ServedVersion returns the newest promoted version (the one the engine
+	// serves), or ErrNotFound when none was promoted.
+	ServedVersion(ctx context.Context) (Version, error)
 	Versions(ctx context.Context, limit int) ([]Version, error)
+
+	// RequestServing queues a request to serve version v again; ErrNotFound
+	// if v was never recorded.
+	RequestServing(ctx context.Context, v int64, action string) (ServingRequest, error)
+	// PendingServing returns the oldest request not carried out yet, or
+	// ErrNotFound.
+	PendingServing(ctx context.Context) (ServingRequest, error)
+	// CommitServing, in one transaction, records v (a copy of an earlier
+	// version; no samples) and marks request id done with result.
+	CommitServing(ctx context.Context, id int64, v Version, result string) error
+	// FailServing marks request id done without a version.
+	FailServing(ctx context.Context, id int64, result string) error
 
 	// SessionsToSettle returns expired sessions with no main turn waiting for
 	// the judge (observed) and at least one judged main turn that was not

@@ -33,6 +33,7 @@ func Run(t *testing.T, open Opener) {
 		{"Reopen", testReopen},
 		{"LargePayloadsReady", testLargePayloads},
 		{"ReviseAfterFeedback", testRevise},
+		{"PromotionAndServing", testPromotion},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
@@ -381,5 +382,86 @@ func testRevise(t *testing.T, open Opener) {
 	}
 	if err := s.ReviseJudgment(ctx, judgment(turns[1], -1, true), true, -1, "late"); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("revising a trained turn: %v, want ErrConflict", err)
+	}
+}
+
+// testPromotion: a rejected version is recorded but not served; a request to
+// serve an earlier version waits until it is carried out by a copy recorded
+// as a new version, in one transaction with the request's result.
+func testPromotion(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, dir := fresh(t, open)
+	turns := ready(t, s, "p", 3)
+	if _, err := s.ServedVersion(ctx); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("served version of an empty store: %v", err)
+	}
+	if err := s.CommitVersion(ctx, store.Version{Version: 1, Dir: "/v/1"}, []string{turns[0].ID}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	rejected := store.Version{Version: 2, Dir: "/v/2", Status: store.VersionRejected, StatusReason: "lost 2 of 16 facts",
+		Metrics: store.VersionMetrics{RetentionFacts: 16, RetentionLost: 2, RetentionLogprob: -3, RetentionBase: -1}}
+	if err := s.CommitVersion(ctx, rejected, []string{turns[1].ID}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	// The rejected version's samples are trained all the same: never twice.
+	if st := state(t, s, turns[1].ID); st != store.Trained {
+		t.Errorf("sample of the rejected version is %s", st)
+	}
+	if err := s.CommitVersion(ctx, store.Version{Version: 3, Status: "maybe"}, nil, nil, ""); err == nil {
+		t.Error("unknown status accepted")
+	}
+	served, err := s.ServedVersion(ctx)
+	if err != nil || served.Version != 1 || served.Status != store.VersionPromoted {
+		t.Fatalf("served %+v %v, want v1", served, err)
+	}
+	latest, err := s.LatestVersion(ctx)
+	if err != nil || latest.Status != store.VersionRejected || latest.StatusReason != rejected.StatusReason || latest.Metrics != rejected.Metrics {
+		t.Errorf("latest %+v %v", latest, err)
+	}
+
+	if _, err := s.RequestServing(ctx, 9, "promote"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("request for a missing version: %v", err)
+	}
+	if _, err := s.RequestServing(ctx, 1, "delete"); err == nil {
+		t.Error("unknown action accepted")
+	}
+	if _, err := s.PendingServing(ctx); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("pending with none: %v", err)
+	}
+	req, err := s.RequestServing(ctx, 2, "promote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The request survives a restart.
+	s.Close()
+	s = open(t, dir)
+	t.Cleanup(func() { s.Close() })
+	got, err := s.PendingServing(ctx)
+	if err != nil || got.ID != req.ID || got.Version != 2 || got.Action != "promote" {
+		t.Fatalf("pending %+v %v", got, err)
+	}
+	cp := store.Version{Version: 3, Dir: "/v/3", SourceVersion: 2, StatusReason: "promote v2 by hand", Metrics: rejected.Metrics}
+	if err := s.CommitServing(ctx, req.ID, cp, "served as v3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitServing(ctx, req.ID, store.Version{Version: 4}, "again"); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("a request carried out twice: %v", err)
+	}
+	if _, err := s.LatestVersion(ctx); err != nil {
+		t.Fatal(err)
+	}
+	served, err = s.ServedVersion(ctx)
+	if err != nil || served.Version != 3 || served.SourceVersion != 2 {
+		t.Errorf("served %+v %v, want v3 from v2", served, err)
+	}
+	if _, err := s.PendingServing(ctx); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("request still pending: %v", err)
+	}
+	req2, _ := s.RequestServing(ctx, 1, "rollback")
+	if err := s.FailServing(ctx, req2.ID, "no folder"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PendingServing(ctx); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("failed request still pending: %v", err)
 	}
 }

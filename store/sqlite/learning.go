@@ -337,16 +337,8 @@ func (s *Store) CommitVersion(ctx context.Context, v store.Version, trained, sta
 		v.CreatedAt = time.Now()
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		var latest int64
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM versions`).Scan(&latest); err != nil {
+		if err := insertVersion(ctx, tx, v, string(metrics)); err != nil {
 			return err
-		}
-		if v.Version <= latest {
-			return fmt.Errorf("%w: version %d is not newer than %d", store.ErrConflict, v.Version, latest)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO versions (version, dir, method, metrics, created_at) VALUES (?, ?, ?, ?, ?)`,
-			v.Version, v.Dir, v.Method, string(metrics), nanos(v.CreatedAt)); err != nil {
-			return classify(err)
 		}
 		for _, id := range trained {
 			if err := s.transition(ctx, tx, id, store.Ready, store.Trained, ""); err != nil {
@@ -369,11 +361,37 @@ func (s *Store) CommitVersion(ctx context.Context, v store.Version, trained, sta
 	return nil
 }
 
+// insertVersion adds v's row, refusing a number that is not newer than the
+// latest.
+func insertVersion(ctx context.Context, tx *sql.Tx, v store.Version, metrics string) error {
+	var latest int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM versions`).Scan(&latest); err != nil {
+		return err
+	}
+	if v.Version <= latest {
+		return fmt.Errorf("%w: version %d is not newer than %d", store.ErrConflict, v.Version, latest)
+	}
+	if v.Status == "" {
+		v.Status = store.VersionPromoted
+	}
+	if v.Status != store.VersionPromoted && v.Status != store.VersionRejected {
+		return fmt.Errorf("version %d: status %q: want %s or %s", v.Version, v.Status, store.VersionPromoted, store.VersionRejected)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO versions (version, dir, method, metrics, created_at, status, status_reason, source_version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		v.Version, v.Dir, v.Method, metrics, nanos(v.CreatedAt), v.Status, v.StatusReason, v.SourceVersion); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+const versionColumns = `version, dir, method, metrics, created_at, status, status_reason, source_version`
+
 func scanVersion(r rowScanner) (store.Version, error) {
 	var v store.Version
 	var metrics string
 	var created int64
-	if err := r.Scan(&v.Version, &v.Dir, &v.Method, &metrics, &created); err != nil {
+	if err := r.Scan(&v.Version, &v.Dir, &v.Method, &metrics, &created, &v.Status, &v.StatusReason, &v.SourceVersion); err != nil {
 		return v, err
 	}
 	v.CreatedAt = fromNanos(created)
@@ -385,7 +403,7 @@ func scanVersion(r rowScanner) (store.Version, error) {
 
 // LatestVersion implements store.Learning.
 func (s *Store) LatestVersion(ctx context.Context) (store.Version, error) {
-	v, err := scanVersion(s.reader.QueryRowContext(ctx, `SELECT version, dir, method, metrics, created_at FROM versions ORDER BY version DESC LIMIT 1`))
+	v, err := scanVersion(s.reader.QueryRowContext(ctx, `SELECT `+versionColumns+` FROM versions ORDER BY version DESC LIMIT 1`))
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, fmt.Errorf("latest version: %w", store.ErrNotFound)
 	}
@@ -395,9 +413,107 @@ func (s *Store) LatestVersion(ctx context.Context) (store.Version, error) {
 	return v, nil
 }
 
+// ServedVersion implements store.Learning.
+func (s *Store) ServedVersion(ctx context.Context) (store.Version, error) {
+	v, err := scanVersion(s.reader.QueryRowContext(ctx, `SELECT `+versionColumns+` FROM versions WHERE status = 'promoted' ORDER BY version DESC LIMIT 1`))
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, fmt.Errorf("served version: %w", store.ErrNotFound)
+	}
+	if err != nil {
+		return v, fmt.Errorf("served version: %w", err)
+	}
+	return v, nil
+}
+
+// RequestServing implements store.Learning.
+func (s *Store) RequestServing(ctx context.Context, v int64, action string) (store.ServingRequest, error) {
+	r := store.ServingRequest{Version: v, Action: action, RequestedAt: time.Now()}
+	if action != "promote" && action != "rollback" {
+		return r, fmt.Errorf("serving request for version %d: action %q: want promote or rollback", v, action)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM versions WHERE version = ?`, v).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrNotFound
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO serving_requests (version, action, requested_at) VALUES (?, ?, ?)`, v, action, nanos(r.RequestedAt))
+		if err != nil {
+			return err
+		}
+		r.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return r, fmt.Errorf("serving request for version %d: %w", v, err)
+	}
+	return r, nil
+}
+
+// PendingServing implements store.Learning.
+func (s *Store) PendingServing(ctx context.Context) (store.ServingRequest, error) {
+	var r store.ServingRequest
+	var at int64
+	err := s.reader.QueryRowContext(ctx, `SELECT id, version, action, requested_at FROM serving_requests WHERE done_at = 0 ORDER BY id LIMIT 1`).
+		Scan(&r.ID, &r.Version, &r.Action, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("pending serving request: %w", store.ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("pending serving request: %w", err)
+	}
+	r.RequestedAt = fromNanos(at)
+	return r, nil
+}
+
+// CommitServing implements store.Learning.
+func (s *Store) CommitServing(ctx context.Context, id int64, v store.Version, result string) error {
+	metrics, err := json.Marshal(v.Metrics)
+	if err != nil {
+		return fmt.Errorf("commit serving request %d: encode metrics: %w", id, err)
+	}
+	if v.CreatedAt.IsZero() {
+		v.CreatedAt = time.Now()
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if err := finishServing(ctx, tx, id, result); err != nil {
+			return err
+		}
+		return insertVersion(ctx, tx, v, string(metrics))
+	})
+	if err != nil {
+		return fmt.Errorf("commit serving request %d (version %d): %w", id, v.Version, err)
+	}
+	return nil
+}
+
+// FailServing implements store.Learning.
+func (s *Store) FailServing(ctx context.Context, id int64, result string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error { return finishServing(ctx, tx, id, result) })
+	if err != nil {
+		return fmt.Errorf("fail serving request %d: %w", id, err)
+	}
+	return nil
+}
+
+func finishServing(ctx context.Context, tx *sql.Tx, id int64, result string) error {
+	res, err := tx.ExecContext(ctx, `UPDATE serving_requests SET done_at = ?, result = ? WHERE id = ? AND done_at = 0`, nanos(time.Now()), result, id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%w: request %d is not pending", store.ErrConflict, id)
+	}
+	return nil
+}
+
 // Versions implements store.Learning: newest first.
 func (s *Store) Versions(ctx context.Context, limit int) ([]store.Version, error) {
-	q := `SELECT version, dir, method, metrics, created_at FROM versions ORDER BY version DESC`
+	q := `SELECT ` + versionColumns + ` FROM versions ORDER BY version DESC`
 	var args []any
 	if limit > 0 {
 		q += " LIMIT ?"
@@ -467,7 +583,7 @@ func (s *Store) LearningStats(ctx context.Context) (store.LearningStats, error) 
 	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("learning stats: drops: %w", err)
 	}
-	v, err := scanVersion(tx.QueryRowContext(ctx, `SELECT version, dir, method, metrics, created_at FROM versions ORDER BY version DESC LIMIT 1`))
+	v, err := scanVersion(tx.QueryRowContext(ctx, `SELECT `+versionColumns+` FROM versions ORDER BY version DESC LIMIT 1`))
 	switch {
 	case err == nil:
 		st.Latest = &v
