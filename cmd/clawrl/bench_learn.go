@@ -96,7 +96,7 @@ func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
 	set("per-version", func() { o.perVersion = 8 })
 	set("eval-prompts", func() { o.evalPrompts = 10 })
 	set("retention", func() { o.retention = 8 })
-	set("max-tokens", func() { o.maxTokens = 48 })
+	set("max-tokens", func() { o.maxTokens = 64 })
 	set("retention-tokens", func() { o.retentionTokens = 16 })
 	set("version-timeout", func() { o.versionTimeout = 2 * time.Minute })
 }
