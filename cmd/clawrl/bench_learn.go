@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -66,7 +67,7 @@ combine, 2 rounds of 8 rated turns, short answers.`,
 	f.StringVar(&o.addr, "addr", "", "use this running clawrl instead of starting servers (one arm, persona and seed; the arm names its --method)")
 	f.StringVar(&o.out, "out", "bench-learn", "folder for learn.json, learn.md, learn.svg and the servers' logs")
 	f.StringVar(&o.feedback, "feedback", bench.FeedbackText, "how users react: text (👍, or 👎 with written feedback), rating (👍/👎 only) or implicit (next message only)")
-	f.StringSliceVar(&o.arms, "arms", []string{"off", "rl", "opd", "combine"}, "training methods to compare; off is the control")
+	f.StringSliceVar(&o.arms, "arms", []string{"off", "rl", "opd", "combine"}, "arms to compare: a method (off = the control, rl, opd, combine) or name:method:--flag=value:... for other serve flags")
 	f.StringSliceVar(&o.personas, "personas", []string{"concise", "signoff", "tldr", "french"}, "simulated users")
 	f.StringArrayVar(&o.serveArgs, "serve-arg", nil, "extra flag for every server, e.g. --serve-arg=--lr=2e-4 (repeatable)")
 	f.IntVar(&o.seeds, "seeds", 1, "seeds per arm and persona")
@@ -105,6 +106,9 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// Ctrl-C stops the server in hand and still writes the runs so far.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	all := bench.Personas()
 	var personas []*bench.Persona
@@ -120,17 +124,18 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		}
 		personas = append(personas, found)
 	}
-	for _, a := range o.arms {
-		switch a {
-		case "off", "rl", "opd", "combine":
-		default:
-			return fmt.Errorf("--arms: unknown method %q: want off, rl, opd or combine", a)
+	var arms []bench.Arm
+	for _, spec := range o.arms {
+		a, err := bench.ParseArm(spec)
+		if err != nil {
+			return fmt.Errorf("--arms: %w", err)
 		}
+		arms = append(arms, a)
 	}
 	if o.seeds < 1 {
 		return fmt.Errorf("--seeds %d: want ≥ 1", o.seeds)
 	}
-	cfg := bench.Config{Arms: o.arms, Personas: personas, Versions: o.versions, PerVersion: o.perVersion,
+	cfg := bench.Config{Arms: arms, Personas: personas, Versions: o.versions, PerVersion: o.perVersion,
 		EvalPrompts: o.evalPrompts, Retention: o.retention, Feedback: o.feedback, MaxTokens: o.maxTokens,
 		RetentionTokens: o.retentionTokens, Temperature: o.temperature, Concurrency: o.concurrency, VersionTimeout: o.versionTimeout}
 	for s := range o.seeds {
@@ -144,7 +149,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		if len(o.arms) != 1 || len(personas) != 1 || o.seeds != 1 {
 			return fmt.Errorf("--addr: a running server is one run: give one --arms, one --personas and --seeds 1")
 		}
-		launch = func(context.Context, string, *bench.Persona, int64) (*bench.Client, func() error, error) {
+		launch = func(context.Context, bench.Arm, *bench.Persona, int64) (*bench.Client, func() error, error) {
 			return &bench.Client{BaseURL: "http://" + o.addr, APIKey: os.Getenv("CLAWRL_API_KEY")}, func() error { return nil }, nil
 		}
 	} else {
@@ -198,8 +203,8 @@ type learnReport struct {
 // serverLauncher starts `exe serve` per run with a fresh data folder and a
 // free loopback port, its log in the output folder.
 func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Launch {
-	return func(ctx context.Context, arm string, p *bench.Persona, seed int64) (*bench.Client, func() error, error) {
-		name := fmt.Sprintf("%s-%s-%d", arm, p.Name, seed)
+	return func(ctx context.Context, arm bench.Arm, p *bench.Persona, seed int64) (*bench.Client, func() error, error) {
+		name := fmt.Sprintf("%s-%s-%d", arm.Name, p.Name, seed)
 		data, err := os.MkdirTemp("", "clawrl-bench-"+name+"-")
 		if err != nil {
 			return nil, nil, err
@@ -208,7 +213,7 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 		if err != nil {
 			return nil, nil, err
 		}
-		args := []string{"serve", "--data", data, "--addr", addr, "--method", arm,
+		args := []string{"serve", "--data", data, "--addr", addr, "--method", arm.Method,
 			"--batch-size", strconv.Itoa(o.perVersion), "--log-level", "info"}
 		if o.model != "" {
 			args = append(args, "--model", o.model)
@@ -218,7 +223,7 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 			// expiring it soon lets the loop settle those turns.
 			args = append(args, "--session-idle", "30s")
 		}
-		args = append(args, o.serveArgs...)
+		args = append(append(args, o.serveArgs...), arm.Args...)
 		logf, err := os.Create(filepath.Join(o.out, "serve-"+name+".log"))
 		if err != nil {
 			return nil, nil, err
