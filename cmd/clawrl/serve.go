@@ -68,7 +68,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.model, "model", "", "Hugging Face model folder (config.json, *.safetensors, tokenizer.json, tokenizer_config.json)")
+	f.StringVar(&o.model, "model", "", modelFlagHelp)
 	f.StringVar(&o.addr, "addr", "127.0.0.1:30000", "listen address; anything but loopback needs --api-key")
 	addDataFlag(cmd, &o.data)
 	f.StringVar(&o.method, "method", "combine", "training signal: combine, rl, opd or off")
@@ -88,14 +88,11 @@ func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
 		log.Warn("serving the deterministic test engine (" + testEngineEnv + "=scripted): not a model")
 		return scripted.New(scripted.Options{}), nil
 	}
-	dir := o.model
-	if dir == "" {
-		var err error
-		if dir, err = defaultModel(o.data, log); err != nil {
-			return nil, err
-		}
+	dir, id, err := trainedModel(o, log)
+	if err != nil {
+		return nil, err
 	}
-	return native.Open(dir, native.Options{})
+	return native.Open(dir, native.Options{ModelID: id})
 }
 
 // defaultModel returns the embedded default checkpoint under data, writing

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/clawrl/clawrl/gguf"
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/modelref"
+	"github.com/clawrl/clawrl/tokenizer"
+	"github.com/clawrl/clawrl/tokenizer/chatfmt"
+)
+
+// modelFlagHelp is the --model help of every command that loads a model.
+const modelFlagHelp = "the model: a Hugging Face folder (config.json, *.safetensors, tokenizer files), a .gguf file, or ollama:NAME[:TAG] from Ollama's local store"
+
+// resolveModel turns a --model value into the local path the loaders read
+// and the id /v1/models shows. Every command that takes --model goes
+// through it.
+func resolveModel(spec string) (path, id string, err error) {
+	path, err = modelref.Resolve(spec)
+	if err != nil {
+		return "", "", err
+	}
+	if name, ok := strings.CutPrefix(spec, modelref.OllamaPrefix); ok {
+		id = name
+	}
+	return path, id, nil
+}
+
+// modelConfigJSON is the config.json recorded with checkpoints trained from
+// the model at path: the folder's own, or the one a GGUF file's metadata
+// amounts to.
+func modelConfigJSON(path string, cfg *model.Config) ([]byte, error) {
+	if model.IsGGUF(path) {
+		return cfg.HFConfigJSON()
+	}
+	return os.ReadFile(filepath.Join(path, "config.json"))
+}
+
+// loadChatFormat reads the tokenizer and chat template of the model at path
+// (a Hugging Face folder or a GGUF file).
+func loadChatFormat(path string) (*tokenizer.Tokenizer, *chatfmt.Template, error) {
+	if !model.IsGGUF(path) {
+		tok, err := tokenizer.Load(filepath.Join(path, "tokenizer.json"))
+		if err != nil {
+			return nil, nil, err
+		}
+		tmpl, err := chatfmt.Load(path)
+		return tok, tmpl, err
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f.Header)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tmpl, err := chatfmt.FromGGUF(f.Header)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tok, tmpl, nil
+}
