@@ -52,8 +52,9 @@ control. Results go to --out as learn.json, learn.md and learn.svg.
 Satisfaction and retention are pooled over personas and seeds per round with
 Wilson 95 % intervals.
 
---quick is the CI scenario: the concise persona, control against rl and
-combine, 2 rounds of 8 rated turns, short answers.`,
+--quick is the CI scenario: the concise persona, the control against the
+combined method at --lr=1e-3, 2 rounds of 8 rated turns, answers of at most
+64 tokens.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.quick {
@@ -91,7 +92,7 @@ func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
 			apply()
 		}
 	}
-	set("arms", func() { o.arms = []string{"off", "rl", "combine"} })
+	set("arms", func() { o.arms = []string{"off", "combine:combine:--lr=1e-3"} })
 	set("personas", func() { o.personas = []string{"concise"} })
 	set("versions", func() { o.versions = 2 })
 	set("per-version", func() { o.perVersion = 8 })
