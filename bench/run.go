@@ -102,6 +102,9 @@ type Eval struct {
 	Seconds        float64  `json:"seconds"`           // since the run started
 	WaitSeconds    float64  `json:"wait_seconds"`      // last rated turn → version served
 	Answers        []string `json:"answers,omitempty"` // first answers, for reading
+	// TrainAnswers are the round's first rated answers (sampled at the
+	// training temperature: what the user saw), for reading.
+	TrainAnswers []string `json:"train_answers,omitempty"`
 }
 
 // Run is one server's history: one arm, persona and seed.
@@ -205,6 +208,7 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 			return err
 		}
 		ratedRound, satRound, chunk := 0, 0, 0
+		var trainAnswers []string
 		var rated time.Time
 		send := func(n int) error {
 			prompts := make([]string, n)
@@ -215,7 +219,10 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 				prompts[i] = p.Train[order[next]]
 				next++
 			}
-			sat, err := interact(ctx, cfg, cl, p, r.Seed, fmt.Sprintf("r%d-%d", round, chunk), prompts)
+			sat, shown, err := interact(ctx, cfg, cl, p, r.Seed, fmt.Sprintf("r%d-%d", round, chunk), prompts)
+			if chunk == 0 {
+				trainAnswers = shown
+			}
 			chunk++
 			ratedRound += n
 			satRound += sat
@@ -243,7 +250,7 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 		if err != nil {
 			return err
 		}
-		ev.TrainSatisfied, ev.TrainRated = satRound, ratedRound
+		ev.TrainSatisfied, ev.TrainRated, ev.TrainAnswers = satRound, ratedRound, trainAnswers
 		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
 		r.Evals = append(r.Evals, ev)
 		log.Info("evaluated", "round", round, "version", ev.PolicyVersion, "satisfied", ev.Satisfied, "asked", ev.Asked,
@@ -264,7 +271,7 @@ const maxTopUps = 6
 // returns before.
 func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, sent *int, send func(int) error) (int64, error) {
 	deadline := time.Now().Add(cfg.VersionTimeout)
-	topUps, short := 0, 0
+	topUps, short, lastBuilt := 0, 0, -1
 	for {
 		v, err := cl.Health(ctx)
 		if err != nil {
@@ -280,14 +287,16 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, sen
 		if err != nil {
 			return 0, err
 		}
-		// Short for three polls in a row: samples are built a moment
-		// after their judgment.
-		if m.Judged >= *sent && m.SamplesBuilt-m.SamplesTrained < cfg.PerVersion {
+		// Short, and no sample built, for five polls in a row: an OPD
+		// sample is built seconds after its judgment (the teacher's
+		// forward pass), longer on a busy machine.
+		if m.Judged >= *sent && m.SamplesBuilt-m.SamplesTrained < cfg.PerVersion && m.SamplesBuilt == lastBuilt {
 			short++
 		} else {
 			short = 0
 		}
-		if short >= 3 && topUps < maxTopUps {
+		lastBuilt = m.SamplesBuilt
+		if short >= 5 && topUps < maxTopUps {
 			topUps, short = topUps+1, 0
 			if err := send(max(1, cfg.PerVersion/2)); err != nil {
 				return 0, err
@@ -306,9 +315,10 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, sen
 // interact sends the round's training prompts as main turns, each in its own
 // session, and reacts to each answer as the persona would. It returns how
 // many answers satisfied the persona.
-func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int64, chunk string, prompts []string) (int, error) {
+func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int64, chunk string, prompts []string) (int, []string, error) {
 	var mu sync.Mutex
 	satisfied := 0
+	shown := make([]string, min(2, len(prompts)))
 	err := parallel(ctx, len(prompts), cfg.Concurrency, func(i int) error {
 		session := fmt.Sprintf("bench-%s-%d-%s-%d", p.Name, seed, chunk, i)
 		s := int64(hashString(session) >> 1)
@@ -318,11 +328,14 @@ func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int6
 			return err
 		}
 		ok := p.Satisfied(answer)
+		mu.Lock()
 		if ok {
-			mu.Lock()
 			satisfied++
-			mu.Unlock()
 		}
+		if i < len(shown) {
+			shown[i] = answer.Text
+		}
+		mu.Unlock()
 		switch cfg.Feedback {
 		case FeedbackText, FeedbackRating:
 			rating, text := 1, ""
@@ -343,7 +356,7 @@ func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int6
 			return err
 		}
 	})
-	return satisfied, err
+	return satisfied, shown, err
 }
 
 // evaluate asks the persona's held-out prompts and the retention facts as
