@@ -80,7 +80,7 @@ combined method at --lr=1e-3, 2 rounds of 8 rated turns, answers of at most
 	f.IntVar(&o.retentionTokens, "retention-tokens", 24, "most tokens per retention answer")
 	f.IntVar(&o.concurrency, "concurrency", 16, "requests in flight at once (the engine batches them)")
 	f.Float64Var(&o.temperature, "temperature", 1, "sampling temperature of training turns")
-	f.DurationVar(&o.versionTimeout, "version-timeout", 5*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
+	f.DurationVar(&o.versionTimeout, "version-timeout", 10*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
 	f.BoolVar(&o.quick, "quick", false, "the CI scenario (≤ 5 minutes on the demo model): flags given explicitly still win")
 	return cmd
 }
@@ -100,7 +100,7 @@ func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
 	set("retention", func() { o.retention = 8 })
 	set("max-tokens", func() { o.maxTokens = 64 })
 	set("retention-tokens", func() { o.retentionTokens = 16 })
-	set("version-timeout", func() { o.versionTimeout = 2 * time.Minute })
+	set("version-timeout", func() { o.versionTimeout = 10 * time.Minute })
 }
 
 func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ Write([]byte) (int, error) }) error {
