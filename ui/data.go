@@ -320,8 +320,14 @@ func (h *Handler) learning(w http.ResponseWriter, r *http.Request) {
 		vs[i] = versionView{Version: v.Version, Method: v.Method, CreatedAt: stamp(v.CreatedAt), Metrics: v.Metrics}
 	}
 	bench, benchErr := loadBench(h.cfg.BenchDir)
+	var latest int64
+	if ls.Latest != nil {
+		latest = ls.Latest.Version
+	}
 	out := map[string]any{
-		"model": h.cfg.Model, "policy_version": st.PolicyVersion,
+		// policy_version is the version behind the newest answer;
+		// latest_version the newest one the trainer published.
+		"model": h.cfg.Model, "policy_version": st.PolicyVersion, "latest_version": latest,
 		"queues": map[string]any{"awaiting_judge": st.AwaitingJudge, "awaiting_trainer": st.AwaitingTrainer,
 			"by_state": st.TurnsByState, "by_type": st.TurnsByType, "sessions": st.Sessions, "turns": st.Turns},
 		"learning": map[string]any{"judgments": ls.Judgments, "hints_accepted": ls.HintsAccepted, "samples_ready": ls.SamplesReady,

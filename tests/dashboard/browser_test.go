@@ -301,7 +301,7 @@ func TestDashboardChatFeedbackSessions(t *testing.T) {
 	waitFor(t, b, "the search result", fmt.Sprintf(`location.hash.includes("q=") && Array.from(document.querySelectorAll("#sessions-body .session-name")).some(a => a.textContent === %q)`, session), 10*time.Second)
 	js[bool](t, b, fmt.Sprintf(`Array.from(document.querySelectorAll("#sessions-body .session-name")).find(a => a.textContent === %q).click() || true`, session))
 	waitFor(t, b, "the turn with its feedback", `(() => { const r = document.querySelector(".turn-row");
-		return r && r.innerText.includes("👎") && r.innerText.includes("Too terse <b>and</b>") })()`, 10*time.Second)
+		return r && r.querySelector(".badge.bad.rating") && r.innerText.includes("Too terse <b>and</b>") })()`, 10*time.Second)
 	shot(t, b, "5-session")
 	js[bool](t, b, `document.querySelector(".turn-row a").click() || true`)
 	waitFor(t, b, "the turn page", `document.getElementById("turn-feedback") !== null`, 10*time.Second)
@@ -354,7 +354,8 @@ func TestDashboardLearning(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(benchDir, "fixture.json"), fixture, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := startServe(t, exe, data, "", "--max-tokens", "12", "--batch-size", "2")
+	// Short answers and judge votes keep the random model's turns quick.
+	srv := startServe(t, exe, data, "", "--max-tokens", "12", "--judge-max-tokens", "24", "--batch-size", "2")
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
 	b := newBrowser(t, ctx)
@@ -370,7 +371,7 @@ func TestDashboardLearning(t *testing.T) {
 	run(t, b, "open the learning page", chromedp.Navigate(base+"#/learning"), chromedp.WaitVisible(chromedp.ID("learning-page")))
 	waitFor(t, b, "a trained version", `document.querySelector("#versions-table .version-row") !== null`, 5*time.Minute)
 	if v := js[string](t, b, `document.getElementById("stat-version").innerText`); !strings.Contains(v, "v1") {
-		t.Errorf("policy version card = %q, want v1", v)
+		t.Errorf("latest version card = %q, want v1", v)
 	}
 	row := js[string](t, b, `document.querySelector("#versions-table .version-row").innerText`)
 	if !strings.Contains(row, "v1") {
@@ -384,4 +385,16 @@ func TestDashboardLearning(t *testing.T) {
 	}
 	run(t, b, "tall viewport", chromedp.EmulateViewport(1360, 1500))
 	shot(t, b, "8-learning")
+
+	// The rated turn's page: its judgment, its sample, the version that
+	// trained it.
+	run(t, b, "open the sessions", chromedp.EmulateViewport(1360, 1300), chromedp.Navigate(base+"#/sessions"), chromedp.WaitVisible(chromedp.CSS("#sessions-body .session-name")))
+	js[bool](t, b, `document.querySelector("#sessions-body .session-name").click() || true`)
+	waitFor(t, b, "the session's turns", `document.querySelector(".turn-row a") !== null`, 10*time.Second)
+	js[bool](t, b, `document.querySelector(".turn-row a").click() || true`)
+	waitFor(t, b, "the trained turn", `document.getElementById("turn-sample") !== null && document.getElementById("turn-sample").innerText.includes("version 1")`, 10*time.Second)
+	if j := js[string](t, b, `document.getElementById("turn-judgment").innerText`); !strings.Contains(j, "Score") || !strings.Contains(strings.ToLower(j), "votes (") {
+		t.Errorf("turn judgment = %q", j)
+	}
+	shot(t, b, "9-turn-trained")
 }

@@ -61,9 +61,19 @@ function scoreBadge(score) {
   return badge("0", "");
 }
 
-function ratingText(f) {
-  if (!f) return "";
-  return f.rating > 0 ? "👍" : f.rating < 0 ? "👎" : "✎";
+// thumb draws a thumbs-up (or, turned over, down) icon: inline SVG, so it
+// shows without an emoji font.
+function thumb(up) {
+  const path = svg("path", { d: "M2 10h4v11H2z M8 21h9.2c.9 0 1.6-.6 1.8-1.4l1.9-7.2c.3-1.2-.6-2.4-1.9-2.4H14l.8-4.1c.2-1-.4-2-1.4-2.3L12.6 3 8 9.5z", fill: "currentColor" });
+  return svg("svg", { viewBox: "0 0 24 24", class: "icon", "aria-hidden": "true" }, svg("g", up ? {} : { transform: "rotate(180 12 12)" }, path));
+}
+
+// ratingBadge shows a feedback's rating: good, bad, or a note without one.
+function ratingBadge(f) {
+  if (!f) return null;
+  if (f.rating > 0) return el("span", { class: "badge good rating" }, thumb(true), " good");
+  if (f.rating < 0) return el("span", { class: "badge bad rating" }, thumb(false), " bad");
+  return el("span", { class: "badge rating" }, "note");
 }
 
 function ago(iso) {
@@ -222,7 +232,7 @@ async function chatPage(token) {
     el("aside", { class: "chat-side" },
       el("div", { class: "head" }, el("button", { type: "button", class: "primary", id: "new-chat", onclick: () => {
         state.chat = newChatState(randomName()); chatPage(++pageToken);
-      } }, "＋ New chat")),
+      } }, "+ New chat")),
       list),
     el("section", { class: "chat-main" },
       title,
@@ -231,9 +241,15 @@ async function chatPage(token) {
   renderChatTitle(title);
   renderChatLog(log);
   input.focus();
-  // Sessions to pick from: the most recent ones.
+  await loadChatSessions(token);
+}
+
+// loadChatSessions lists the most recent sessions to pick from.
+async function loadChatSessions(token) {
   const data = await api("/ui/api/sessions?limit=30");
-  if (token !== pageToken) return;
+  const list = document.getElementById("chat-sessions");
+  if (token !== pageToken || !list) return;
+  clear(list);
   if (!data.sessions.length) list.append(el("p", { class: "muted pad" }, "No sessions yet."));
   for (const s of data.sessions) {
     const active = s.name === state.chat.session;
@@ -276,7 +292,7 @@ function renderChatLog(log) {
   clear(log);
   if (!state.chat.messages.length) {
     log.append(el("div", { class: "hello" }, el("h1", {}, "Talk to " + (state.model || "the model")),
-      el("p", {}, "Answers stream in as they are generated. Rate each one with 👍 or 👎 and say what would have been better: the next version learns from it.")));
+      el("p", {}, "Answers stream in as they are generated. Rate each one good or bad and say what would have been better: the next version learns from it.")));
     return;
   }
   for (const entry of state.chat.messages) log.append(renderEntry(entry));
@@ -303,24 +319,27 @@ function renderMessage(m, streaming) {
 
 function renderEntry(entry) {
   const node = renderMessage(entry.msg, entry.streaming);
-  if (entry.msg.role === "assistant" && entry.id) node.append(rateBar(entry));
+  if (entry.msg.role === "assistant" && entry.id && !entry.streaming) node.append(rateBar(entry));
   if (entry.error) node.append(el("p", { class: "error" }, entry.error));
   return node;
 }
 
-// rateBar: 👍/👎 and written feedback for one answer, through /v1/feedback.
+// rateBar: good/bad and written feedback for one answer, through /v1/feedback.
 function rateBar(entry) {
-  const up = el("button", { type: "button", class: "rate-up", title: "Good answer" }, "👍");
-  const down = el("button", { type: "button", class: "rate-down", title: "Bad answer" }, "👎");
+  const up = el("button", { type: "button", class: "rate-up", title: "Good answer" }, thumb(true), " Good");
+  const down = el("button", { type: "button", class: "rate-down", title: "Bad answer" }, thumb(false), " Bad");
   const text = el("input", { type: "text", class: "rate-text", placeholder: "What would have been better? (optional)", maxlength: 4000 });
   const sendText = el("button", { type: "button", class: "rate-send" }, "Send feedback");
   const status = el("span", { class: "done" });
   const meta = el("span", { class: "meta" });
   if (entry.usage) meta.textContent = entry.usage.completion_tokens + " tokens";
+  const said = el("div", { class: "said" });
   const paint = () => {
     const r = entry.feedback ? entry.feedback.rating : 0;
     up.classList.toggle("on-good", r > 0);
     down.classList.toggle("on-bad", r < 0);
+    clear(said);
+    if (entry.feedback && entry.feedback.text) said.append(el("span", { class: "muted" }, "Your feedback: "), entry.feedback.text);
   };
   const submit = async (rating, withText) => {
     const payload = { id: entry.id };
@@ -346,7 +365,7 @@ function rateBar(entry) {
   sendText.addEventListener("click", () => submit(null, true));
   text.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); submit(null, true); } });
   paint();
-  return el("div", { class: "rate" }, up, down, text, sendText, status, meta);
+  return el("div", {}, el("div", { class: "rate" }, up, down, text, sendText, status, meta), said);
 }
 
 async function sendMessage(input, send) {
@@ -401,6 +420,8 @@ async function sendMessage(input, send) {
     send.disabled = false;
     repaint(true);
   }
+  const token = pageToken;
+  if (state.chat === chat) loadChatSessions(token).catch(() => {});
 }
 
 // wireMessage is a recorded message as the API takes it back.
@@ -512,7 +533,7 @@ async function sessionPage(token, id) {
   const add = (page) => {
     for (const t of page.turns) {
       const href = "#/turn/" + encodeURIComponent(t.id);
-      const fb = t.feedback ? el("span", { class: "feedback" }, ratingText(t.feedback), t.feedback.text ? " " + t.feedback.text : "") : "";
+      const fb = t.feedback ? el("span", { class: "feedback" }, ratingBadge(t.feedback), t.feedback.text ? el("div", { class: "feedback-text" }, t.feedback.text) : null) : "";
       body.append(el("tr", { class: "link turn-row", "data-turn": t.id, onclick: () => { location.hash = href; } },
         el("td", { class: "num" }, el("a", { href }, String(t.index))),
         el("td", {}, t.type === "side" ? badge("side", "warn") : badge("main", "")),
@@ -566,8 +587,7 @@ async function turnPage(token, id) {
       el("dt", {}, "Served by"), el("dd", {}, (t.model || "—") + " · " + (t.engine || "—") + " · policy v" + t.policy_version)));
 
   const next = el("div", { class: "card", id: "turn-next" }, el("h2", {}, "What came next"),
-    t.feedback ? el("div", { class: "vote", id: "turn-feedback" }, el("strong", {}, "Feedback "), ratingText(t.feedback), " ",
-      t.feedback.rating > 0 ? badge("+1", "good") : t.feedback.rating < 0 ? badge("−1", "bad") : null,
+    t.feedback ? el("div", { class: "vote", id: "turn-feedback" }, el("strong", {}, "Feedback "), ratingBadge(t.feedback),
       t.feedback.text ? el("div", { class: "feedback-text" }, t.feedback.text) : null,
       el("div", { class: "muted" }, when(t.feedback.created_at))) : null,
     t.next_state && t.next_state.length ? [el("p", { class: "muted" }, "Next state (" + t.next_state_kind + "), observed " + when(t.observed_at)),
@@ -582,7 +602,8 @@ async function turnPage(token, id) {
         el("dt", {}, "Judge"), el("dd", {}, j.judge || "—"),
         el("dt", {}, "Becomes a sample"), el("dd", {}, j.keep ? "yes" : "no", j.why ? " — " + j.why : ""),
         el("dt", {}, "Judged"), el("dd", {}, when(j.created_at) + (j.revised_at ? " · revised by feedback " + when(j.revised_at) : ""))),
-      j.hint ? [el("h3", {}, "Hint " + (j.hint_accepted ? "(accepted)" : "(not accepted)")), el("div", { class: "hint" }, j.hint)] : null,
+      j.hint ? [el("h3", {}, "Hint " + (j.hint_accepted ? "(accepted)" : "(not accepted)")), el("div", { class: "hint" }, j.hint)]
+        : el("p", { class: "muted" }, "No hint: nothing in what came next showed a better answer."),
       el("h3", {}, "Votes (" + (j.votes || []).length + ")"),
       ...(j.votes || []).map((v, i) => el("div", { class: "vote" },
         el("strong", {}, "#" + (i + 1) + " " + v.Kind), " ", badge(v.Source, ""), " ",
@@ -618,10 +639,10 @@ async function learningPage(token) {
     const d = await api("/ui/api/learning?limit=200");
     if (token !== pageToken) return;
     const top = document.getElementById("top-version");
-    if (top) clear(top).append("policy ", el("b", {}, "v" + d.policy_version));
+    if (top) clear(top).append("policy ", el("b", {}, "v" + Math.max(d.policy_version, d.latest_version)));
     const recent = d.activity[0] || {}, hour = d.activity[1] || {};
     const stats = el("div", { class: "grid" },
-      stat("Policy version", "v" + d.policy_version, d.learning.versions + " versions published", "stat-version"),
+      stat("Latest version", "v" + d.latest_version, d.learning.versions + " published · newest answer from v" + d.policy_version, "stat-version"),
       stat("Waiting for the judge", d.queues.awaiting_judge, "main turns observed"),
       stat("Waiting for the trainer", d.queues.awaiting_trainer, "samples ready"),
       stat("Judged / min", fmt(recent.judged_per_min, 2), recent.judged + " in 10 min · " + hour.judged + " in 1 h"),
@@ -694,16 +715,24 @@ function benchCard(d) {
       series: run.arms.map((a, i) => ({ name: a.arm, color: PALETTE[i % PALETTE.length],
         points: a.cells.filter((c) => c[field] && c[field].n > 0).map((c) => ({ x: c.round, y: c[field].p, lo: c[field].low, hi: c[field].high })) })),
     });
-    card.append(el("h3", {}, run.file + " · " + when(run.modified)),
+    card.append(el("p", { class: "bench-file" }, el("span", { class: "mono" }, run.file), " · " + when(run.modified)),
       el("div", { class: "two" }, el("div", {}, el("strong", {}, "Satisfied"), curve("satisfied")), el("div", {}, el("strong", {}, "Retention"), curve("retention"))));
   }
   return card;
 }
 
+// tickLabel writes an axis value with as many digits as the axis' span
+// needs (a value within a millionth of the span of 0 is 0).
+function tickLabel(y, span) {
+  if (Math.abs(y) < span * 1e-6) return "0";
+  const digits = Math.max(0, Math.min(6, 2 - Math.floor(Math.log10(span))));
+  return Math.abs(y) >= 1e4 || digits > 5 ? y.toPrecision(3) : y.toFixed(digits).replace(/\.?0+$/, "");
+}
+
 // lineChart draws series of {x, y[, lo, hi]} points as inline SVG, with an
 // interval band where lo/hi are given.
 function lineChart({ series, xLabel, yMin, yMax }) {
-  const W = 520, H = 220, L = 46, R = 12, T = 12, B = 34;
+  const W = 520, H = 220, L = 54, R = 12, T = 12, B = 34;
   const pts = series.flatMap((s) => s.points);
   const xs = pts.map((p) => p.x);
   const ys = pts.flatMap((p) => [p.y, p.lo, p.hi]).filter((v) => typeof v === "number" && isFinite(v));
@@ -718,7 +747,7 @@ function lineChart({ series, xLabel, yMin, yMax }) {
   for (let i = 0; i <= 4; i++) {
     const y = y0 + ((y1 - y0) * i) / 4;
     root.append(svg("line", { x1: L, x2: W - R, y1: sy(y), y2: sy(y), class: "grid" }),
-      svg("text", { x: L - 6, y: sy(y) + 4, "text-anchor": "end", text: Math.abs(y) < 1e-9 ? "0" : Number(y.toPrecision(3)).toString() }));
+      svg("text", { x: L - 6, y: sy(y) + 4, "text-anchor": "end", text: tickLabel(y, y1 - y0) }));
   }
   const ticks = Math.min(8, Math.round(x1 - x0));
   for (let i = 0; i <= ticks; i++) {
