@@ -131,9 +131,9 @@ func millis(n int64) float64 { return float64(n) / 1e6 }
 
 // sessionCursor is the opaque "next page" token of the session list: the
 // last row's activity time and id.
-func sessionCursor(s store.Session) string {
-	return strconv.FormatInt(s.LastSeen.UnixNano(), 10) + "." + s.ID
-}
+func sessionCursor(s store.Session) string { return formatCursor(s.LastSeen.UnixNano(), s.ID) }
+
+func formatCursor(nanos int64, id string) string { return strconv.FormatInt(nanos, 10) + "." + id }
 
 func parseSessionCursor(c string) (time.Time, string, error) {
 	at, id, ok := strings.Cut(c, ".")

@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -37,8 +38,10 @@ const (
 
 // Public reports whether path is part of the static page, served without
 // the key (it holds no data; the page asks for the key).
-func (h *Handler) Public(path string) bool {
-	return path == "/" || strings.HasPrefix(path, AssetsPrefix)
+// A path with dot segments is never public: the mux redirects it to its
+// clean form, which is checked again.
+func (h *Handler) Public(p string) bool {
+	return p == "/" || (strings.HasPrefix(p, AssetsPrefix) && path.Clean(p) == p)
 }
 
 // Store is what the dashboard reads.
