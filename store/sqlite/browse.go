@@ -16,14 +16,18 @@ import (
 
 var _ store.Browser = (*Store)(nil)
 
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
 // ListSessions implements store.Browser.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.SessionSummary, error) {
 	var where []string
 	var args []any
-	if q := strings.ToLower(strings.TrimSpace(f.Query)); q != "" {
-		// instr, not LIKE: the query is text to find, with no wildcards.
-		where = append(where, "(instr(lower(se.key), ?1) > 0 OR instr(lower(se.id), ?1) > 0 OR instr(lower(se.client), ?1) > 0)")
-		args = append(args, q)
+	if q := strings.TrimSpace(f.Query); q != "" {
+		// LIKE is case-insensitive for ASCII and cheaper than lower() on
+		// every row; the query's own % and _ are escaped, so it is text to
+		// find, not a pattern.
+		where = append(where, `(se.key LIKE ?1 ESCAPE '\' OR se.id LIKE ?1 ESCAPE '\' OR se.client LIKE ?1 ESCAPE '\')`)
+		args = append(args, "%"+likeEscaper.Replace(q)+"%")
 	}
 	if !f.BeforeSeen.IsZero() {
 		n := len(args)
