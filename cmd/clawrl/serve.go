@@ -95,16 +95,16 @@ func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
 	return native.Open(dir, native.Options{ModelID: id})
 }
 
-// defaultModel returns the embedded default checkpoint under data, writing
-// it on first use: a random tiny Qwen3 with the real Qwen3 tokenizer. No
-// pretrained weights ship with clawrl; this lets `clawrl serve` run the whole
-// loop out of the box, and --model points it at a real checkpoint.
+// defaultModel returns the random tiny checkpoint under data (--model
+// random:tiny), writing it on first use: a random tiny Qwen3 with the real
+// Qwen3 tokenizer. It talks nonsense, loads in a moment and is the same on
+// every machine, which is what tests need.
 func defaultModel(data string, log *slog.Logger) (string, error) {
 	dir := filepath.Join(data, "models", "tiny-qwen3")
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
 		return dir, nil
 	}
-	log.Warn("no --model given: serving a random tiny Qwen3 (it talks nonsense; pass --model DIR for a real checkpoint)", "dir", dir)
+	log.Warn("serving a random tiny Qwen3 (--model random:tiny; it talks nonsense)", "dir", dir)
 	tmp := dir + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
 		return "", err
