@@ -2,10 +2,10 @@ package modelref
 
 import (
 	"context"
-	"log/slog"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
