@@ -44,16 +44,40 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// buildClawrl builds cmd/clawrl into a temporary directory.
+// TestMain removes the binary the tests share.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	binDir   string
+	binOnce  sync.Once
+	binPath  string
+	binError error
+)
+
+// buildClawrl builds cmd/clawrl once for all the tests of this package.
 func buildClawrl(t *testing.T) string {
 	t.Helper()
-	exe := filepath.Join(t.TempDir(), "clawrl")
-	cmd := exec.Command("go", "build", "-o", exe, "./cmd/clawrl")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	binOnce.Do(func() {
+		if binDir, binError = os.MkdirTemp("", "clawrl-dashboard-test-"); binError != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "clawrl")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/clawrl")
+		cmd.Dir = repoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binError = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if binError != nil {
+		t.Fatal(binError)
 	}
-	return exe
+	return binPath
 }
 
 type server struct {
@@ -70,7 +94,8 @@ func (s *server) logText() string {
 
 // startServe runs `clawrl serve` on a free port and waits until it listens.
 // engine "scripted" selects the deterministic test engine; "" serves the
-// default model (a random tiny Qwen3, written under data on first use).
+// model args name (--model random:tiny: a random tiny Qwen3 written under
+// data on first use).
 func startServe(t *testing.T, exe, data, engine string, args ...string) *server {
 	t.Helper()
 	s := &server{}
@@ -333,8 +358,8 @@ func checkInert(t *testing.T, ctx context.Context) {
 	}
 }
 
-// TestDashboardLearning talks to a real model (the default random tiny
-// Qwen3 on the native engine, which the trainer trains), rates two answers,
+// TestDashboardLearning talks to a real model (a random tiny Qwen3 on the
+// native engine, which the trainer trains), rates two answers,
 // and watches the version they trained appear on the learning page, beside
 // the curves of a `clawrl bench learn` result file.
 func TestDashboardLearning(t *testing.T) {
@@ -355,7 +380,7 @@ func TestDashboardLearning(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Short answers and judge votes keep the random model's turns quick.
-	srv := startServe(t, exe, data, "", "--max-tokens", "12", "--judge-max-tokens", "24", "--batch-size", "2")
+	srv := startServe(t, exe, data, "", "--model", "random:tiny", "--max-tokens", "12", "--judge-max-tokens", "24", "--batch-size", "2")
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
 	b := newBrowser(t, ctx)
