@@ -212,7 +212,7 @@ func fail(t *testing.T, ctx context.Context, what string, err error) {
 // js evaluates expr and returns its result.
 func js[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
 		fail(t, ctx, "evaluate "+expr, err)
 	}
@@ -339,6 +339,25 @@ func TestDashboardChatFeedbackSessions(t *testing.T) {
 	checkInert(t, b)
 	run(t, b, "open the prompt's folds", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("details").forEach(d => d.open = true)`))
 	shot(t, b, "6-turn")
+
+	// Continue the recorded conversation from the chat's session list: a
+	// new chat first, then pick the session; its history comes back and the
+	// next answer lands in the same session.
+	run(t, b, "open the chat", chromedp.Navigate(base+"#/chat"), chromedp.WaitVisible(chromedp.ID("new-chat")), chromedp.Click(chromedp.ID("new-chat")))
+	waitFor(t, b, "a new session", fmt.Sprintf(`document.getElementById("chat-session").textContent !== %q`, session), 10*time.Second)
+	waitFor(t, b, "the session to pick", fmt.Sprintf(`Array.from(document.querySelectorAll("#chat-sessions button")).some(b => b.title === %q)`, session), 10*time.Second)
+	js[bool](t, b, fmt.Sprintf(`Array.from(document.querySelectorAll("#chat-sessions button")).find(b => b.title === %q).click() || true`, session))
+	waitFor(t, b, "the picked conversation", fmt.Sprintf(`document.getElementById("chat-session").textContent === %q && document.querySelectorAll("#chat-log .msg.assistant").length === 1`, session), 10*time.Second)
+	checkInert(t, b)
+	sendChat(t, b, "[[say:Continued in the same session.]]", 30*time.Second)
+	if got := js[string](t, b, lastAnswer+`.querySelector(".content").textContent`); got != "Continued in the same session." {
+		t.Errorf("continued answer = %q", got)
+	}
+	turns := js[float64](t, b, fmt.Sprintf(`fetch("/ui/api/sessions?q=%s", {headers: {Authorization: "Bearer " + sessionStorage.getItem("clawrl.apiKey")}})
+		.then(r => r.json()).then(d => d.sessions.find(s => s.name === %q).main)`, session, session))
+	if turns != 2 {
+		t.Errorf("session %s has %v main turns after continuing, want 2", session, turns)
+	}
 
 	// Nothing of the conversation reached the server's log.
 	if log := srv.logText(); strings.Contains(log, "Too terse") || strings.Contains(log, "Markup as text") || strings.Contains(log, key) {

@@ -86,6 +86,9 @@ function ago(iso) {
   return new Date(iso).toLocaleDateString();
 }
 
+function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+// sig writes a number with 4 significant digits (a loss near 0 stays readable).
+function sig(x) { return x === undefined || x === null ? "—" : Math.abs(x) < 1e-12 ? "0" : Number(x.toPrecision(4)).toString(); }
 function when(iso) { return iso ? new Date(iso).toLocaleString() : "—"; }
 function fmt(x, digits) { return x === undefined || x === null || Number.isNaN(x) ? "—" : Number(x).toFixed(digits); }
 function ms(x) { return x >= 1000 ? (x / 1000).toFixed(2) + " s" : fmt(x, 1) + " ms"; }
@@ -255,7 +258,7 @@ async function loadChatSessions(token) {
     const active = s.name === state.chat.session;
     list.append(el("button", { type: "button", class: active ? "active" : "", title: s.name, onclick: () => pickSession(s) },
       el("div", { class: "name" }, s.name),
-      el("div", { class: "meta" }, (s.main || 0) + " turns · " + ago(s.last_seen) + (s.client ? " · " + s.client : ""))));
+      el("div", { class: "meta" }, plural(s.main || 0, "turn") + " · " + ago(s.last_seen) + (s.client ? " · " + s.client : ""))));
   }
 }
 
@@ -499,7 +502,7 @@ async function sessionsPage(token, params) {
         el("td", {}, badge(s.key_source || "—", "")),
         el("td", { class: "muted" }, s.client || "—"),
         el("td", { class: "num" }, s.main), el("td", { class: "num" }, s.side),
-        el("td", { title: when(s.last_seen) }, ago(s.last_seen)),
+        el("td", { class: "nowrap", title: when(s.last_seen) }, ago(s.last_seen)),
         el("td", {}, s.expired ? badge("idle", "warn") : badge("live", "good"))));
     }
     clear(more);
@@ -543,7 +546,7 @@ async function sessionPage(token, id) {
         el("td", {}, t.judged ? scoreBadge(t.score) : el("span", { class: "muted" }, "—")),
         el("td", {}, t.trained_version ? badge("v" + t.trained_version, "good") : t.drop_reason ? el("span", { class: "muted", title: t.drop_reason }, "dropped") : "—"),
         el("td", { class: "num" }, String(t.completion_tokens)),
-        el("td", { title: when(t.created_at) }, ago(t.created_at))));
+        el("td", { class: "nowrap", title: when(t.created_at) }, ago(t.created_at))));
     }
     clear(more);
     if (page.next !== null) more.append(el("button", { type: "button", onclick: async () => {
@@ -642,7 +645,7 @@ async function learningPage(token) {
     if (top) clear(top).append("policy ", el("b", {}, "v" + Math.max(d.policy_version, d.latest_version)));
     const recent = d.activity[0] || {}, hour = d.activity[1] || {};
     const stats = el("div", { class: "grid" },
-      stat("Latest version", "v" + d.latest_version, d.learning.versions + " published · newest answer from v" + d.policy_version, "stat-version"),
+      stat("Latest version", "v" + d.latest_version, plural(d.learning.versions, "version") + " published · newest answer from v" + d.policy_version, "stat-version"),
       stat("Waiting for the judge", d.queues.awaiting_judge, "main turns observed"),
       stat("Waiting for the trainer", d.queues.awaiting_trainer, "samples ready"),
       stat("Judged / min", fmt(recent.judged_per_min, 2), recent.judged + " in 10 min · " + hour.judged + " in 1 h"),
@@ -661,7 +664,7 @@ async function learningPage(token) {
     const drops = Object.entries(d.learning.dropped_by || {});
     const rows = d.versions.map((v) => el("tr", { class: "version-row" },
       el("td", {}, badge("v" + v.version, "accent")), el("td", { title: when(v.created_at) }, ago(v.created_at)), el("td", {}, v.method || "—"),
-      el("td", { class: "num" }, v.metrics.samples), el("td", { class: "num" }, fmt(v.metrics.loss, 4)),
+      el("td", { class: "num" }, v.metrics.samples), el("td", { class: "num" }, sig(v.metrics.loss)),
       el("td", { class: "num" }, fmt(v.metrics.mean_reward, 2)), el("td", { class: "num" }, v.metrics.dropped_stale),
       el("td", { class: "num" }, v.metrics.rl_samples + " / " + v.metrics.opd_samples),
       el("td", { class: "num" }, fmt(v.metrics.clip_fraction, 3)), el("td", { class: "num" }, ms(v.metrics.step_nanos / 1e6))));
