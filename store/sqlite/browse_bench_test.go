@@ -11,23 +11,27 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
-// The dashboard's queries (store.Browser) on a store with 100k turns: 10k
-// sessions of 9 main turns and 1 side turn, a tenth of them judged and
-// sampled, plus one long session of 20k turns. A page must cost what it costs
-// on an empty store.
+// The dashboard's queries (store.Browser) on a store with 120k turns: 10k
+// sessions of 9 main turns and 1 side turn, a tenth of the main turns judged,
+// plus one long session of 20k turns — beside the same queries on a store a
+// hundred times smaller (100 sessions, a long one of 200 turns), the
+// reference: a page must cost what it costs on a small store.
 //
-//	go test -run '^$' -bench Browse -benchtime 200x ./store/sqlite/
+//	go test -run '^$' -bench Browse -benchtime 100x ./store/sqlite/
 
-const (
-	browseSessions        = 10_000
-	browseTurnsPerSession = 10
-	browseLongSession     = 20_000
-)
+const browseTurnsPerSession = 10
+
+type browseSize struct {
+	name           string
+	sessions, long int
+}
+
+var browseSizes = []browseSize{{"1.2k-turns", 100, 200}, {"120k-turns", 10_000, 20_000}}
 
 // seedBrowse bulk-loads the rows in one transaction through the schema
 // (triggers included), which takes seconds where InsertTurn would take
 // minutes; the rows are what InsertTurn writes for small turns.
-func seedBrowse(b *testing.B) *Store {
+func seedBrowse(b *testing.B, size browseSize) *Store {
 	b.Helper()
 	ctx := context.Background()
 	s, err := OpenDir(ctx, b.TempDir(), Options{Logger: slog.New(slog.DiscardHandler)})
@@ -81,12 +85,12 @@ func seedBrowse(b *testing.B) *Store {
 			}
 			return nil
 		}
-		for i := range browseSessions {
+		for i := range size.sessions {
 			if err := addSession(i, browseTurnsPerSession); err != nil {
 				return err
 			}
 		}
-		return addSession(browseSessions, browseLongSession)
+		return addSession(size.sessions, size.long)
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -94,18 +98,24 @@ func seedBrowse(b *testing.B) *Store {
 	if _, err := s.writer.ExecContext(ctx, `ANALYZE`); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("seeded %d sessions, %d turns in %v", browseSessions+1, browseSessions*browseTurnsPerSession+browseLongSession, time.Since(start).Round(time.Millisecond))
+	b.Logf("seeded %d sessions, %d turns in %v", size.sessions+1, size.sessions*browseTurnsPerSession+size.long, time.Since(start).Round(time.Millisecond))
 	return s
 }
 
 func BenchmarkBrowse(b *testing.B) {
-	s := seedBrowse(b)
+	for _, size := range browseSizes {
+		b.Run(size.name, func(b *testing.B) { benchBrowse(b, size) })
+	}
+}
+
+func benchBrowse(b *testing.B, size browseSize) {
+	s := seedBrowse(b, size)
 	ctx := context.Background()
 	first, err := s.ListSessions(ctx, store.SessionFilter{Limit: 50})
-	if err != nil || len(first) != 50 || first[0].MainTurns != browseLongSession*9/10 {
+	if err != nil || len(first) != 50 || first[0].MainTurns != size.long*9/10 {
 		b.Fatalf("first page: %d sessions, %v", len(first), err)
 	}
-	mid, err := s.ListSessions(ctx, store.SessionFilter{Limit: 5000})
+	mid, err := s.ListSessions(ctx, store.SessionFilter{Limit: size.sessions / 2})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,12 +129,12 @@ func BenchmarkBrowse(b *testing.B) {
 			r, err := s.ListSessions(ctx, store.SessionFilter{Limit: 50})
 			return len(r), err
 		}},
-		{"sessions/page-5000-deep", func() (int, error) {
+		{"sessions/page-halfway", func() (int, error) {
 			r, err := s.ListSessions(ctx, store.SessionFilter{Limit: 50, BeforeSeen: deep.LastSeen, BeforeID: deep.ID})
 			return len(r), err
 		}},
 		{"sessions/search-hit", func() (int, error) {
-			r, err := s.ListSessions(ctx, store.SessionFilter{Query: "conv-0042", Limit: 50})
+			r, err := s.ListSessions(ctx, store.SessionFilter{Query: "conv-00004", Limit: 50})
 			return len(r), err
 		}},
 		{"sessions/search-miss", func() (int, error) {
@@ -132,11 +142,11 @@ func BenchmarkBrowse(b *testing.B) {
 			return len(r) + 1, err // nothing matches
 		}},
 		{"turns/short-session", func() (int, error) {
-			r, err := s.ListTurnSummaries(ctx, store.TurnFilter{SessionID: "sess-004200", Limit: 51})
+			r, err := s.ListTurnSummaries(ctx, store.TurnFilter{SessionID: "sess-000042", Limit: 51})
 			return len(r), err
 		}},
 		{"turns/long-session-page", func() (int, error) {
-			r, err := s.ListTurnSummaries(ctx, store.TurnFilter{SessionID: long, AfterID: 110_000, Limit: 51})
+			r, err := s.ListTurnSummaries(ctx, store.TurnFilter{SessionID: long, AfterID: int64(size.sessions*browseTurnsPerSession + size.long/2), Limit: 51})
 			return len(r), err
 		}},
 		{"activity", func() (int, error) {
