@@ -226,7 +226,16 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 			TotalMs: millis(t.TotalNanos), Feedback: newFeedbackView(t.Feedback), DropReason: t.DropReason, Preview: t.Preview,
 			Judged: t.Judged, Score: t.Score, HintAccepted: t.HintAccepted, TrainedVersion: t.TrainedVersion}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"session": newSessionView(sess), "turns": turns, "next": next})
+	// The chat continues a conversation from its last main turn.
+	var lastMain any
+	switch last, err := h.cfg.Store.LastTurn(ctx, sess.ID, store.Main); {
+	case err == nil:
+		lastMain = last.ID
+	case !errors.Is(err, store.ErrNotFound):
+		h.fail(w, r, "last turn", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"session": newSessionView(sess), "turns": turns, "next": next, "last_main": lastMain})
 }
 
 func (h *Handler) turn(w http.ResponseWriter, r *http.Request) {

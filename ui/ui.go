@@ -48,6 +48,7 @@ func (h *Handler) Public(p string) bool {
 type Store interface {
 	Session(ctx context.Context, id string) (store.Session, error)
 	Turn(ctx context.Context, id string) (store.Turn, error)
+	LastTurn(ctx context.Context, sessionID string, typ store.TurnType) (store.Turn, error)
 	Stats(ctx context.Context) (store.Stats, error)
 	Judgment(ctx context.Context, turnID string) (store.Judgment, error)
 	Versions(ctx context.Context, limit int) ([]store.Version, error)

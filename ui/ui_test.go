@@ -251,11 +251,15 @@ func TestTurnPage(t *testing.T) {
 			TrainedVersion int64 `json:"trained_version"`
 			Judged         bool
 		}
-		Next *int64
+		Next     *int64
+		LastMain string `json:"last_main"`
 	}
 	f.getJSON(t, "/ui/api/sessions/"+turns[0].SessionID+"?limit=2", &session)
 	if len(session.Turns) != 2 || session.Next == nil || session.Turns[0].TrainedVersion != 1 || !session.Turns[0].Judged || session.Turns[1].Judged {
 		t.Fatalf("session page: %+v next %v", session.Turns, session.Next)
+	}
+	if session.LastMain != turns[2].ID {
+		t.Errorf("last main turn %q, want %q", session.LastMain, turns[2].ID)
 	}
 	var rest struct{ Turns []struct{ ID string } }
 	f.getJSON(t, fmt.Sprintf("/ui/api/sessions/%s?limit=2&after=%d", turns[0].SessionID, *session.Next), &rest)

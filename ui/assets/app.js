@@ -271,18 +271,11 @@ function renderChatTitle(title) {
 // messages and answer become the history.
 async function pickSession(s) {
   const token = ++pageToken;
-  let last = null;
-  let after = "";
-  for (let i = 0; i < 50; i++) { // at most 50 pages of 200 turns
-    const page = await api("/ui/api/sessions/" + encodeURIComponent(s.id) + "?limit=200" + (after ? "&after=" + after : ""));
-    for (const t of page.turns) if (t.type === "main") last = t;
-    if (page.next === null) break;
-    after = page.next;
-  }
+  const page = await api("/ui/api/sessions/" + encodeURIComponent(s.id) + "?limit=1");
   const chat = newChatState(s.client_id || s.name);
   chat.anonymous = !s.client_id; // found by history only: send no id, the history finds it
-  if (last) {
-    const t = await api("/ui/api/turns/" + encodeURIComponent(last.id));
+  if (page.last_main) {
+    const t = await api("/ui/api/turns/" + encodeURIComponent(page.last_main));
     chat.messages = t.turn.messages.map((m) => ({ msg: m }));
     chat.messages.push({ msg: t.turn.response, id: t.turn.id, feedback: t.turn.feedback, usage: { completion_tokens: t.turn.completion_tokens } });
   }
