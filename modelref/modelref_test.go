@@ -1,9 +1,11 @@
 package modelref
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,15 +101,16 @@ func TestOllamaBlobBadManifest(t *testing.T) {
 func TestResolve(t *testing.T) {
 	root := writeOllamaStore(t, []byte("GGUF...."), "r.example", "library", "m", "q4")
 	t.Setenv("OLLAMA_MODELS", root)
-	p, err := Resolve("ollama:m:q4")
+	ctx, log := context.Background(), slog.New(slog.DiscardHandler)
+	p, err := Resolve(ctx, "ollama:m:q4", log)
 	if err != nil || !strings.HasPrefix(filepath.Base(p), "sha256-") {
 		t.Fatalf("%s, %v", p, err)
 	}
 	dir := t.TempDir()
-	if p, err := Resolve(dir); err != nil || p != dir {
+	if p, err := Resolve(ctx, dir, log); err != nil || p != dir {
 		t.Errorf("folder: %s, %v", p, err)
 	}
-	if _, err := Resolve(filepath.Join(dir, "missing.gguf")); err == nil || !strings.Contains(err.Error(), "ollama:NAME") {
+	if _, err := Resolve(ctx, filepath.Join(dir, "missing.gguf"), log); err == nil || !strings.Contains(err.Error(), "ollama:NAME") {
 		t.Errorf("missing: %v", err)
 	}
 }

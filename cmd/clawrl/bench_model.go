@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -96,7 +97,7 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 					return err
 				}
 				dir = tmp
-			} else if resolved, _, err := resolveModel(dir); err != nil {
+			} else if resolved, _, err := resolveModel(cmd.Context(), dir, os.TempDir(), slog.Default()); err != nil {
 				return err
 			} else {
 				dir = resolved

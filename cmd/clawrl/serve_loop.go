@@ -11,6 +11,7 @@ import (
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/loop"
+	"github.com/clawrl/clawrl/modelref"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/store"
 )
@@ -49,15 +50,15 @@ func startLearning(ctx context.Context, o serveOptions, eng engine.Engine,
 
 // trainedModel is the path (folder or GGUF file) of the served model, which
 // the trainer loads its own copy of, and its id: --model resolved, or the
-// default model (already written by openEngine); "" for the test engine,
-// which has no weights.
+// default model, SmolLM2 (pulled by openEngine when missing); "" for the
+// test engine, which has no weights.
 func trainedModel(o serveOptions, log *slog.Logger) (path, id string, err error) {
-	switch {
-	case os.Getenv(testEngineEnv) == "scripted":
+	if os.Getenv(testEngineEnv) == "scripted" {
 		return "", "", nil
-	case o.model != "":
-		return resolveModel(o.model)
 	}
-	path, err = defaultModel(o.data, log)
-	return path, "", err
+	spec := o.model
+	if spec == "" {
+		spec = modelref.DefaultModel
+	}
+	return resolveModel(context.Background(), spec, o.data, log)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -239,7 +240,7 @@ func runSFT(ctx context.Context, f sftFlags, stdout io.Writer) error {
 		return fmt.Errorf("--batch %d and --epochs %d must be positive", f.batch, f.epochs)
 	}
 	var err error
-	if f.modelDir, _, err = resolveModel(f.modelDir); err != nil {
+	if f.modelDir, _, err = resolveModel(ctx, f.modelDir, os.TempDir(), slog.Default()); err != nil {
 		return err
 	}
 	m, err := model.Load(f.modelDir)
