@@ -229,6 +229,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if !stepped && err == nil {
+			// Waiting for a batch: get the retention check ready now, while
+			// serving is idle, rather than after the first step.
+			if _, werr := s.gate.WaitIdle(ctx, s.cfg.IdleWait); werr == nil {
+				if perr := s.prepareRetention(ctx); perr != nil && ctx.Err() == nil {
+					s.log.Warn("retention check", "err", perr)
+				}
+			}
+		}
 		wait := s.cfg.Poll
 		switch {
 		case err != nil:
@@ -405,24 +414,14 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 		return nil
 	}
 	ev, ok := s.trainer.(Evaluator)
-	if ok && len(s.cfg.Retention.Probes) == 0 && s.cfg.Retention.Build != nil {
-		probes, err := s.cfg.Retention.Build(ctx)
-		if err != nil {
-			return fmt.Errorf("retention probes: %w", err)
+	if ok {
+		if err := s.prepareRetention(ctx); err != nil {
+			return err
 		}
-		s.cfg.Retention.Probes, s.cfg.Retention.Build = probes, nil
-		s.log.Info("retention check ready", "facts", len(probes))
 	}
 	if !ok || len(s.cfg.Retention.Probes) == 0 {
 		v.StatusReason = "not gated: no retention check"
 		return nil
-	}
-	if s.retentionBase == nil {
-		base, err := ev.ProbeLogprobs(ctx, s.cfg.Retention.Probes, true)
-		if err != nil {
-			return fmt.Errorf("retention base scores: %w", err)
-		}
-		s.retentionBase = base
 	}
 	res, err := CheckRetention(ctx, ev, *s.cfg.Retention, s.retentionBase)
 	if err != nil {
@@ -434,6 +433,46 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	if !res.Pass {
 		v.Status = store.VersionRejected
 	}
+	return nil
+}
+
+// prepareRetention builds the retention probes and the base model's scores
+// of them, once. The train loop does it while it waits for its first batch,
+// so the first version is not kept waiting by it.
+func (s *Scheduler) prepareRetention(ctx context.Context) error {
+	if s.cfg.Retention == nil || s.retentionBase != nil {
+		return nil
+	}
+	ev, ok := s.trainer.(Evaluator)
+	if !ok {
+		return nil
+	}
+	if len(s.cfg.Retention.Probes) == 0 && s.cfg.Retention.Build != nil {
+		probes, err := s.cfg.Retention.Build(ctx)
+		if err != nil {
+			return fmt.Errorf("retention probes: %w", err)
+		}
+		s.cfg.Retention.Probes, s.cfg.Retention.Build = probes, nil
+	}
+	if len(s.cfg.Retention.Probes) == 0 {
+		return nil
+	}
+	// Scored before any step, when the trainer's weights still are the
+	// served ones: in LoRA mode the base scores come from the adapters-off
+	// pass either way.
+	base, err := ev.ProbeLogprobs(ctx, s.cfg.Retention.Probes, true)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// Full fine-tuning has no base weights to score with: train on,
+		// ungated, and say so once.
+		s.log.Warn("retention check off: no base scores", "err", err)
+		s.cfg.Retention = nil
+		return nil
+	}
+	s.retentionBase = base
+	s.log.Info("retention check ready", "facts", len(base))
 	return nil
 }
 
