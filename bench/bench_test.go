@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"encoding/xml"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestPersonaChecks(t *testing.T) {
+	ps := map[string]*Persona{}
+	for _, p := range Personas() {
+		ps[p.Name] = p
+	}
+	cases := []struct {
+		persona, answer string
+		finished, want  bool
+	}{
+		{"concise", "Paris is the capital of France.", true, true},
+		{"concise", "Paris is the capital of France.", false, false}, // cut off
+		{"concise", "One. Two. Three. Four.", true, false},
+		{"concise", "Here:\n- a\n- b", true, false},
+		{"concise", "Here:\n1. a", true, false},
+		{"concise", "It is **very** short.", true, false},
+		{"concise", "## Title\nShort.", true, false},
+		{"concise", strings.Repeat("word ", 41), true, false},
+		{"concise", "", true, false},
+		{"signoff", "Boil it for 7 minutes.\n\nHope this helps!", true, true},
+		{"signoff", "Boil it. hope this helps :)", true, true},
+		{"signoff", "Hope this helps! Boil it.", true, false},
+		{"tldr", "TL;DR: boil for 7 minutes.\nMore detail follows.", true, true},
+		{"tldr", "**TL;DR:** boil it.", true, true},
+		{"tldr", "Boil it. TL;DR: boil.", true, false},
+		{"tldr", "TL;DR: " + strings.Repeat("long ", 30), true, false},
+		{"french", "Le ciel est bleu parce que la lumière du soleil est diffusée.", true, true},
+		{"french", "The sky is blue because of the scattering of light.", true, false},
+		{"french", "Oui", true, false},
+	}
+	for _, c := range cases {
+		if got := ps[c.persona].Satisfied(Answer{Text: c.answer, Finished: c.finished}); got != c.want {
+			t.Errorf("%s(%q, finished %v) = %v, want %v", c.persona, c.answer, c.finished, got, c.want)
+		}
+	}
+}
+
+func TestPersonaPools(t *testing.T) {
+	seen := map[string]string{}
+	for _, p := range Personas() {
+		if len(p.Eval) != evalPer || len(p.Train) < 16 {
+			t.Errorf("%s: %d eval, %d train prompts", p.Name, len(p.Eval), len(p.Train))
+		}
+		for _, q := range append(append([]string{}, p.Train...), p.Eval...) {
+			if other, dup := seen[q]; dup {
+				t.Errorf("%q is in %s and %s", q, other, p.Name)
+			}
+			seen[q] = p.Name
+		}
+	}
+	for _, f := range Retention {
+		if !f.Correct("The answer: " + f.Accept[0] + ".") {
+			t.Errorf("%q does not accept its own answer %q", f.Question, f.Accept[0])
+		}
+	}
+	if (Fact{Accept: []string{"4"}}).Correct("It is 42.") {
+		t.Error("4 matched inside 42")
+	}
+}
+
+func TestWilson(t *testing.T) {
+	// Reference values: the Wilson score interval (Wilson 1927; the same as
+	// statsmodels proportion_confint(k, n, method="wilson")), computed by hand.
+	for _, c := range []struct {
+		k, n      int
+		low, high float64
+	}{
+		{5, 10, 0.236593, 0.763407},
+		{0, 10, 0, 0.277533},
+		{10, 10, 0.722467, 1},
+		{76, 100, 0.667677, 0.833087},
+	} {
+		p := Wilson(c.k, c.n)
+		if math.Abs(p.Low-c.low) > 5e-4 || math.Abs(p.High-c.high) > 5e-4 {
+			t.Errorf("Wilson(%d, %d) = [%.6f, %.6f], want [%.6f, %.6f]", c.k, c.n, p.Low, p.High, c.low, c.high)
+		}
+	}
+	if p := Wilson(0, 0); p.N != 0 || p.String() != "–" {
+		t.Errorf("Wilson(0, 0) = %+v", p)
+	}
+}
+
+func TestSummariseAndRender(t *testing.T) {
+	runs := []Run{
+		{Arm: "off", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
+			{Round: 1, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
+		{Arm: "rl", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
+			{Round: 1, Satisfied: 6, Asked: 10, RetentionRight: 7, RetentionAsked: 8}}},
+		{Arm: "rl", Persona: "concise", Seed: 2, Stalled: "round 1", Evals: []Eval{{Round: 0, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
+	}
+	sums := Summarise(runs)
+	if len(sums) != 2 || sums[0].Arm != "off" || sums[1].Arm != "rl" {
+		t.Fatalf("arms %+v", sums)
+	}
+	rl := sums[1]
+	if rl.Stalled != 1 || rl.Cells[0].Satisfied.K != 5 || rl.Cells[0].Satisfied.N != 20 || rl.Last().Satisfied.K != 6 || rl.Last().Runs != 1 {
+		t.Errorf("rl summary %+v", rl)
+	}
+	md := Markdown(sums)
+	if !strings.Contains(md, "| rl | 0.25 [") || !strings.Contains(md, "| v0 | v1 |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	svg := SVG(sums, "a & b")
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		if _, err := dec.Token(); err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("svg is not well-formed XML: %v\n%s", err, svg)
+			}
+			break
+		}
+	}
+	if !strings.Contains(svg, "<polyline") || !strings.Contains(svg, "a &amp; b") {
+		t.Errorf("svg:\n%s", svg)
+	}
+}

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Client talks to one clawrl server through its public HTTP API, as any
+// OpenAI-compatible client would.
+type Client struct {
+	BaseURL string // "http://127.0.0.1:30000"
+	APIKey  string
+	HTTP    *http.Client
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ChatRequest is what the benchmark asks for.
+type ChatRequest struct {
+	Session     string // X-Session-Id; "" for none
+	Side        bool   // X-Turn-Type: side (served, never trained)
+	Messages    []Message
+	MaxTokens   int
+	Temperature float64
+	Seed        *int64
+}
+
+// Answer is one chat completion's result.
+type Answer struct {
+	ID   string
+	Text string
+	// Finished is false when the answer was cut off at max_tokens
+	// (finish_reason "length"): a user sees a truncated answer.
+	Finished bool
+}
+
+// Chat sends one chat completion and returns its answer.
+func (c *Client) Chat(ctx context.Context, r ChatRequest) (Answer, error) {
+	body := map[string]any{"model": "clawrl", "messages": r.Messages, "max_tokens": r.MaxTokens, "temperature": r.Temperature}
+	if r.Seed != nil {
+		body["seed"] = *r.Seed
+	}
+	hdr := map[string]string{}
+	if r.Session != "" {
+		hdr["X-Session-Id"] = r.Session
+	}
+	if r.Side {
+		hdr["X-Turn-Type"] = "side"
+	}
+	var out struct {
+		ID      string `json:"id"`
+		Choices []struct {
+			Message      Message `json:"message"`
+			FinishReason string  `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := c.post(ctx, "/v1/chat/completions", body, hdr, &out); err != nil {
+		return Answer{}, err
+	}
+	if len(out.Choices) == 0 {
+		return Answer{}, fmt.Errorf("chat completion %s: no choices", out.ID)
+	}
+	ch := out.Choices[0]
+	return Answer{ID: out.ID, Text: ch.Message.Content, Finished: ch.FinishReason != "length"}, nil
+}
+
+// Feedback rates the completion id (+1 or −1) with optional written text.
+func (c *Client) Feedback(ctx context.Context, id string, rating int, text string) error {
+	body := map[string]any{"id": id, "rating": rating}
+	if text != "" {
+		body["text"] = text
+	}
+	return c.post(ctx, "/v1/feedback", body, nil, nil)
+}
+
+// Health returns the served policy version from /healthz.
+func (c *Client) Health(ctx context.Context) (version int64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/healthz", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var h struct {
+		PolicyVersion int64 `json:"policy_version"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET /healthz: %s", resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		return 0, fmt.Errorf("GET /healthz: %w", err)
+	}
+	return h.PolicyVersion, nil
+}
+
+// WaitReady polls /healthz until the server answers or ctx ends.
+func (c *Client) WaitReady(ctx context.Context) error {
+	for {
+		if _, err := c.Health(ctx); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s/healthz: %w", c.BaseURL, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Client) http() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (c *Client) post(ctx context.Context, path string, body any, hdr map[string]string, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: %s: %s", path, resp.Status, bytes.TrimSpace(data))
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("POST %s: %w", path, err)
+	}
+	return nil
+}

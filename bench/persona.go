@@ -1,0 +1,234 @@
+// Package bench measures whether clawrl learns a person's preferences: simulated
+// users with hidden preferences that a program can check talk to a running
+// clawrl through its public HTTP API (chat, feedback, next messages), and
+// held-out prompts asked as side turns score each policy version against a
+// no-training control. The package holds the personas, the retention set, the
+// client, the experiment driver and the report (JSON, markdown, SVG);
+// `clawrl bench learn` wires it to server processes.
+package bench
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Persona is a simulated user with a hidden preference. Satisfied is the
+// preference as a program; the rest is how the user reacts to an answer.
+type Persona struct {
+	Name string
+	// Preference describes the hidden preference for reports (never sent).
+	Preference string
+	// Train and Eval are disjoint prompt pools: Train prompts are asked as
+	// main turns and rated; Eval prompts only as side turns, never trained.
+	Train, Eval []string
+	// Check reports whether an answer's text meets the preference.
+	Check func(answer string) bool `json:"-"`
+	// Complete: an answer cut off at max_tokens never satisfies (a
+	// length preference must not be met by truncation).
+	Complete bool
+	// Critique is the written feedback sent with a thumbs-down.
+	Critique string
+	// Correction is the natural next message of an unhappy user (implicit
+	// mode); Thanks that of a happy one.
+	Correction, Thanks string
+}
+
+var (
+	listLine   = regexp.MustCompile(`(?m)^\s*([-*•+]|\d+[.)])\s+`)
+	heading    = regexp.MustCompile(`(?m)^\s*#{1,6}\s`)
+	sentenceRe = regexp.MustCompile(`[.!?]+(\s|$)`)
+)
+
+// Satisfied reports whether the answer meets the persona's preference.
+func (p *Persona) Satisfied(a Answer) bool {
+	return (a.Finished || !p.Complete) && p.Check(a.Text)
+}
+
+// Words counts whitespace-separated words.
+func Words(s string) int { return len(strings.Fields(s)) }
+
+// Sentences counts sentence ends (runs of . ! ?), at least 1 for non-empty text.
+func Sentences(s string) int {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0
+	}
+	n := len(sentenceRe.FindAllString(s, -1))
+	if last := s[len(s)-1]; last != '.' && last != '!' && last != '?' {
+		n++ // a trailing fragment counts as a sentence
+	}
+	return n
+}
+
+// Concise is the concise-and-plain preference: at most maxWords words and 3
+// sentences, no list lines, no bold, no headings.
+func Concise(maxWords int) func(string) bool {
+	return func(a string) bool {
+		a = strings.TrimSpace(a)
+		return a != "" && Words(a) <= maxWords && Sentences(a) <= 3 &&
+			!listLine.MatchString(a) && !strings.Contains(a, "**") && !heading.MatchString(a)
+	}
+}
+
+// EndsWith is the sign-off preference: the answer's last line, ignoring
+// case, spaces and closing punctuation, ends with phrase.
+func EndsWith(phrase string) func(string) bool {
+	want := normalise(phrase)
+	return func(a string) bool {
+		a = strings.TrimSpace(a)
+		if i := strings.LastIndexByte(a, '\n'); i >= 0 {
+			a = a[i+1:]
+		}
+		return want != "" && strings.HasSuffix(normalise(a), want)
+	}
+}
+
+// StartsWith is the summary-first preference: the answer's first line starts
+// with prefix (ignoring case and leading spaces or markdown emphasis) and is
+// at most maxWords words long.
+func StartsWith(prefix string, maxWords int) func(string) bool {
+	want := strings.ToLower(prefix)
+	return func(a string) bool {
+		a = strings.TrimLeft(a, " \t\r\n*_#>")
+		first, _, _ := strings.Cut(a, "\n")
+		return strings.HasPrefix(strings.ToLower(first), want) && Words(first) <= maxWords
+	}
+}
+
+// frenchWords and englishWords are frequent function words of each language.
+var (
+	frenchWords  = setOf("le la les un une des du de est et en que qui dans pour pas sur au aux ce cette il elle sont avec vous nous je ne se plus par ou leur très")
+	englishWords = setOf("the a an is are and of to in that it for with as on this be by or you your can which from")
+)
+
+func setOf(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// French is the language preference: among the answer's words, French
+// function words outnumber English ones and make up at least a tenth.
+func French(a string) bool {
+	fr, en, n := 0, 0, 0
+	for _, w := range strings.FieldsFunc(strings.ToLower(a), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+		n++
+		if i := strings.IndexByte(w, '\''); i >= 0 { // l'eau, d'un
+			w = w[i+1:]
+			fr++
+		}
+		switch {
+		case frenchWords[w]:
+			fr++
+		case englishWords[w]:
+			en++
+		}
+	}
+	return n >= 3 && fr > en && 10*fr >= n
+}
+
+func normalise(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) || unicode.IsSymbol(r) })
+}
+
+// Personas returns the built-in simulated users, each with its own slice of
+// the question pool for training and evaluation.
+func Personas() []*Persona {
+	ps := []*Persona{
+		{
+			Name:       "concise",
+			Preference: "at most 40 words and 3 sentences, no lists, no bold, no headings",
+			Check:      Concise(40),
+			Complete:   true,
+			Critique:   "Too long. Answer in two or three plain sentences, with no lists and no bold.",
+			Correction: "Too long, just give me the short version.",
+			Thanks:     "Thanks, that's what I needed.",
+		},
+		{
+			Name:       "signoff",
+			Preference: `the answer ends with "Hope this helps!"`,
+			Check:      EndsWith("Hope this helps!"),
+			Critique:   `Please always end your answer with the words "Hope this helps!"`,
+			Correction: `You forgot to end with "Hope this helps!" again.`,
+			Thanks:     "Great, thanks.",
+		},
+		{
+			Name:       "tldr",
+			Preference: `the first line starts with "TL;DR:" and has at most 25 words`,
+			Check:      StartsWith("TL;DR:", 25),
+			Critique:   `Start your answer with a one-line summary that begins with "TL;DR:", then explain.`,
+			Correction: `Where is the one-line TL;DR: summary first? I asked for that.`,
+			Thanks:     "Perfect, thanks.",
+		},
+		{
+			Name:       "french",
+			Preference: "the answer is in French",
+			Check:      French,
+			Critique:   "Réponds en français, s'il te plaît. Answer in French.",
+			Correction: "En français, s'il te plaît !",
+			Thanks:     "Merci beaucoup.",
+		},
+	}
+	// Each persona gets its own contiguous slice of the pool: the first
+	// evalPer questions are held out, the rest are its training prompts.
+	per := len(questions) / len(ps)
+	for i, p := range ps {
+		pool := questions[i*per : (i+1)*per]
+		p.Eval = pool[:evalPer]
+		p.Train = pool[evalPer:]
+	}
+	return ps
+}
+
+// evalPer is how many of a persona's questions are held out for evaluation.
+const evalPer = 10
+
+// questions are everyday questions that invite long, list-heavy answers
+// from an instruction-tuned model, which is what makes the personas'
+// preferences bite.
+var questions = []string{
+	// concise
+	"How do I make a good cup of coffee?", "Why is the sky blue?", "What is a black hole?",
+	"How does a refrigerator keep food cold?", "What causes the seasons on Earth?", "How do vaccines work?",
+	"What is the difference between weather and climate?", "How do airplanes stay in the air?",
+	"What is photosynthesis?", "Why do we need sleep?", "How does the internet work?",
+	"What is inflation?", "How do I start running as a beginner?", "What is machine learning?",
+	"How do bees make honey?", "Why do leaves change color in autumn?", "What is a healthy breakfast?",
+	"How does a battery store energy?", "What is the water cycle?", "How do I learn a new language?",
+	"What makes a good password?", "How do rainbows form?", "What is gravity?", "How do I save money each month?",
+	"What is a volcano?", "How does the heart pump blood?", "What is democracy?", "How do magnets work?",
+	// signoff
+	"How can I improve my handwriting?", "What should I pack for a weekend trip?", "How do I care for a houseplant?",
+	"What is a good way to study for an exam?", "How do I boil an egg?", "How can I sleep better at night?",
+	"What is the best way to clean a kitchen?", "How do I write a thank-you note?", "How can I be more productive?",
+	"How do I change a flat bike tire?", "What are tips for a job interview?", "How do I make friends in a new city?",
+	"How do I organize my closet?", "How can I reduce stress?", "What should I know before adopting a dog?",
+	"How do I make pancakes?", "How can I drink more water?", "How do I plan a birthday party?",
+	"How do I start a vegetable garden?", "How can I stop procrastinating?", "What should I do if I feel tired all day?",
+	"How do I back up my phone?", "How do I choose a good book?", "How do I keep my car in good shape?",
+	"How do I prepare for a long flight?", "How can I learn to cook?", "How do I write a good email?",
+	"How do I keep a journal?",
+	// tldr
+	"What is the history of the Roman Empire?", "How does the stock market work?", "What is climate change?",
+	"What is the theory of evolution?", "How does a computer work?", "What is the French Revolution?",
+	"How do elections work?", "What is quantum physics?", "How does the immune system work?",
+	"What is the Industrial Revolution?", "How do solar panels work?", "What is artificial intelligence?",
+	"How does a car engine work?", "What is the Renaissance?", "How do earthquakes happen?",
+	"What is cryptocurrency?", "How does the human brain learn?", "What is the Cold War?",
+	"How do hurricanes form?", "What is DNA?", "How does a nuclear power plant work?",
+	"What is the economy?", "How does GPS work?", "What are the causes of World War I?",
+	"How does recycling work?", "What is the solar system?", "How do antibiotics work?", "What is social media?",
+	// french
+	"What is your favorite season and why?", "Describe a beautiful city.", "What is a good meal for dinner?",
+	"Tell me about the ocean.", "What do cats like to do?", "Describe a sunny day at the beach.",
+	"What is a good hobby?", "Tell me about the moon.", "What is music?", "Describe a forest.",
+	"What is friendship?", "Tell me about trees.", "What is a good gift for a friend?", "Describe your ideal house.",
+	"What is bread made of?", "Tell me about the mountains.", "What is a library?", "Describe a rainy day.",
+	"What is a family?", "Tell me about the sun.", "What do dogs eat?", "Describe a garden in spring.",
+	"What is a school?", "Tell me about rivers.", "What is chocolate?", "Describe a train journey.",
+	"What is a good breakfast?", "Tell me about birds.",
+}

@@ -1,0 +1,219 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Proportion is k successes of n trials with its Wilson score 95 % interval.
+// The interval treats every answer as independent; answers of one run share
+// a server, so it is somewhat narrower than a seed-level interval would be.
+type Proportion struct {
+	K    int     `json:"k"`
+	N    int     `json:"n"`
+	P    float64 `json:"p"`
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// Wilson returns k/n with its Wilson score interval at 95 %.
+func Wilson(k, n int) Proportion {
+	if n == 0 {
+		return Proportion{}
+	}
+	const z = 1.959963984540054
+	p := float64(k) / float64(n)
+	nf := float64(n)
+	den := 1 + z*z/nf
+	centre := (p + z*z/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	return Proportion{K: k, N: n, P: p, Low: max(0, centre-half), High: min(1, centre+half)}
+}
+
+func (p Proportion) String() string {
+	if p.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f [%.2f, %.2f]", p.P, p.Low, p.High)
+}
+
+// Cell pools one arm's evaluations at one round over personas and seeds.
+type Cell struct {
+	Round     int        `json:"round"`
+	Runs      int        `json:"runs"` // runs that reached this round
+	Satisfied Proportion `json:"satisfied"`
+	Retention Proportion `json:"retention"`
+	MeanWords float64    `json:"mean_words"`
+}
+
+// ArmSummary is one arm's cells, round by round.
+type ArmSummary struct {
+	Arm     string `json:"arm"`
+	Cells   []Cell `json:"cells"`
+	Stalled int    `json:"stalled"` // runs that stopped before the last round
+	Failed  int    `json:"failed"`
+}
+
+// Summarise pools runs by arm and round (arms in first-seen order). For the
+// control, whose greedy answers cannot change, its last measured round
+// stands for the rounds it skipped.
+func Summarise(runs []Run) []ArmSummary {
+	var arms []string
+	for _, r := range runs {
+		if !slices.Contains(arms, r.Arm) {
+			arms = append(arms, r.Arm)
+		}
+	}
+	var out []ArmSummary
+	for _, arm := range arms {
+		s := ArmSummary{Arm: arm}
+		type acc struct {
+			sk, sn, rk, rn, runs int
+			words                float64
+		}
+		var rounds []acc
+		for _, r := range runs {
+			if r.Arm != arm {
+				continue
+			}
+			if r.Err != "" {
+				s.Failed++
+			}
+			if r.Stalled != "" {
+				s.Stalled++
+			}
+			for _, e := range r.Evals {
+				for len(rounds) <= e.Round {
+					rounds = append(rounds, acc{})
+				}
+				a := &rounds[e.Round]
+				a.sk += e.Satisfied
+				a.sn += e.Asked
+				a.rk += e.RetentionRight
+				a.rn += e.RetentionAsked
+				a.words += e.MeanWords
+				a.runs++
+			}
+		}
+		for i, a := range rounds {
+			if a.runs == 0 {
+				continue
+			}
+			s.Cells = append(s.Cells, Cell{Round: i, Runs: a.runs, Satisfied: Wilson(a.sk, a.sn),
+				Retention: Wilson(a.rk, a.rn), MeanWords: a.words / float64(a.runs)})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Last returns the arm's last cell (the furthest round any run reached).
+func (s ArmSummary) Last() Cell {
+	if len(s.Cells) == 0 {
+		return Cell{}
+	}
+	return s.Cells[len(s.Cells)-1]
+}
+
+// Markdown renders the satisfaction and retention tables: arms × rounds.
+func Markdown(sums []ArmSummary) string {
+	rounds := 0
+	for _, s := range sums {
+		for _, c := range s.Cells {
+			rounds = max(rounds, c.Round+1)
+		}
+	}
+	var b strings.Builder
+	for _, what := range []string{"satisfaction (held-out prompts)", "retention (facts)"} {
+		fmt.Fprintf(&b, "| arm — %s |", what)
+		for r := range rounds {
+			fmt.Fprintf(&b, " v%d |", r)
+		}
+		b.WriteString(" runs stalled |\n|---|")
+		b.WriteString(strings.Repeat("---|", rounds+1))
+		b.WriteString("\n")
+		for _, s := range sums {
+			fmt.Fprintf(&b, "| %s |", s.Arm)
+			for r := range rounds {
+				cell := "·"
+				for _, c := range s.Cells {
+					if c.Round == r {
+						p := c.Satisfied
+						if what != "satisfaction (held-out prompts)" {
+							p = c.Retention
+						}
+						cell = p.String()
+						if what == "satisfaction (held-out prompts)" {
+							cell += fmt.Sprintf(" (%.0fw)", c.MeanWords)
+						}
+					}
+				}
+				fmt.Fprintf(&b, " %s |", cell)
+			}
+			fmt.Fprintf(&b, " %d |\n", s.Stalled)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// SVG plots satisfaction by round for each arm with its 95 % intervals.
+func SVG(sums []ArmSummary, title string) string {
+	const w, h, left, right, top, bottom = 640, 400, 60, 130, 40, 50
+	rounds := 1
+	for _, s := range sums {
+		for _, c := range s.Cells {
+			rounds = max(rounds, c.Round)
+		}
+	}
+	x := func(r int) float64 { return left + float64(r)/float64(rounds)*float64(w-left-right) }
+	y := func(p float64) float64 { return top + (1-p)*float64(h-top-bottom) }
+	colors := []string{"#777777", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", w, h)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", w, h)
+	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="14">%s</text>`+"\n", left, xmlEscape(title))
+	for i := 0; i <= 10; i += 2 {
+		p := float64(i) / 10
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e0e0e0"/><text x="%d" y="%.1f" text-anchor="end">%.1f</text>`+"\n",
+			left, w-right, y(p), y(p), left-6, y(p)+4, p)
+	}
+	for r := 0; r <= rounds; r++ {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">v%d</text>`+"\n", x(r), h-bottom+18, r)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">policy version (training rounds)</text>`+"\n", (left+w-right)/2, h-10)
+	fmt.Fprintf(&b, `<text x="16" y="%d" transform="rotate(-90 16 %d)" text-anchor="middle">satisfaction, 95%% Wilson CI</text>`+"\n", (top+h-bottom)/2, (top+h-bottom)/2)
+	for i, s := range sums {
+		col := colors[i%len(colors)]
+		var pts []string
+		for _, c := range s.Cells {
+			cx := x(c.Round) + float64(i-len(sums)/2)*3 // small offsets keep bars apart
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", cx, y(c.Satisfied.P)))
+			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s"/>`+"\n", cx, cx, y(c.Satisfied.Low), y(c.Satisfied.High), col)
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", cx, y(c.Satisfied.P), col)
+		}
+		dash := ""
+		if s.Arm == ArmControl {
+			dash = ` stroke-dasharray="5,4"`
+		}
+		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
+		ly := top + 20*i
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"%s/><text x="%d" y="%d">%s</text>`+"\n",
+			w-right+10, w-right+30, ly, ly, col, dash, w-right+36, ly+4, xmlEscape(armLabel(s.Arm)))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+func armLabel(arm string) string {
+	if arm == ArmControl {
+		return "control (off)"
+	}
+	return arm
+}
+
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}

@@ -1,0 +1,350 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Feedback modes: how a simulated user reacts to an answer.
+const (
+	// FeedbackText: 👍, or 👎 with the persona's written critique
+	// (POST /v1/feedback).
+	FeedbackText = "text"
+	// FeedbackRating: 👍/👎 alone.
+	FeedbackRating = "rating"
+	// FeedbackImplicit: no rating; only the natural next message in the same
+	// session (a correction, or thanks).
+	FeedbackImplicit = "implicit"
+)
+
+// ArmControl is the no-training control arm (`clawrl serve --method off`).
+const ArmControl = "off"
+
+// Config is one experiment.
+type Config struct {
+	Arms     []string   // training methods: off, rl, opd, combine
+	Personas []*Persona // one server per arm × persona × seed
+	Seeds    []int64
+	// Versions is how many training rounds each learning arm runs; each
+	// round sends PerVersion rated interactions, waits for the next policy
+	// version and evaluates it.
+	Versions   int
+	PerVersion int
+	// EvalPrompts is how many of each persona's held-out prompts are asked
+	// per evaluation; Retention how many retention facts (0: none).
+	EvalPrompts, Retention int
+	Feedback               string
+	MaxTokens              int     // answers to persona prompts
+	RetentionTokens        int     // answers to retention questions
+	Temperature            float64 // training turns (evaluation is greedy)
+	Concurrency            int     // requests in flight at once
+	// VersionTimeout bounds the wait for a new version after a round; a
+	// learning arm that produces none in time is recorded as stalled.
+	VersionTimeout time.Duration
+}
+
+// Launch starts a fresh clawrl for one run (arm, persona, seed) and returns
+// its client and a function that stops it.
+type Launch func(ctx context.Context, arm string, p *Persona, seed int64) (*Client, func() error, error)
+
+// Eval is one evaluation of one served policy version.
+type Eval struct {
+	Round          int     `json:"round"`          // 0 = before training
+	PolicyVersion  int64   `json:"policy_version"` // served when evaluated
+	Satisfied      int     `json:"satisfied"`
+	Asked          int     `json:"asked"`
+	RetentionRight int     `json:"retention_right"`
+	RetentionAsked int     `json:"retention_asked"`
+	MeanWords      float64 `json:"mean_words"`
+	// TrainSatisfied/TrainRated count the round's rated training turns that
+	// led to this version (0/0 for round 0).
+	TrainSatisfied int      `json:"train_satisfied"`
+	TrainRated     int      `json:"train_rated"`
+	Seconds        float64  `json:"seconds"`           // since the run started
+	WaitSeconds    float64  `json:"wait_seconds"`      // last rated turn → version served
+	Answers        []string `json:"answers,omitempty"` // first answers, for reading
+}
+
+// Run is one server's history: one arm, persona and seed.
+type Run struct {
+	Arm     string  `json:"arm"`
+	Persona string  `json:"persona"`
+	Seed    int64   `json:"seed"`
+	Evals   []Eval  `json:"evals"`
+	Stalled string  `json:"stalled,omitempty"` // why training stopped early
+	Seconds float64 `json:"seconds"`
+	Err     string  `json:"error,omitempty"`
+}
+
+// Experiment runs every arm × persona × seed, one server at a time, and
+// returns the runs in order. A run that fails is recorded with its error.
+func Experiment(ctx context.Context, cfg Config, launch Launch, log *slog.Logger) ([]Run, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	var runs []Run
+	for _, seed := range cfg.Seeds {
+		for _, p := range cfg.Personas {
+			for _, arm := range cfg.Arms {
+				r := Run{Arm: arm, Persona: p.Name, Seed: seed}
+				start := time.Now()
+				err := runOne(ctx, cfg, launch, &r, p, log.With("arm", arm, "persona", p.Name, "seed", seed))
+				r.Seconds = time.Since(start).Seconds()
+				if err != nil {
+					if ctx.Err() != nil {
+						return runs, ctx.Err()
+					}
+					r.Err = err.Error()
+					log.Warn("run failed", "arm", arm, "persona", p.Name, "seed", seed, "err", err)
+				}
+				runs = append(runs, r)
+			}
+		}
+	}
+	return runs, nil
+}
+
+func (c Config) check() error {
+	switch {
+	case len(c.Arms) == 0 || len(c.Personas) == 0 || len(c.Seeds) == 0:
+		return fmt.Errorf("bench: need at least one arm, persona and seed")
+	case c.Versions < 1 || c.PerVersion < 1:
+		return fmt.Errorf("bench: versions %d, per version %d: want ≥ 1", c.Versions, c.PerVersion)
+	case c.MaxTokens < 1 || c.Concurrency < 1:
+		return fmt.Errorf("bench: max tokens %d, concurrency %d: want ≥ 1", c.MaxTokens, c.Concurrency)
+	}
+	switch c.Feedback {
+	case FeedbackText, FeedbackRating, FeedbackImplicit:
+	default:
+		return fmt.Errorf("bench: feedback %q: want %s, %s or %s", c.Feedback, FeedbackText, FeedbackRating, FeedbackImplicit)
+	}
+	for _, p := range c.Personas {
+		if c.EvalPrompts > len(p.Eval) {
+			return fmt.Errorf("bench: %d eval prompts, persona %s has %d", c.EvalPrompts, p.Name, len(p.Eval))
+		}
+	}
+	if c.Retention > len(Retention) {
+		return fmt.Errorf("bench: %d retention facts, the set has %d", c.Retention, len(Retention))
+	}
+	return nil
+}
+
+func runOne(ctx context.Context, cfg Config, launch Launch, r *Run, p *Persona, log *slog.Logger) error {
+	cl, stop, err := launch(ctx, r.Arm, p, r.Seed)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			log.Warn("stop server", "err", err)
+		}
+	}()
+	start := time.Now()
+	ev, err := evaluate(ctx, cfg, cl, p, 0)
+	if err != nil {
+		return err
+	}
+	ev.Seconds = time.Since(start).Seconds()
+	r.Evals = append(r.Evals, ev)
+	log.Info("evaluated", "round", 0, "satisfied", ev.Satisfied, "asked", ev.Asked, "retention", ev.RetentionRight, "words", ev.MeanWords)
+
+	// The control trains nothing: its greedy answers cannot change, so one
+	// round of interactions and a second evaluation show it flat without
+	// paying for every round.
+	rounds := cfg.Versions
+	if r.Arm == ArmControl {
+		rounds = 1
+	}
+	rng := rand.New(rand.NewPCG(uint64(r.Seed), hashString(p.Name)))
+	order := rng.Perm(len(p.Train))
+	next := 0
+	for round := 1; round <= rounds; round++ {
+		before, err := cl.Health(ctx)
+		if err != nil {
+			return err
+		}
+		prompts := make([]string, cfg.PerVersion)
+		for i := range prompts {
+			if next == len(order) {
+				order, next = rng.Perm(len(p.Train)), 0
+			}
+			prompts[i] = p.Train[order[next]]
+			next++
+		}
+		sat, err := interact(ctx, cfg, cl, p, r.Seed, round, prompts)
+		if err != nil {
+			return err
+		}
+		rated := time.Now()
+		version := before
+		if r.Arm != ArmControl {
+			version, err = waitVersion(ctx, cl, before, cfg.VersionTimeout)
+			if err != nil {
+				return err
+			}
+			if version == before {
+				r.Stalled = fmt.Sprintf("round %d: no new version within %v of the last rated turn", round, cfg.VersionTimeout)
+				log.Warn("stalled", "round", round, "timeout", cfg.VersionTimeout)
+				return nil
+			}
+		}
+		wait := time.Since(rated).Seconds()
+		ev, err := evaluate(ctx, cfg, cl, p, round)
+		if err != nil {
+			return err
+		}
+		ev.TrainSatisfied, ev.TrainRated = sat, cfg.PerVersion
+		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
+		r.Evals = append(r.Evals, ev)
+		log.Info("evaluated", "round", round, "version", ev.PolicyVersion, "satisfied", ev.Satisfied, "asked", ev.Asked,
+			"retention", ev.RetentionRight, "words", ev.MeanWords, "train_satisfied", sat, "wait_s", wait)
+	}
+	return nil
+}
+
+// interact sends the round's training prompts as main turns, each in its own
+// session, and reacts to each answer as the persona would. It returns how
+// many answers satisfied the persona.
+func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int64, round int, prompts []string) (int, error) {
+	var mu sync.Mutex
+	satisfied := 0
+	err := parallel(ctx, len(prompts), cfg.Concurrency, func(i int) error {
+		session := fmt.Sprintf("bench-%s-%d-r%d-%d", p.Name, seed, round, i)
+		s := seed*1_000_003 + int64(round)*1009 + int64(i)
+		q := []Message{{Role: "user", Content: prompts[i]}}
+		answer, err := cl.Chat(ctx, ChatRequest{Session: session, Messages: q, MaxTokens: cfg.MaxTokens, Temperature: cfg.Temperature, Seed: &s})
+		if err != nil {
+			return err
+		}
+		ok := p.Satisfied(answer)
+		if ok {
+			mu.Lock()
+			satisfied++
+			mu.Unlock()
+		}
+		switch cfg.Feedback {
+		case FeedbackText, FeedbackRating:
+			rating, text := 1, ""
+			if !ok {
+				rating = -1
+				if cfg.Feedback == FeedbackText {
+					text = p.Critique
+				}
+			}
+			return cl.Feedback(ctx, answer.ID, rating, text)
+		default: // implicit: the next message is the only signal
+			reply := p.Thanks
+			if !ok {
+				reply = p.Correction
+			}
+			msgs := append(q, Message{Role: "assistant", Content: answer.Text}, Message{Role: "user", Content: reply})
+			_, err := cl.Chat(ctx, ChatRequest{Session: session, Messages: msgs, MaxTokens: 8, Temperature: cfg.Temperature, Seed: &s})
+			return err
+		}
+	})
+	return satisfied, err
+}
+
+// evaluate asks the persona's held-out prompts and the retention facts as
+// side turns at temperature 0.
+func evaluate(ctx context.Context, cfg Config, cl *Client, p *Persona, round int) (Eval, error) {
+	version, err := cl.Health(ctx)
+	if err != nil {
+		return Eval{}, err
+	}
+	ev := Eval{Round: round, PolicyVersion: version, Asked: cfg.EvalPrompts, RetentionAsked: cfg.Retention}
+	answers := make([]Answer, cfg.EvalPrompts+cfg.Retention)
+	err = parallel(ctx, len(answers), cfg.Concurrency, func(i int) error {
+		q, max := "", cfg.MaxTokens
+		if i < cfg.EvalPrompts {
+			q = p.Eval[i]
+		} else {
+			q, max = Retention[i-cfg.EvalPrompts].Question, cfg.RetentionTokens
+		}
+		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: []Message{{Role: "user", Content: q}}, MaxTokens: max})
+		answers[i] = a
+		return err
+	})
+	if err != nil {
+		return Eval{}, err
+	}
+	words := 0
+	for i, a := range answers {
+		if i < cfg.EvalPrompts {
+			words += Words(a.Text)
+			if p.Satisfied(a) {
+				ev.Satisfied++
+			}
+		} else if Retention[i-cfg.EvalPrompts].Correct(a.Text) {
+			ev.RetentionRight++
+		}
+	}
+	if cfg.EvalPrompts > 0 {
+		ev.MeanWords = float64(words) / float64(cfg.EvalPrompts)
+	}
+	for _, a := range answers[:min(3, cfg.EvalPrompts)] {
+		ev.Answers = append(ev.Answers, a.Text)
+	}
+	return ev, nil
+}
+
+// waitVersion polls /healthz until the served version moves past before or
+// timeout passes; it returns the version served then.
+func waitVersion(ctx context.Context, cl *Client, before int64, timeout time.Duration) (int64, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		v, err := cl.Health(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if v != before || time.Now().After(deadline) {
+			return v, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// parallel runs f(0..n-1) with at most width calls at once and returns the
+// first error.
+func parallel(ctx context.Context, n, width int, f func(int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, width)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := f(i); err != nil {
+				errs <- err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawrl/clawrl/bench"
+)
+
+func init() { benchSubcommands = append(benchSubcommands, newBenchLearnCmd) }
+
+type benchLearnOptions struct {
+	model, addr, out, feedback  string
+	arms, personas, serveArgs   []string
+	seeds, versions, perVersion int
+	evalPrompts, retention      int
+	maxTokens, retentionTokens  int
+	concurrency                 int
+	temperature                 float64
+	versionTimeout              time.Duration
+	quick                       bool
+}
+
+func newBenchLearnCmd() *cobra.Command {
+	var o benchLearnOptions
+	cmd := &cobra.Command{
+		Use:   "learn",
+		Short: "Does clawrl learn a person's preferences? Simulated users against a no-training control",
+		Long: `Simulated users with hidden, checkable preferences (personas) talk to clawrl
+through its HTTP API: each training round sends --per-version prompts as main
+turns and reacts as a person would (👍, 👎 with written feedback, or only a
+next message), waits for the next policy version, then asks held-out prompts
+and a retention set of facts as side turns at temperature 0 (never trained).
+
+Every arm × persona × seed gets a fresh 'clawrl serve' (this binary) with its
+own data folder; the arm is its --method, and "off" is the no-training
+control. Results go to --out as learn.json, learn.md and learn.svg.
+Satisfaction and retention are pooled over personas and seeds per round with
+Wilson 95 % intervals.
+
+--quick is the CI scenario: the concise persona, control against rl and
+combine, 2 rounds of 8 rated turns, short answers.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.quick {
+				o.applyQuick(cmd)
+			}
+			return runBenchLearn(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.model, "model", "", "model for each server (passed to serve --model; default: serve's default model)")
+	f.StringVar(&o.addr, "addr", "", "use this running clawrl instead of starting servers (one arm, persona and seed; the arm names its --method)")
+	f.StringVar(&o.out, "out", "bench-learn", "folder for learn.json, learn.md, learn.svg and the servers' logs")
+	f.StringVar(&o.feedback, "feedback", bench.FeedbackText, "how users react: text (👍, or 👎 with written feedback), rating (👍/👎 only) or implicit (next message only)")
+	f.StringSliceVar(&o.arms, "arms", []string{"off", "rl", "opd", "combine"}, "training methods to compare; off is the control")
+	f.StringSliceVar(&o.personas, "personas", []string{"concise", "signoff", "tldr", "french"}, "simulated users")
+	f.StringArrayVar(&o.serveArgs, "serve-arg", nil, "extra flag for every server, e.g. --serve-arg=--lr=2e-4 (repeatable)")
+	f.IntVar(&o.seeds, "seeds", 1, "seeds per arm and persona")
+	f.IntVar(&o.versions, "versions", 4, "training rounds (one policy version each) per learning arm")
+	f.IntVar(&o.perVersion, "per-version", 16, "rated interactions per round (the servers' --batch-size)")
+	f.IntVar(&o.evalPrompts, "eval-prompts", 10, "held-out prompts per persona and evaluation")
+	f.IntVar(&o.retention, "retention", 16, "retention facts per evaluation")
+	f.IntVar(&o.maxTokens, "max-tokens", 64, "most tokens per answer")
+	f.IntVar(&o.retentionTokens, "retention-tokens", 24, "most tokens per retention answer")
+	f.IntVar(&o.concurrency, "concurrency", 16, "requests in flight at once (the engine batches them)")
+	f.Float64Var(&o.temperature, "temperature", 1, "sampling temperature of training turns")
+	f.DurationVar(&o.versionTimeout, "version-timeout", 5*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
+	f.BoolVar(&o.quick, "quick", false, "the CI scenario (≤ 5 minutes on the demo model): flags given explicitly still win")
+	return cmd
+}
+
+// applyQuick sets the --quick scenario's values for every flag not given.
+func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
+	set := func(name string, apply func()) {
+		if !cmd.Flags().Changed(name) {
+			apply()
+		}
+	}
+	set("arms", func() { o.arms = []string{"off", "rl", "combine"} })
+	set("personas", func() { o.personas = []string{"concise"} })
+	set("versions", func() { o.versions = 2 })
+	set("per-version", func() { o.perVersion = 8 })
+	set("eval-prompts", func() { o.evalPrompts = 10 })
+	set("retention", func() { o.retention = 8 })
+	set("max-tokens", func() { o.maxTokens = 64 })
+	set("retention-tokens", func() { o.retentionTokens = 16 })
+	set("version-timeout", func() { o.versionTimeout = 2 * time.Minute })
+}
+
+func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ Write([]byte) (int, error) }) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	all := bench.Personas()
+	var personas []*bench.Persona
+	for _, name := range o.personas {
+		var found *bench.Persona
+		for _, p := range all {
+			if p.Name == name {
+				found = p
+			}
+		}
+		if found == nil {
+			return fmt.Errorf("--personas: unknown persona %q", name)
+		}
+		personas = append(personas, found)
+	}
+	for _, a := range o.arms {
+		switch a {
+		case "off", "rl", "opd", "combine":
+		default:
+			return fmt.Errorf("--arms: unknown method %q: want off, rl, opd or combine", a)
+		}
+	}
+	if o.seeds < 1 {
+		return fmt.Errorf("--seeds %d: want ≥ 1", o.seeds)
+	}
+	cfg := bench.Config{Arms: o.arms, Personas: personas, Versions: o.versions, PerVersion: o.perVersion,
+		EvalPrompts: o.evalPrompts, Retention: o.retention, Feedback: o.feedback, MaxTokens: o.maxTokens,
+		RetentionTokens: o.retentionTokens, Temperature: o.temperature, Concurrency: o.concurrency, VersionTimeout: o.versionTimeout}
+	for s := range o.seeds {
+		cfg.Seeds = append(cfg.Seeds, int64(s+1))
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	var launch bench.Launch
+	if o.addr != "" {
+		if len(o.arms) != 1 || len(personas) != 1 || o.seeds != 1 {
+			return fmt.Errorf("--addr: a running server is one run: give one --arms, one --personas and --seeds 1")
+		}
+		launch = func(context.Context, string, *bench.Persona, int64) (*bench.Client, func() error, error) {
+			return &bench.Client{BaseURL: "http://" + o.addr, APIKey: os.Getenv("CLAWRL_API_KEY")}, func() error { return nil }, nil
+		}
+	} else {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		launch = serverLauncher(exe, o, log)
+	}
+	start := time.Now()
+	runs, err := bench.Experiment(ctx, cfg, launch, log)
+	elapsed := time.Since(start)
+	if err != nil && len(runs) == 0 {
+		return err
+	}
+	sums := bench.Summarise(runs)
+	report := learnReport{Command: "clawrl bench learn " + strings.Join(os.Args[min(3, len(os.Args)):], " "),
+		Date: time.Now().UTC().Format(time.RFC3339), Model: o.model, CPUs: runtime.NumCPU(), Seconds: elapsed.Seconds(),
+		Config: cfg, Summary: sums, Runs: runs}
+	if report.Model == "" {
+		report.Model = "serve's default (random tiny Qwen3)"
+	}
+	js, jerr := json.MarshalIndent(report, "", "  ")
+	if jerr != nil {
+		return jerr
+	}
+	md := fmt.Sprintf("model %s, feedback %s, %d persona(s) × %d seed(s), %d rated turns per version, %d held-out prompts per persona; %.0f s wall\n\n%s",
+		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums))
+	svg := bench.SVG(sums, fmt.Sprintf("clawrl bench learn: %s, %s", strings.Join(o.personas, "+"), filepath.Base(report.Model)))
+	for name, data := range map[string]string{"learn.json": string(js), "learn.md": md, "learn.svg": svg} {
+		if werr := os.WriteFile(filepath.Join(o.out, name), []byte(data), 0o644); werr != nil {
+			return werr
+		}
+	}
+	fmt.Fprint(stdout, md)
+	return err
+}
+
+// learnReport is learn.json.
+type learnReport struct {
+	Command string             `json:"command"`
+	Date    string             `json:"date"`
+	Model   string             `json:"model"`
+	CPUs    int                `json:"cpus"`
+	Seconds float64            `json:"seconds"`
+	Config  bench.Config       `json:"config"`
+	Summary []bench.ArmSummary `json:"summary"`
+	Runs    []bench.Run        `json:"runs"`
+}
+
+// serverLauncher starts `exe serve` per run with a fresh data folder and a
+// free loopback port, its log in the output folder.
+func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Launch {
+	return func(ctx context.Context, arm string, p *bench.Persona, seed int64) (*bench.Client, func() error, error) {
+		name := fmt.Sprintf("%s-%s-%d", arm, p.Name, seed)
+		data, err := os.MkdirTemp("", "clawrl-bench-"+name+"-")
+		if err != nil {
+			return nil, nil, err
+		}
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, nil, err
+		}
+		args := []string{"serve", "--data", data, "--addr", addr, "--method", arm,
+			"--batch-size", strconv.Itoa(o.perVersion), "--log-level", "info"}
+		if o.model != "" {
+			args = append(args, "--model", o.model)
+		}
+		if o.feedback == bench.FeedbackImplicit {
+			// The reply to a user's last message gets no next state;
+			// expiring it soon lets the loop settle those turns.
+			args = append(args, "--session-idle", "30s")
+		}
+		args = append(args, o.serveArgs...)
+		logf, err := os.Create(filepath.Join(o.out, "serve-"+name+".log"))
+		if err != nil {
+			return nil, nil, err
+		}
+		cmd := exec.Command(exe, args...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			logf.Close()
+			return nil, nil, fmt.Errorf("start %s %s: %w", exe, strings.Join(args, " "), err)
+		}
+		log.Info("server started", "run", name, "addr", addr, "pid", cmd.Process.Pid, "args", strings.Join(args, " "))
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		stop := func() error {
+			defer os.RemoveAll(data)
+			defer logf.Close()
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-done:
+				return err
+			case <-time.After(time.Minute):
+				_ = cmd.Process.Kill()
+				return fmt.Errorf("server %s: killed after a minute without exiting on SIGTERM", name)
+			}
+		}
+		cl := &bench.Client{BaseURL: "http://" + addr}
+		ready, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		if err := cl.WaitReady(ready); err != nil {
+			_ = stop()
+			return nil, nil, fmt.Errorf("server %s (log %s): %w", name, logf.Name(), err)
+		}
+		return cl, stop, nil
+	}
+}
+
+// freeAddr returns a loopback address with a port free right now.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
