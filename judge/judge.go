@@ -222,7 +222,10 @@ func (j *Judge) Judge(ctx context.Context, in Input, want Request) (store.Judgme
 			votes = append(votes, store.Vote{Kind: store.VoteHint, Source: source, Score: 1, Valid: true, Hint: hint,
 				Raw: "written hint from " + source})
 			out.Hint = hint
-		case !j.cfg.NoGeneratedHints:
+		case !j.cfg.NoGeneratedHints && len(in.Next) > 0:
+			// Only an implicit next state (a reply, a tool result) has
+			// something for the judge to read a hint from; a bare rating
+			// has not.
 			hv := j.sample(ctx, store.VoteHint, HintPrompt(in), j.cfg.HintVotes)
 			if err := ctx.Err(); err != nil {
 				return store.Judgment{}, fmt.Errorf("judge turn %s: %w", in.TurnID, err)

@@ -130,6 +130,15 @@ func TestWrittenFeedbackIsTheHint(t *testing.T) {
 	if b.prefills+b.completions != 0 {
 		t.Errorf("the judge model was asked %d times", b.prefills+b.completions)
 	}
+	// A bare rating has no next state to read a hint from: no call either.
+	bare := testInput()
+	bare.Next, bare.NextKind, bare.FeedbackRating = nil, store.NextFeedback, 1
+	if got, err := j.Judge(context.Background(), bare, Request{Score: true, Hint: true}); err != nil || got.Score != 1 || got.HintAccepted {
+		t.Errorf("bare rating: %+v %v", got, err)
+	}
+	if b.prefills+b.completions != 0 {
+		t.Errorf("a bare rating asked the judge model %d times", b.prefills+b.completions)
+	}
 	// The hint vote survives rescoring (feedback that arrives later).
 	_, _, votes := j.Rescore(got.Votes, 1, "")
 	found := false

@@ -134,7 +134,8 @@ func seedCrashTurns(t *testing.T, dir string) {
 	f.store.Close()
 }
 
-// checkVersionsDir requires version folders 1..latest and nothing else.
+// checkVersionsDir requires version folders 1..latest and nothing else but
+// the base snapshot (v000000, the trainer's untrained state).
 func checkVersionsDir(t *testing.T, dir string, latest int64) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -146,7 +147,9 @@ func checkVersionsDir(t *testing.T, dir string, latest int64) {
 	}
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if e.Name() != "v000000" {
+			names = append(names, e.Name())
+		}
 	}
 	var want []string
 	for v := int64(1); v <= latest; v++ {

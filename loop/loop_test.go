@@ -25,7 +25,7 @@ import (
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func openStore(t *testing.T, dir string) *sqlite.Store {
+func openStore(t testing.TB, dir string) *sqlite.Store {
 	t.Helper()
 	s, err := sqlite.OpenDir(context.Background(), dir, sqlite.Options{Logger: quiet()})
 	if err != nil {

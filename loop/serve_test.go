@@ -23,7 +23,7 @@ import (
 
 // client talks to the gateway the way an agent does.
 type client struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 }
 

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,6 +53,10 @@ type Settings struct {
 	Baseline string
 	OPDClip  float64
 	KLCoef   float64
+	// Promotion: the retention gate (see rl.RetentionConfig).
+	NoRetentionGate  bool
+	RetentionMaxLost int
+	RetentionMaxDrop float64
 }
 
 // AddFlags registers the flags on fs.
@@ -87,6 +92,9 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Baseline, "baseline", string(DefaultBaseline), "reward baseline for single samples: batch (normalise over the step, PRPO), center (subtract the mean) or none")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
+	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
+	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
+	fs.Float64Var(&s.RetentionMaxDrop, "retention-max-drop", 0.5, "how far (nats) the mean log-probability of the retention answers may fall below the base model's")
 }
 
 // Defaults of the learning signal, chosen with `clawrl bench learn` (see
@@ -194,6 +202,11 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
 		Config: Config{Method: method, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
 			VersionsDir: filepath.Join(p.DataDir, "versions")}}}
+	if _, ok := trainer.(rl.Evaluator); ok && !s.NoRetentionGate && p.Engine != nil {
+		eng := p.Engine
+		o.Config.Train.Retention = &rl.RetentionConfig{MaxLost: s.RetentionMaxLost, MaxMeanDrop: s.RetentionMaxDrop,
+			Build: func(ctx context.Context) ([]rl.Probe, error) { return RetentionProbes(ctx, eng, DefaultFacts) }}
+	}
 	if backend != nil {
 		o.Judge = judge.New(backend, jcfg, p.Log.With("part", "judge"))
 	}

@@ -89,3 +89,31 @@ func (n *NativeTrainer) Save(dir string) error { return n.tr.SaveCheckpoint(dir)
 
 // Load implements Trainer.
 func (n *NativeTrainer) Load(dir string) error { return n.tr.LoadCheckpoint(dir) }
+
+var _ Evaluator = (*NativeTrainer)(nil)
+
+// ProbeLogprobs implements Evaluator: one scoring pass of prompt+prefix →
+// answer per probe, under the current weights or (base) with the adapters
+// off. Full fine-tuning has no base weights left to score with.
+func (n *NativeTrainer) ProbeLogprobs(ctx context.Context, probes []Probe, base bool) ([]float64, error) {
+	seqs := make([]train.Sequence, len(probes))
+	for i, p := range probes {
+		prompt := append(append([]int32(nil), p.PromptIDs...), p.PrefixIDs...)
+		seqs[i] = train.Sequence{PromptIDs: prompt, ResponseIDs: p.AnswerIDs}
+	}
+	score := n.tr.Score
+	if base {
+		score = n.tr.ScoreReference
+	}
+	scores, err := score(ctx, seqs)
+	if err != nil {
+		return nil, fmt.Errorf("native trainer: retention probes: %w", err)
+	}
+	out := make([]float64, len(probes))
+	for i, s := range scores {
+		for _, lp := range s.Logprobs {
+			out[i] += float64(lp)
+		}
+	}
+	return out, nil
+}

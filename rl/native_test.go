@@ -217,3 +217,37 @@ func TestNativeTrainerYields(t *testing.T) {
 		}
 	}
 }
+
+// TestRetentionGateNative: before any step the adapters are zero, so the
+// probes score the same under the current and the base weights and the gate
+// passes; steps that push the probed answer down make it fail.
+func TestRetentionGateNative(t *testing.T) {
+	ctx := context.Background()
+	n := newTinyNative(t)
+	probes := []Probe{{Name: "fact", PromptIDs: []int32{5, 6, 7}, PrefixIDs: []int32{8}, AnswerIDs: []int32{9, 10}}}
+	base, err := n.ProbeLogprobs(ctx, probes, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := n.ProbeLogprobs(ctx, probes, false)
+	if err != nil || cur[0] != base[0] {
+		t.Fatalf("untrained: current %v, base %v, %v", cur, base, err)
+	}
+	cfg := RetentionConfig{Probes: probes}
+	if res, err := CheckRetention(ctx, n, cfg, base); err != nil || !res.Pass {
+		t.Fatalf("untrained version fails the gate: %+v %v", res, err)
+	}
+	// Unlearn the fact: the very answer, rewarded -1, many times.
+	bad := Sample{TurnID: "x", PromptIDs: []int32{5, 6, 7, 8}, ResponseIDs: []int32{9, 10},
+		BehaviourLogprobs: []float32{float32(base[0] / 2), float32(base[0] / 2)}, UseRL: true, Reward: -1}
+	n.cfg.Advantage.Baseline = BaselineNone
+	for range 30 {
+		if _, err := n.Step(ctx, []Sample{bad}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := CheckRetention(ctx, n, cfg, base)
+	if err != nil || res.Pass || res.Lost != 1 {
+		t.Fatalf("after unlearning: %+v %v, want a lost fact", res, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -23,6 +24,9 @@ type SchedulerConfig struct {
 	// runs anyway; default 5s: under sustained traffic learning still moves
 	// (at half duty), a few seconds behind.
 	IdleWait time.Duration
+	// Retention gates promotion (nil: every version is served). It needs a
+	// trainer that is an Evaluator.
+	Retention *RetentionConfig
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
@@ -71,12 +75,17 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	current store.Version // the last recorded version; Version 0 = base
-	stats   SchedulerStats
+	// served is the newest promoted version: what the engine serves and
+	// the trainer's weights hold between steps (Version 0 = base).
+	served        store.Version
+	retentionBase []float64 // the base model's probe scores, once computed
+	stats         SchedulerStats
 }
 
 // SchedulerStats are the scheduler's running counters.
 type SchedulerStats struct {
 	Steps         int
+	Rejected      int // versions the retention check refused
 	FailedSteps   int
 	DroppedStale  int
 	DroppedBad    int
@@ -112,6 +121,13 @@ func (s *Scheduler) Current() store.Version {
 	return s.current
 }
 
+// Served is the newest promoted version, the one the engine serves.
+func (s *Scheduler) Served() store.Version {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.served
+}
+
 // Stats returns the running counters.
 func (s *Scheduler) Stats() SchedulerStats {
 	s.mu.Lock()
@@ -125,14 +141,22 @@ func (s *Scheduler) at(point string) {
 	}
 }
 
-// Recover restores the state of the last recorded version after a start or a
+// Recover restores the state of the last served version after a start or a
 // crash: trainer weights and optimizer state, the engine's served version,
-// and a versions folder without unrecorded leftovers.
+// and a versions folder without unrecorded leftovers. Then it carries out a
+// pending request to serve an earlier version.
 func (s *Scheduler) Recover(ctx context.Context) error {
 	latest, err := s.store.LatestVersion(ctx)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		latest = store.Version{}
+	case err != nil:
+		return fmt.Errorf("recover training: %w", err)
+	}
+	served, err := s.store.ServedVersion(ctx)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		served = store.Version{}
 	case err != nil:
 		return fmt.Errorf("recover training: %w", err)
 	}
@@ -143,20 +167,54 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 	for _, p := range removed {
 		s.log.Info("removed unrecorded version folder", "path", p)
 	}
-	if latest.Version > 0 {
-		if err := s.trainer.Load(latest.Dir); err != nil {
-			return fmt.Errorf("recover training: load version %d from %s: %w", latest.Version, latest.Dir, err)
+	if served.Version > 0 {
+		if err := s.trainer.Load(served.Dir); err != nil {
+			return fmt.Errorf("recover training: load version %d from %s: %w", served.Version, served.Dir, err)
 		}
-		if s.publisher != nil && s.publisher.Version() != latest.Version {
-			if err := s.publisher.Publish(ctx, latest.Version, latest.Dir); err != nil {
-				return fmt.Errorf("recover training: publish version %d: %w", latest.Version, err)
+		if s.publisher != nil && s.publisher.Version() != served.Version {
+			if err := s.publisher.Publish(ctx, served.Version, served.Dir); err != nil {
+				return fmt.Errorf("recover training: publish version %d: %w", served.Version, err)
 			}
 		}
+	} else if err := s.snapshotBase(); err != nil {
+		return fmt.Errorf("recover training: %w", err)
 	}
 	s.mu.Lock()
-	s.current = latest
+	s.current, s.served = latest, served
 	s.mu.Unlock()
-	s.log.Info("training recovered", "version", latest.Version)
+	s.log.Info("training recovered", "version", latest.Version, "served", served.Version)
+	if _, err := s.ServeRequested(ctx); err != nil {
+		s.log.Warn("serving request", "err", err)
+	}
+	return nil
+}
+
+// snapshotBase saves the trainer's untrained state (fresh adapters and
+// optimizer) as version folder 0, once, so that a version rejected while
+// only the base is served can be undone like any other.
+func (s *Scheduler) snapshotBase() error {
+	if s.cfg.VersionsDir == "" {
+		return nil
+	}
+	if _, err := os.Stat(s.versions.Path(0)); err == nil {
+		return nil
+	}
+	_, err := s.versions.Write(0, s.trainer.Save)
+	return err
+}
+
+// restore puts the trainer back on the served version's weights.
+func (s *Scheduler) restore(served store.Version) error {
+	dir := served.Dir
+	if served.Version == 0 {
+		dir = s.versions.Path(0)
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("no base snapshot to go back to: %w", err)
+		}
+	}
+	if err := s.trainer.Load(dir); err != nil {
+		return fmt.Errorf("reload version %d: %w", served.Version, err)
+	}
 	return nil
 }
 
@@ -164,9 +222,21 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 func (s *Scheduler) Run(ctx context.Context) error {
 	backoff := s.cfg.Poll
 	for {
+		if _, err := s.ServeRequested(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("serving request", "err", err)
+		}
 		stepped, err := s.TryStep(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if !stepped && err == nil {
+			// Waiting for a batch: get the retention check ready now, while
+			// serving is idle, rather than after the first step.
+			if _, werr := s.gate.WaitIdle(ctx, s.cfg.IdleWait); werr == nil {
+				if perr := s.prepareRetention(ctx); perr != nil && ctx.Err() == nil {
+					s.log.Warn("retention check", "err", perr)
+				}
+			}
 		}
 		wait := s.cfg.Poll
 		switch {
@@ -202,7 +272,7 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("ready samples: %w", err)
 	}
-	current := s.Current()
+	current, served := s.Current(), s.Served()
 	var all []Sample
 	for i := range stored {
 		smp := FromStore(stored[i], turns[i])
@@ -212,7 +282,9 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		}
 		all = append(all, smp)
 	}
-	fresh, stale, reasons := SplitStale(all, current.Version, s.cfg.MaxStaleness)
+	// Staleness counts the versions the trained policy moved since a sample
+	// was generated: rejected versions never served and moved nothing.
+	fresh, stale, reasons := SplitStale(all, served.Version, s.cfg.MaxStaleness)
 	if len(fresh) < s.cfg.BatchSize {
 		// Not enough to train; refuse the stale ones now so they stop
 		// counting as ready.
@@ -230,11 +302,11 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	m, err := s.trainer.Step(ctx, batch)
 	if err != nil {
 		s.fail(err)
-		// The step may have touched the weights: go back to the last
-		// recorded version so the retry starts clean.
-		if current.Version > 0 {
-			if lerr := s.trainer.Load(current.Dir); lerr != nil {
-				return false, fmt.Errorf("trainer step: %w; reload version %d: %w", err, current.Version, lerr)
+		// The step may have touched the weights: go back to the served
+		// version so the retry starts clean.
+		if served.Version > 0 {
+			if lerr := s.restore(served); lerr != nil {
+				return false, fmt.Errorf("trainer step: %w; %w", err, lerr)
 			}
 		}
 		return false, fmt.Errorf("trainer step on %d samples: %w", len(batch), err)
@@ -242,11 +314,15 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	s.at(PointStepped)
 
 	next := store.Version{Version: current.Version + 1, Method: string(s.cfg.Method), CreatedAt: time.Now(),
-		Metrics: versionMetrics(m, batch, len(stale), current.Version, time.Since(start))}
+		Metrics: versionMetrics(m, batch, len(stale), served.Version, time.Since(start)), Status: store.VersionPromoted}
+	if err := s.checkRetention(ctx, &next); err != nil {
+		s.fail(err)
+		return false, s.resync(err, served)
+	}
 	next.Dir, err = s.versions.Write(next.Version, s.trainer.Save)
 	if err != nil {
 		s.fail(err)
-		return false, s.resync(err, current)
+		return false, s.resync(err, served)
 	}
 	s.at(PointSaved)
 
@@ -258,17 +334,33 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	for i, smp := range stale {
 		staleIDs[i] = smp.TurnID
 	}
-	staleReason := fmt.Sprintf("stale: more than %d versions behind v%d", s.cfg.MaxStaleness, current.Version)
+	staleReason := fmt.Sprintf("stale: more than %d versions behind v%d", s.cfg.MaxStaleness, served.Version)
 	if err := s.store.CommitVersion(ctx, next, ids, staleIDs, staleReason); err != nil {
 		s.fail(err)
-		return false, s.resync(fmt.Errorf("record version %d: %w", next.Version, err), current)
+		return false, s.resync(fmt.Errorf("record version %d: %w", next.Version, err), served)
 	}
+	rejected := next.Status == store.VersionRejected
 	s.mu.Lock()
 	s.current = next
+	if !rejected {
+		s.served = next
+	}
 	s.stats.Steps++
 	s.stats.DroppedStale += len(stale)
+	if rejected {
+		s.stats.Rejected++
+	}
 	s.mu.Unlock()
 	s.at(PointCommitted)
+	if rejected {
+		// Its samples are spent (never trained twice); the trainer goes back
+		// to the served weights and the engine keeps serving them.
+		s.log.Warn("version rejected", "version", next.Version, "reason", next.StatusReason, "served", served.Version)
+		if err := s.restore(served); err != nil {
+			return true, fmt.Errorf("after rejecting version %d: %w", next.Version, err)
+		}
+		return true, nil
+	}
 
 	if s.publisher != nil {
 		if err := s.publish(ctx, next); err != nil {
@@ -301,18 +393,152 @@ func (s *Scheduler) publish(ctx context.Context, v store.Version) error {
 	return fmt.Errorf("publish version %d from %s: %w", v.Version, v.Dir, err)
 }
 
-// resync reloads the last recorded version after the step's result could not
-// be recorded, so the trainer's weights match what the store says.
-func (s *Scheduler) resync(cause error, current store.Version) error {
-	if _, err := s.versions.Clean(current.Version); err != nil {
+// resync reloads the served version after the step's result could not be
+// recorded, so the trainer's weights match what the store says.
+func (s *Scheduler) resync(cause error, served store.Version) error {
+	if _, err := s.versions.Clean(s.Current().Version); err != nil {
 		s.log.Warn("clean versions", "err", err)
 	}
-	if current.Version > 0 {
-		if err := s.trainer.Load(current.Dir); err != nil {
-			return fmt.Errorf("%w; reload version %d: %w", cause, current.Version, err)
+	if served.Version > 0 {
+		if err := s.restore(served); err != nil {
+			return fmt.Errorf("%w; %w", cause, err)
 		}
 	}
 	return cause
+}
+
+// checkRetention runs the retention check on the trainer's new weights and records
+// the result in v (status, reason, metrics).
+func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error {
+	if s.cfg.Retention == nil {
+		return nil
+	}
+	ev, ok := s.trainer.(Evaluator)
+	if ok {
+		if err := s.prepareRetention(ctx); err != nil {
+			return err
+		}
+	}
+	if !ok || len(s.cfg.Retention.Probes) == 0 {
+		v.StatusReason = "not gated: no retention check"
+		return nil
+	}
+	res, err := CheckRetention(ctx, ev, *s.cfg.Retention, s.retentionBase)
+	if err != nil {
+		return err
+	}
+	v.Metrics.RetentionFacts, v.Metrics.RetentionLost = res.Facts, res.Lost
+	v.Metrics.RetentionLogprob, v.Metrics.RetentionBase = res.Mean, res.Base
+	v.StatusReason = res.Reason
+	if !res.Pass {
+		v.Status = store.VersionRejected
+	}
+	return nil
+}
+
+// prepareRetention builds the retention probes and the base model's scores
+// of them, once. The train loop does it while it waits for its first batch,
+// so the first version is not kept waiting by it.
+func (s *Scheduler) prepareRetention(ctx context.Context) error {
+	if s.cfg.Retention == nil || s.retentionBase != nil {
+		return nil
+	}
+	ev, ok := s.trainer.(Evaluator)
+	if !ok {
+		return nil
+	}
+	if len(s.cfg.Retention.Probes) == 0 && s.cfg.Retention.Build != nil {
+		probes, err := s.cfg.Retention.Build(ctx)
+		if err != nil {
+			return fmt.Errorf("retention probes: %w", err)
+		}
+		s.cfg.Retention.Probes, s.cfg.Retention.Build = probes, nil
+	}
+	if len(s.cfg.Retention.Probes) == 0 {
+		return nil
+	}
+	// Scored before any step, when the trainer's weights still are the
+	// served ones: in LoRA mode the base scores come from the adapters-off
+	// pass either way.
+	base, err := ev.ProbeLogprobs(ctx, s.cfg.Retention.Probes, true)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// Full fine-tuning has no base weights to score with: train on,
+		// ungated, and say so once.
+		s.log.Warn("retention check off: no base scores", "err", err)
+		s.cfg.Retention = nil
+		return nil
+	}
+	s.retentionBase = base
+	s.log.Info("retention check ready", "facts", len(base))
+	return nil
+}
+
+// ServeRequested carries out the oldest pending request to serve an earlier
+// version (`clawrl versions promote|rollback N`): the version's folder is
+// copied into a new version, recorded as promoted in one transaction with
+// the request's result, loaded into the trainer and published. Policy
+// versions only grow, so staleness and the engine's "newest wins" hold. It
+// reports whether a request was carried out.
+func (s *Scheduler) ServeRequested(ctx context.Context) (bool, error) {
+	req, err := s.store.PendingServing(ctx)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	versions, err := s.store.Versions(ctx, 0)
+	if err != nil {
+		return false, err
+	}
+	var src *store.Version
+	for i := range versions {
+		if versions[i].Version == req.Version {
+			src = &versions[i]
+		}
+	}
+	fail := func(why string) (bool, error) {
+		if err := s.store.FailServing(ctx, req.ID, why); err != nil {
+			return false, err
+		}
+		return false, fmt.Errorf("serve version %d: %s", req.Version, why)
+	}
+	if src == nil {
+		return fail("no such version")
+	}
+	if _, err := os.Stat(src.Dir); err != nil {
+		return fail(fmt.Sprintf("its folder is gone: %v", err))
+	}
+	current := s.Current()
+	next := store.Version{Version: current.Version + 1, Method: src.Method, Metrics: src.Metrics, CreatedAt: time.Now(),
+		Status: store.VersionPromoted, SourceVersion: src.Version,
+		StatusReason: fmt.Sprintf("%s to v%d by hand (requested %s)", req.Action, src.Version, req.RequestedAt.Format(time.RFC3339))}
+	next.Dir, err = s.versions.Write(next.Version, func(dir string) error { return copyDir(src.Dir, dir) })
+	if err != nil {
+		return false, err
+	}
+	if err := s.trainer.Load(next.Dir); err != nil {
+		s.restore(s.Served()) //nolint:errcheck // the load failed; the old weights are still in place or the next recovery loads them
+		os.RemoveAll(next.Dir)
+		return fail(fmt.Sprintf("load: %v", err))
+	}
+	if err := s.store.CommitServing(ctx, req.ID, next, fmt.Sprintf("served as v%d", next.Version)); err != nil {
+		s.resync(err, s.Served()) //nolint:errcheck // reported below
+		return false, fmt.Errorf("record version %d (copy of v%d): %w", next.Version, src.Version, err)
+	}
+	s.mu.Lock()
+	s.current, s.served = next, next
+	s.mu.Unlock()
+	if s.publisher != nil {
+		if err := s.publish(ctx, next); err != nil {
+			return true, err
+		}
+	}
+	s.log.Info("serving an earlier version", "version", next.Version, "copy_of", src.Version, "action", req.Action)
+	return true, nil
 }
 
 func (s *Scheduler) fail(err error) {

@@ -1,0 +1,166 @@
+package loop
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/rl/rltest"
+	"github.com/clawrl/clawrl/store"
+)
+
+// TestRetentionProbes builds probes from a scripted model's answers: the
+// prefix is the answer before the accepted word, the answer is the word;
+// a fact the model gets wrong is left out.
+func TestRetentionProbes(t *testing.T) {
+	eng := scripted.New(scripted.Options{})
+	facts := []Fact{
+		{"[[say:The capital of France is Paris, of course.]] capital?", []string{"Paris"}},
+		{"[[say:Two and two make four.]] 2+2?", []string{"4", "four"}},
+		{"[[say:I do not know.]] capital of Peru?", []string{"Lima"}},
+	}
+	probes, err := RetentionProbes(context.Background(), eng, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(probes) != 2 {
+		t.Fatalf("%d probes, want 2 (the unknown fact left out): %+v", len(probes), probes)
+	}
+	f := eng.Format()
+	for i, want := range [][2]string{{"The capital of France is ", "Paris"}, {"Two and two make ", "four"}} {
+		if got := f.Decode(probes[i].PrefixIDs); got != want[0] {
+			t.Errorf("probe %d prefix %q, want %q", i, got, want[0])
+		}
+		if got := f.Decode(probes[i].AnswerIDs); got != want[1] {
+			t.Errorf("probe %d answer %q, want %q", i, got, want[1])
+		}
+	}
+}
+
+// evalTrainer is the rltest double that also scores retention probes: the
+// base model's score is -0.1 per probe, the trained weights' what Current
+// says.
+type evalTrainer struct {
+	*rltest.Trainer
+	mu      sync.Mutex
+	current float64
+}
+
+func (e *evalTrainer) ProbeLogprobs(ctx context.Context, probes []rl.Probe, base bool) ([]float64, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]float64, len(probes))
+	for i := range out {
+		out[i] = e.current
+		if base {
+			out[i] = -0.1
+		}
+	}
+	return out, nil
+}
+
+func (e *evalTrainer) set(v float64) {
+	e.mu.Lock()
+	e.current = v
+	e.mu.Unlock()
+}
+
+// TestEvalGatedPromotion: a version that keeps the retention facts is served;
+// one that loses them is recorded as rejected with the reason, not served,
+// and the trainer goes back to the served weights; `versions promote` of the
+// rejected one serves a copy of it as a new version, also after a restart.
+func TestEvalGatedPromotion(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	eng := scripted.New(scripted.Options{})
+	tr := &evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}
+	newRunner := func() *Runner {
+		j := judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{Verdict: judge.VerdictVotes, EvalVotes: 1, Retries: judge.NoRetries}, quiet())
+		r, err := New(Options{Store: st, Judge: j, Teacher: &judge.Teacher{Engine: eng}, Trainer: tr, Publisher: eng, Log: quiet(),
+			Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: 1,
+				VersionsDir: filepath.Join(dir, "versions"),
+				Retention: &rl.RetentionConfig{Build: func(ctx context.Context) ([]rl.Probe, error) {
+					return RetentionProbes(ctx, eng, []Fact{{"[[say:It is Paris.]] capital?", []string{"Paris"}}})
+				}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Scheduler().Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := newRunner()
+	f := &fixture{dir: dir, store: st, engine: eng}
+	rate := func(key string) {
+		turn := f.serve(t, key, []chat.Message{{Role: chat.RoleUser, Content: "hello " + key}})
+		if err := st.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		trained, err := r.RunOnce(ctx)
+		if err != nil || !trained {
+			t.Fatalf("step after %s: %v %v", key, trained, err)
+		}
+	}
+
+	rate("a") // keeps the facts: v1 served
+	if eng.Version() != 1 || r.Scheduler().Served().Version != 1 {
+		t.Fatalf("v1 not served: engine %d", eng.Version())
+	}
+	tr.set(-3) // forgets them
+	rate("b")
+	v2, err := st.LatestVersion(ctx)
+	if err != nil || v2.Version != 2 || v2.Status != store.VersionRejected || !strings.Contains(v2.StatusReason, "lost 1 of 1") ||
+		v2.Metrics.RetentionLost != 1 || v2.Metrics.RetentionBase != -0.1 {
+		t.Fatalf("v2 %+v %v, want rejected for the lost fact", v2, err)
+	}
+	if eng.Version() != 1 {
+		t.Errorf("the engine serves v%d after v2 was rejected", eng.Version())
+	}
+	if served, _ := st.ServedVersion(ctx); served.Version != 1 {
+		t.Errorf("store serves v%d", served.Version)
+	}
+	if got := tr.State().Steps; got != 1 {
+		t.Errorf("trainer at step %d after the rejection, want 1 (back on v1)", got)
+	}
+	// Its sample is spent, never trained again.
+	turns, _ := st.ListSamples(ctx, store.TurnFilter{})
+	for _, s := range turns {
+		if s.TrainedVersion == 0 {
+			t.Errorf("sample of %s not marked trained", s.TurnID)
+		}
+	}
+
+	// A person promotes the rejected version; a restart carries it out.
+	if _, err := st.RequestServing(ctx, 2, "promote"); err != nil {
+		t.Fatal(err)
+	}
+	tr.set(-0.1)
+	r = newRunner()
+	v3, err := st.ServedVersion(ctx)
+	if err != nil || v3.Version != 3 || v3.SourceVersion != 2 || !strings.Contains(v3.StatusReason, "promote to v2 by hand") {
+		t.Fatalf("served %+v %v, want v3 = copy of v2", v3, err)
+	}
+	if eng.Version() != 3 || tr.State().Steps != 2 {
+		t.Errorf("engine at v%d, trainer at step %d; want v3 and v2's step 2", eng.Version(), tr.State().Steps)
+	}
+	// A rollback to v1 while running: v4 is v1's weights.
+	if _, err := st.RequestServing(ctx, 1, "rollback"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := r.Scheduler().ServeRequested(ctx); err != nil || !ok {
+		t.Fatalf("rollback: %v %v", ok, err)
+	}
+	if eng.Version() != 4 || tr.State().Steps != 1 {
+		t.Errorf("engine at v%d, trainer at step %d; want v4 and v1's step 1", eng.Version(), tr.State().Steps)
+	}
+}
