@@ -171,6 +171,7 @@ type LoopMetrics struct {
 	Judged         int // turns judged since start, any score
 	SamplesBuilt   int // samples built since start
 	SamplesTrained int // samples trained, all time
+	TrainSteps     int // trainer steps recorded as versions (served or rejected)
 }
 
 // Metrics reads the loop's counters from /metrics (Prometheus text).
@@ -223,6 +224,8 @@ func parseLoopMetrics(text string) LoopMetrics {
 			m.SamplesBuilt += int(v)
 		case "clawrl_loop_samples_trained":
 			m.SamplesTrained += int(v)
+		case "clawrl_loop_train_steps_total":
+			m.TrainSteps += int(v)
 		}
 	}
 	return m

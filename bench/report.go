@@ -54,7 +54,10 @@ type ArmSummary struct {
 	Method  string `json:"method"`
 	Cells   []Cell `json:"cells"`
 	Stalled int    `json:"stalled"` // runs that stopped before the last round
-	Failed  int    `json:"failed"`
+	// Rejected counts rounds whose version the loop's retention gate
+	// refused (the round evaluates the version still served).
+	Rejected int `json:"rejected"`
+	Failed   int `json:"failed"`
 	// PVsControl is the one-sided Fisher exact p-value that the arm's last
 	// round satisfies more often than the control's last round (1 for the
 	// control itself, or when there is none).
@@ -92,6 +95,9 @@ func Summarise(runs []Run) []ArmSummary {
 				s.Stalled++
 			}
 			for _, e := range r.Evals {
+				if e.Rejected {
+					s.Rejected++
+				}
 				for len(rounds) <= e.Round {
 					rounds = append(rounds, acc{})
 				}
@@ -150,8 +156,8 @@ func Markdown(sums []ArmSummary) string {
 		for r := range rounds {
 			fmt.Fprintf(&b, " v%d |", r)
 		}
-		b.WriteString(" runs stalled | p > control |\n|---|")
-		b.WriteString(strings.Repeat("---|", rounds+2))
+		b.WriteString(" runs stalled | versions rejected | p > control |\n|---|")
+		b.WriteString(strings.Repeat("---|", rounds+3))
 		b.WriteString("\n")
 		for _, s := range sums {
 			fmt.Fprintf(&b, "| %s |", s.Arm)
@@ -175,7 +181,7 @@ func Markdown(sums []ArmSummary) string {
 			if s.Method != ArmControl && what == "satisfaction (held-out prompts)" {
 				pv = fmt.Sprintf("%.3g", s.PVsControl)
 			}
-			fmt.Fprintf(&b, " %d | %s |\n", s.Stalled, pv)
+			fmt.Fprintf(&b, " %d | %d | %s |\n", s.Stalled, s.Rejected, pv)
 		}
 		b.WriteString("\n")
 	}

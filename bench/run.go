@@ -88,8 +88,11 @@ type Launch func(ctx context.Context, arm Arm, p *Persona, seed int64) (*Client,
 
 // Eval is one evaluation of one served policy version.
 type Eval struct {
-	Round          int     `json:"round"`          // 0 = before training
-	PolicyVersion  int64   `json:"policy_version"` // served when evaluated
+	Round         int   `json:"round"`          // 0 = before training
+	PolicyVersion int64 `json:"policy_version"` // served when evaluated
+	// Rejected: the round's step made a version that the loop's retention
+	// gate refused, so the evaluation is of the version still served.
+	Rejected       bool    `json:"rejected,omitempty"`
 	Satisfied      int     `json:"satisfied"`
 	Asked          int     `json:"asked"`
 	RetentionRight int     `json:"retention_right"`
@@ -207,6 +210,10 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 		if err != nil {
 			return err
 		}
+		m0, err := cl.Metrics(ctx)
+		if err != nil {
+			return err
+		}
 		ratedRound, satRound, chunk := 0, 0, 0
 		var trainAnswers []string
 		var rated time.Time
@@ -233,13 +240,13 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 		if err := send(cfg.PerVersion); err != nil {
 			return err
 		}
-		version := before
+		version, rejected := before, false
 		if r.Method != ArmControl {
-			version, err = awaitVersion(ctx, cfg, cl, before, &sent, send)
+			version, rejected, err = awaitVersion(ctx, cfg, cl, before, m0.TrainSteps, &sent, send)
 			if err != nil {
 				return err
 			}
-			if version == before {
+			if version == before && !rejected {
 				r.Stalled = fmt.Sprintf("round %d: no new version within %v of the last of %d rated turns", round, cfg.VersionTimeout, ratedRound)
 				log.Warn("stalled", "round", round, "rated", ratedRound, "timeout", cfg.VersionTimeout)
 				return nil
@@ -251,6 +258,7 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 			return err
 		}
 		ev.TrainSatisfied, ev.TrainRated, ev.TrainAnswers = satRound, ratedRound, trainAnswers
+		ev.Rejected = rejected
 		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
 		r.Evals = append(r.Evals, ev)
 		log.Info("evaluated", "round", round, "version", ev.PolicyVersion, "satisfied", ev.Satisfied, "asked", ev.Asked,
@@ -263,29 +271,46 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 // PerVersion/2 rated turns) while the loop lacks samples for a step.
 const maxTopUps = 6
 
-// awaitVersion waits for the served version to move past before. A user
+// awaitVersion waits for the served version to move past before, or for a
+// step past steps whose version the retention gate rejected (then it
+// reports rejected and the version still served). A user
 // keeps talking when the loop has judged every rated turn yet holds fewer
 // samples than a step takes (OPD keeps only turns with a hint, so satisfied
 // turns build none): then it sends PerVersion/2 more rated turns, at most
 // maxTopUps times. It gives up VersionTimeout after the last rated turn and
 // returns before.
-func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, sent *int, send func(int) error) (int64, error) {
+func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, steps int, sent *int, send func(int) error) (int64, bool, error) {
 	deadline := time.Now().Add(cfg.VersionTimeout)
 	topUps, short, lastBuilt := 0, 0, -1
 	for {
 		v, err := cl.Health(ctx)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if v != before {
-			return v, nil
+			return v, false, nil
 		}
 		if time.Now().After(deadline) {
-			return before, nil
+			return before, false, nil
 		}
 		m, err := cl.Metrics(ctx)
 		if err != nil {
-			return 0, err
+			return 0, false, err
+		}
+		if m.TrainSteps > steps {
+			// A step was recorded; the served version moves once it is
+			// published (seconds), or never (rejected by the gate).
+			for range 30 {
+				if v, err = cl.Health(ctx); err != nil || v != before {
+					return v, false, err
+				}
+				select {
+				case <-ctx.Done():
+					return 0, false, ctx.Err()
+				case <-time.After(time.Second):
+				}
+			}
+			return before, true, nil
 		}
 		// Short, and no sample built, for five polls in a row: an OPD
 		// sample is built seconds after its judgment (the teacher's
@@ -299,14 +324,14 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, sen
 		if short >= 5 && topUps < maxTopUps {
 			topUps, short = topUps+1, 0
 			if err := send(max(1, cfg.PerVersion/2)); err != nil {
-				return 0, err
+				return 0, false, err
 			}
 			deadline = time.Now().Add(cfg.VersionTimeout)
 			continue
 		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return 0, false, ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}

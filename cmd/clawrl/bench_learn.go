@@ -171,7 +171,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		Date: time.Now().UTC().Format(time.RFC3339), Model: o.model, CPUs: runtime.NumCPU(), Seconds: elapsed.Seconds(),
 		Config: cfg, Summary: sums, Runs: runs}
 	if report.Model == "" {
-		report.Model = "serve's default (random tiny Qwen3)"
+		report.Model = "serve's default"
 	}
 	js, jerr := json.MarshalIndent(report, "", "  ")
 	if jerr != nil {
