@@ -236,15 +236,16 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 			return nil, nil, fmt.Errorf("start %s %s: %w", exe, strings.Join(args, " "), err)
 		}
 		log.Info("server started", "run", name, "addr", addr, "pid", cmd.Process.Pid, "args", strings.Join(args, " "))
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		var waitErr error
+		exited := make(chan struct{}) // closed when the server has exited
+		go func() { waitErr = cmd.Wait(); close(exited) }()
 		stop := func() error {
 			defer os.RemoveAll(data)
 			defer logf.Close()
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			select {
-			case err := <-done:
-				return err
+			case <-exited:
+				return waitErr
 			case <-time.After(time.Minute):
 				_ = cmd.Process.Kill()
 				return fmt.Errorf("server %s: killed after a minute without exiting on SIGTERM", name)
@@ -253,7 +254,23 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 		cl := &bench.Client{BaseURL: "http://" + addr}
 		ready, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		if err := cl.WaitReady(ready); err != nil {
+		go func() {
+			// A server that exits before it listens (bad flag, store
+			// error) ends the wait at once.
+			select {
+			case <-exited:
+				cancel()
+			case <-ready.Done():
+			}
+		}()
+		err = cl.WaitReady(ready)
+		select {
+		case <-exited:
+			_ = stop()
+			return nil, nil, fmt.Errorf("server %s exited (%v); log %s", name, waitErr, logf.Name())
+		default:
+		}
+		if err != nil {
 			_ = stop()
 			return nil, nil, fmt.Errorf("server %s (log %s): %w", name, logf.Name(), err)
 		}
