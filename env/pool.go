@@ -31,10 +31,10 @@ type Pool struct {
 	done  chan struct{}
 	now   func() time.Time
 
-	mu       sync.Mutex
-	episodes map[string]*entry
-	closed   bool
-	waiting  int
+	mu                               sync.Mutex
+	episodes                         map[string]*entry
+	closed                           bool
+	waiting                          int
 	created, closedN, reaped, failed int64
 }
 
