@@ -282,6 +282,7 @@ func (r *Runner) runEpisode(ctx context.Context, task env.Task, key string, seed
 				next = []chat.Message{{Role: chat.RoleTool, Content: obs.Info}}
 			}
 			if err := r.store.ObserveTurn(ctx, st.TurnID, next, store.NextTool, time.Now()); err != nil {
+				ep.Steps = append(ep.Steps, st) // so the caller drops it
 				return ep, fmt.Errorf("record observation of task %q step %d: %w", task.ID, k, err)
 			}
 		}

@@ -83,7 +83,9 @@ func (r *Runner) RunGroup(ctx context.Context, task env.Task, round int) (Group,
 		return g, fmt.Errorf("task %q: %w", task.ID, err)
 	}
 	if r.store != nil {
-		if err := r.recordGroup(ctx, g); err != nil {
+		// A finished group is recorded whole even when the run is stopping
+		// (a handful of quick writes).
+		if err := r.recordGroup(context.WithoutCancel(ctx), g); err != nil {
 			return g, err
 		}
 	}

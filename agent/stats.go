@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -49,7 +51,10 @@ func (s *Stats) finished(ep Episode, err error) {
 	defer s.mu.Unlock()
 	s.running--
 	if err != nil {
-		s.failed++
+		// An episode cut short because the run is stopping did not fail.
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			s.failed++
+		}
 		return
 	}
 	s.done++
@@ -123,11 +128,23 @@ func WriteStatus(dir string, snap Snapshot) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, StatusFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := os.CreateTemp(dir, StatusFile+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("agent status: %w", err)
 	}
-	return os.Rename(tmp, filepath.Join(dir, StatusFile))
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("agent status: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("agent status: %w", err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("agent status: %w", err)
+	}
+	return os.Rename(f.Name(), filepath.Join(dir, StatusFile))
 }
 
 // ReadStatus reads dir/StatusFile; ok is false when there is none.

@@ -193,9 +193,7 @@ func SameAnswer(given, want string) bool {
 		s = strings.ReplaceAll(s, ",", "")
 		s = strings.ReplaceAll(s, " ", "")
 		s = strings.TrimSuffix(s, ".")
-		if strings.HasSuffix(s, ".0") {
-			s = strings.TrimSuffix(s, ".0")
-		}
+		s = strings.TrimSuffix(s, ".0")
 		return s
 	}
 	return norm(given) != "" && norm(given) == norm(want)
