@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -221,7 +222,40 @@ func TestEnvServerKilledMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	srv := &http.Server{Handler: env.Handler(pool, "", nil)}
+	srv := &http.Server{}
+	// The server dies at the first step it is sent (the connection drops
+	// without an answer), and a fresh one comes up on the same address.
+	var once sync.Once
+	inner := env.Handler(pool, "", nil)
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasSuffix(req.URL.Path, "/step") {
+			once.Do(func() {
+				go srv.Close()
+				pool.Shutdown()
+				pool2, err := env.NewPool(env.PoolConfig{Limit: 8}, &toolcall.Kind{Sandbox: mustBwrap(t)})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var ln2 net.Listener
+				for range 100 {
+					if ln2, err = net.Listen("tcp", addr); err == nil {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				srv2 := &http.Server{Handler: env.Handler(pool2, "", nil)}
+				t.Cleanup(func() { srv2.Close(); pool2.Shutdown() })
+				go srv2.Serve(ln2)
+			})
+			panic(http.ErrAbortHandler)
+		}
+		inner.ServeHTTP(w, req)
+	})
 	go srv.Serve(ln)
 	client, err := env.NewClient("http://"+addr, "")
 	if err != nil {
@@ -233,28 +267,7 @@ func TestEnvServerKilledMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Kill the server (and every episode in it) once the first step is
-	// recorded, then bring a fresh one up on the same address.
 	ctx := context.Background()
-	go func() {
-		for {
-			if s, _ := r.store.Stats(ctx); s.Turns > 0 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		srv.Close()
-		pool.Shutdown()
-		pool2, _ := env.NewPool(env.PoolConfig{Limit: 8}, &toolcall.Kind{Sandbox: mustBwrap(t)})
-		ln2, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		srv2 := &http.Server{Handler: env.Handler(pool2, "", nil)}
-		t.Cleanup(func() { srv2.Close(); pool2.Shutdown() })
-		go srv2.Serve(ln2)
-	}()
 	task := env.Task{ID: "k1", Env: toolcall.Name, Prompt: "What is 2 + 2?", Answer: "4", MaxSteps: 3}
 	g, err := run.RunGroup(ctx, task, 0)
 	if err != nil {
