@@ -351,3 +351,21 @@ func TestParseTasks(t *testing.T) {
 		}
 	}
 }
+
+// Time the pool itself did not run (a starved process) is added back to
+// every lease (extendLeases), so only time the pool saw counts.
+func TestStallDoesNotReap(t *testing.T) {
+	p, k := newTestPool(t, PoolConfig{Limit: 2, Lease: time.Hour})
+	if _, err := p.Create(context.Background(), Task{ID: "a", Env: "count", Prompt: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	p.extendLeases(-3 * time.Hour)               // three hours without a call…
+	p.extendLeases(2*time.Hour + 30*time.Minute) // …of which the pool was stalled for two and a half
+	if n := p.ReapIdle(); n != 0 || k.open.Load() != 1 {
+		t.Fatalf("reaped %d after a stall", n)
+	}
+	p.extendLeases(-time.Hour)
+	if n := p.ReapIdle(); n != 1 {
+		t.Fatalf("reaped %d once the lease really ran out", n)
+	}
+}

@@ -249,15 +249,35 @@ func (p *Pool) kindNames() []string {
 // reap closes episodes whose lease ran out.
 func (p *Pool) reap() {
 	defer close(p.done)
-	t := time.NewTicker(max(p.cfg.Lease/4, 10*time.Millisecond))
+	interval := max(p.cfg.Lease/4, 10*time.Millisecond)
+	t := time.NewTicker(interval)
 	defer t.Stop()
+	last := p.now()
 	for {
 		select {
 		case <-p.stop:
 			return
 		case <-t.C:
+			// A tick far later than due means this process did not run
+			// (a stopped or starved machine): its agents could not send
+			// heartbeats either, so that time does not count against
+			// their leases.
+			now := p.now()
+			if stall := now.Sub(last) - interval; stall > interval {
+				p.extendLeases(stall)
+			}
+			last = now
 			p.ReapIdle()
 		}
+	}
+}
+
+// extendLeases moves every episode's last call d later.
+func (p *Pool) extendLeases(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.episodes {
+		e.lastSeen = e.lastSeen.Add(d)
 	}
 }
 
