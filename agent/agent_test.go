@@ -18,6 +18,7 @@ import (
 	"github.com/clawrl/clawrl/env"
 	"github.com/clawrl/clawrl/env/sandbox"
 	"github.com/clawrl/clawrl/env/toolcall"
+	"github.com/clawrl/clawrl/judge"
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/safetensors"
@@ -346,5 +347,37 @@ func TestRecoverDropsUnfinishedEpisodes(t *testing.T) {
 		if want == store.Dropped && tu.DropReason != ReasonInterrupted {
 			t.Errorf("reason %q", tu.DropReason)
 		}
+	}
+}
+
+// The PRM term: the judge (the tiny model's base weights) scores every
+// step, and the episode's reward is outcome + coef · mean step score.
+func TestPRMTerm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a tiny model")
+	}
+	pool := toolcallPool(t)
+	r := newRig(t, t.TempDir(), 1000)
+	scorer := JudgeScorer{Judge: judge.New(&judge.EngineBackend{Engine: r.eng}, judge.Config{EvalVotes: 1, MaxTokens: 8}, nil)}
+	run, err := New(Options{Engine: r.eng, Env: pool, PRM: scorer, Config: Config{Samples: 1, MaxSteps: 2, MaxTokens: 8, PRMCoef: 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := run.RunEpisode(context.Background(), env.Task{ID: "p", Env: toolcall.Name, Prompt: "What is 2 + 3?", Answer: "5"}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, s := range ep.Steps {
+		if s.PRMScore != -1 && s.PRMScore != 0 && s.PRMScore != 1 {
+			t.Fatalf("step score %v", s.PRMScore)
+		}
+		sum += s.PRMScore
+	}
+	if want := ep.Evaluation.Reward + 0.5*sum/float64(len(ep.Steps)); len(ep.Steps) == 0 || math.Abs(ep.Reward-want) > 1e-12 {
+		t.Fatalf("reward %v, want %v over %d steps", ep.Reward, want, len(ep.Steps))
+	}
+	if _, err := New(Options{Engine: r.eng, Env: pool, Config: Config{PRMCoef: 1}}); err == nil {
+		t.Fatal("a PRM coefficient without a scorer was accepted")
 	}
 }

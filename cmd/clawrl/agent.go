@@ -60,7 +60,7 @@ type agentFlags struct {
 func (f *agentFlags) add(cmd *cobra.Command, split string, samples int, temperature float64) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.env, "env", "", "environment kind: toolcall or terminal (required)")
-	fs.StringVar(&f.tasks, "tasks", "", "task file (JSONL; see `clawrl env tasks`) (required)")
+	fs.StringVar(&f.tasks, "tasks", "", "task file (JSONL; see clawrl env tasks --help) (required)")
 	fs.StringVar(&f.split, "split", split, "use the tasks of this split (\"\" for all)")
 	fs.StringVar(&f.model, "model", "", "Hugging Face model folder (default: the random tiny Qwen3 under --data)")
 	addDataFlag(cmd, &f.data)
