@@ -107,4 +107,11 @@ func TestDefaultSettingsBuild(t *testing.T) {
 		jc.HintTokens != 64 || jc.Threshold != judge.DefaultThreshold || jc.NoWrittenHints {
 		t.Errorf("judge defaults %+v", jc)
 	}
+	tr, err := s.nativeTrainer(nil, tinyModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr := tr.(*rl.NativeTrainer).Trainer().Config().AdamW.LR; lr != DefaultLoRALearningRate {
+		t.Errorf("LoRA learning rate %g, want the loop's default %g", lr, DefaultLoRALearningRate)
+	}
 }

@@ -31,7 +31,9 @@ var (
 	failedStepsDesc  = desc("train_failed_steps_total", "Trainer steps that failed since start.")
 	staleDesc        = desc("train_dropped_stale_total", "Samples refused as more than K versions stale since start.")
 	publishErrDesc   = desc("publish_errors_total", "Failed attempts to publish a version to the engine.")
-	versionDesc      = desc("policy_version", "The last recorded policy version (0: base weights).")
+	rejectedDesc     = desc("versions_rejected_total", "Versions the retention check refused to serve since start.")
+	servedDesc       = desc("served_version", "The policy version the engine serves: the newest promoted one (0: base weights).")
+	versionDesc      = desc("policy_version", "The last recorded policy version, served or rejected (0: base weights).")
 	versionAgeDesc   = desc("policy_version_age_seconds", "Seconds since the last version was recorded.")
 	lastDesc         = desc("last_step", "Numbers of the last recorded version's trainer step.", "metric")
 	readyDesc        = desc("samples_ready", "Samples waiting for the trainer.")
@@ -43,7 +45,7 @@ var (
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{judgedDesc, hintsDesc, samplesDesc, droppedNowDesc, revisedDesc, roundErrDesc, stepsDesc,
-		failedStepsDesc, staleDesc, publishErrDesc, versionDesc, versionAgeDesc, lastDesc, readyDesc, trainedDesc,
+		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, readyDesc, trainedDesc,
 		droppedByDesc, servingDesc, learningErrsDesc} {
 		ch <- d
 	}
@@ -74,6 +76,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(failedStepsDesc, s.FailedSteps)
 		counter(staleDesc, s.DroppedStale)
 		counter(publishErrDesc, s.PublishErrors)
+		counter(rejectedDesc, s.Rejected)
+		gauge(servedDesc, float64(r.scheduler.Served().Version))
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -104,6 +108,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		"staleness_mean": m.StalenessMean, "staleness_max": float64(m.StalenessMax),
 		"importance_weight_mean": m.ImportanceWeightMean, "importance_weight_max": m.ImportanceWeightMax,
 		"importance_truncated": m.ImportanceTruncated, "step_seconds": float64(m.StepNanos) / 1e9,
+		"retention_lost": float64(m.RetentionLost), "retention_logprob": m.RetentionLogprob, "retention_base": m.RetentionBase,
 	} {
 		gauge(lastDesc, x, name)
 	}
