@@ -210,7 +210,7 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 		if err != nil {
 			return nil, nil, err
 		}
-		addr, err := freeAddr()
+		addr, err := benchServerAddr()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -278,8 +278,8 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 	}
 }
 
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr() (string, error) {
+// benchServerAddr returns a loopback address with a port free right now.
+func benchServerAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
