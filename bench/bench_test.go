@@ -157,3 +157,28 @@ func TestParseArm(t *testing.T) {
 		}
 	}
 }
+
+func TestParseLoopMetrics(t *testing.T) {
+	m := parseLoopMetrics(`# HELP clawrl_loop_judged_total Turns judged.
+clawrl_loop_judged_total{score="-1"} 8
+clawrl_loop_judged_total{score="1"} 3
+clawrl_loop_samples_built_total{kind="signal"} 7
+clawrl_loop_samples_built_total{kind="at_least_one"} 1
+clawrl_loop_samples_trained 8
+clawrl_loop_train_steps_total 1
+clawrl_loop_policy_version 1
+garbage line
+clawrl_loop_samples_trained NaNx
+`)
+	if m != (LoopMetrics{Judged: 11, SamplesBuilt: 8, SamplesTrained: 8, TrainSteps: 1}) {
+		t.Errorf("parseLoopMetrics = %+v", m)
+	}
+}
+
+// FuzzParseLoopMetrics: /metrics text is read from a server; no input may
+// panic the parser.
+func FuzzParseLoopMetrics(f *testing.F) {
+	f.Add("clawrl_loop_judged_total{score=\"1\"} 3\nclawrl_loop_samples_trained 8\n")
+	f.Add("clawrl_loop_train_steps_total 1e308\n{ }\n")
+	f.Fuzz(func(t *testing.T, text string) { _ = parseLoopMetrics(text) })
+}
