@@ -1,6 +1,10 @@
 package train
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/clawrl/clawrl/model"
+)
 
 // A projection with an optional LoRA adapter, PEFT semantics:
 //
@@ -32,16 +36,14 @@ func newLoRAActs(rank, in int, dropout bool, tokens int) *loraActs {
 	return a
 }
 
-// linearForward overwrites out[:T·Out]. rng draws the dropout mask; the same
-// seed reproduces it, which activation recomputation relies on. A nil rng is
-// eval mode: no dropout (and no backward may follow).
+// linearForward overwrites out[:T·Out]: model.Linear.Forward for the base
+// projection and model.LoRA.Forward for the adapter, the serving forward's
+// own arithmetic. rng draws the dropout mask; the same seed reproduces it,
+// which activation recomputation relies on. A nil rng is eval mode: no
+// dropout (and no backward may follow).
 func linearForward(out, inp []float32, T int, l *Linear, a *loraActs, rng *rand.Rand) {
-	matmulNT(out, inp, l.W.Data, T, l.Out, l.In, false)
-	if l.B != nil {
-		for t := range T {
-			axpy(1, l.B.Data, out[t*l.Out:t*l.Out+l.Out])
-		}
-	}
+	base := l.modelLinear()
+	base.Forward(out, inp, T)
 	if l.LoRA == nil {
 		return
 	}
@@ -60,14 +62,17 @@ func linearForward(out, inp []float32, T int, l *Linear, a *loraActs, rng *rand.
 			xd[i] = v * m
 		}
 	}
-	u := a.u[:T*r]
-	matmulNT(u, xd, lo.A.Data, T, r, l.In, false)
-	// out += (scale·u)·Bᵀ; g is free scratch until the backward.
-	us := a.g[:T*r]
-	for i, v := range u {
-		us[i] = lo.Scale * v
+	ml := model.LoRA{R: r, A: lo.A.Data, B: lo.B.Data, Scale: lo.Scale}
+	ml.Forward(out, xd, a.u[:T*r], T, l.In, l.Out)
+}
+
+// modelLinear is a model.Linear over l's base weights (no copy).
+func (l *Linear) modelLinear() model.Linear {
+	ml := model.Linear{Out: l.Out, In: l.In, W: l.W.Data}
+	if l.B != nil {
+		ml.Bias = l.B.Data
 	}
-	matmulNT(out, us, lo.B.Data, T, l.Out, r, true)
+	return ml
 }
 
 // linearBackward adds dx to dinp[:T·In] and accumulates parameter gradients.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/clawrl/clawrl/blas"
+	"github.com/clawrl/clawrl/model"
 )
 
 // The LM head, only on the rows that predict a response token: logits =
@@ -42,7 +43,6 @@ func (ws *workspace) headForward(lo, hi int) error {
 // softmaxState carries one row's softmax across column pieces.
 type softmaxState struct {
 	maxv    float32
-	zt      float32 // the target's logit, kept before pass 1 overwrites it
 	sum, ez float64 // Σ exp(z − max), Σ exp(z − max)·z
 }
 
@@ -53,7 +53,9 @@ const softmaxBlock = 1024
 
 // softmax turns rows of logits into probabilities in place and writes each
 // row's target log-probability and entropy, for head rows lo.. (n of them).
-// A row takes three passes: the max; then e = exp(z − max) in place with
+// The log-probability is z_target − model.LogSumExp(z), what the engine
+// reports for a sampled token. A row takes three passes: the max; then
+// (after the log-probability) e = exp(z − max) in place with
 // blas's vector exponential, accumulating Σe and Σe·z (the entropy's E_p[z]
 // before normalising); then p = e/Σe. Each pass walks the row in column
 // pieces with a yield point before each. Sums run in float32 over blocks of
@@ -84,9 +86,11 @@ func (ws *workspace) softmax(probs []float32, lo, n int) error {
 						case 0:
 							s.maxv = rowMax(z[c0:c1], s.maxv)
 						case 1:
-							t := int(ws.target[lo+r])
-							if c0 <= t && t < c1 {
-								s.zt = z[t]
+							if c0 == 0 {
+								// The row is still raw logits: its target's
+								// log-probability the way the engine computed
+								// the behaviour one (model.Sample), bit for bit.
+								ws.logp[lo+r] = z[ws.target[lo+r]] - model.LogSumExp(z)
 							}
 							sum, ez := s.sum, s.ez
 							for b0 := c0; b0 < c1; b0 += softmaxBlock {
@@ -100,7 +104,6 @@ func (ws *workspace) softmax(probs []float32, lo, n int) error {
 							s.sum, s.ez = sum, ez
 							if c1 == V {
 								lse := float64(s.maxv) + math.Log(s.sum)
-								ws.logp[lo+r] = float32(float64(s.zt) - lse)
 								ws.entropy[lo+r] = float32(lse - s.ez/s.sum)
 							}
 						case 2:

@@ -2,15 +2,9 @@ package train
 
 import "math"
 
-// SwiGLU: act = silu(gate) ∘ up, the Qwen/Llama MLP non-linearity.
+// SwiGLU's backward; the forward, act = silu(gate) ∘ up, is model.SwiGLU.
 
 func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
-
-func swigluForward(out, gate, up []float32) {
-	for i, g := range gate {
-		out[i] = g * sigmoid(g) * up[i]
-	}
-}
 
 // swigluBackward overwrites dgate and dup.
 func swigluBackward(dgate, dup, dout, gate, up []float32) {

@@ -187,7 +187,10 @@ func New(w *Weights, cfg Config) (*Trainer, error) {
 		p.trainable()
 	}
 	t.opt = newAdamW(cfg.AdamW, t.params)
-	t.ws = newWorkspace(w, cfg.Recompute)
+	var err error
+	if t.ws, err = newWorkspace(w, cfg.Recompute); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
