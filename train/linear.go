@@ -76,8 +76,12 @@ func (l *Linear) modelLinear() model.Linear {
 }
 
 // linearBackward adds dx to dinp[:T·In] and accumulates parameter gradients.
+// A nil dinp skips dx (the first block's input when the embeddings are
+// frozen: nothing reads it).
 func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs) {
-	matmulNN(dinp, dout, l.W.Data, T, l.In, l.Out, true)
+	if dinp != nil {
+		matmulNN(dinp, dout, l.W.Data, T, l.In, l.Out, true)
+	}
 	if l.W.Grad != nil {
 		matmulTN(l.W.Grad, dout, inp, l.Out, l.In, T, true)
 	}
@@ -112,6 +116,9 @@ func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs) {
 	}
 	if lo.A.Grad != nil {
 		matmulTN(lo.A.Grad, g, xd, r, l.In, T, true)
+	}
+	if dinp == nil {
+		return
 	}
 	if lo.Dropout > 0 {
 		dxd := a.dxd[:T*l.In]

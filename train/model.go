@@ -230,7 +230,7 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 		return nil
 	}
 
-	model.RMSNorm(la.ln1, la.rstd1, x, L.InputNorm.Data, T, D, eps)
+	rmsnormForward(la.ln1, la.rstd1, x, L.InputNorm.Data, T, D, eps)
 	for m, dst := range [3][]float32{la.q, la.k, la.v} {
 		if err := fwd(m, dst, la.ln1); err != nil {
 			return err
@@ -238,8 +238,8 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 	}
 	qsrc, ksrc := la.q, la.k
 	if a.QKNorm {
-		model.RMSNorm(la.qn, la.rstdq, la.q, L.QNorm.Data, T*a.Heads, hd, eps)
-		model.RMSNorm(la.kn, la.rstdk, la.k, L.KNorm.Data, T*a.KVHeads, hd, eps)
+		rmsnormForward(la.qn, la.rstdq, la.q, L.QNorm.Data, T*a.Heads, hd, eps)
+		rmsnormForward(la.kn, la.rstdk, la.k, L.KNorm.Data, T*a.KVHeads, hd, eps)
 		qsrc, ksrc = la.qn, la.kn
 	}
 	qd, kd := a.Heads*hd, a.KVHeads*hd
@@ -256,7 +256,7 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 		return err
 	}
 	model.Residual(la.h1[:T*D], x)
-	model.RMSNorm(la.ln2, la.rstd2, la.h1, L.PostNorm.Data, T, D, eps)
+	rmsnormForward(la.ln2, la.rstd2, la.h1, L.PostNorm.Data, T, D, eps)
 	if err := fwd(4, la.gate, la.ln2); err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 		return err
 	}
 	F := a.Intermediate
-	model.SwiGLU(la.act[:T*F], la.gate[:T*F], la.up[:T*F])
+	swigluForward(la.act[:T*F], la.gate[:T*F], la.up[:T*F])
 	if err := fwd(6, out, la.act); err != nil {
 		return err
 	}
@@ -332,13 +332,22 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) error {
 		ropeBackward(dq, ws.dqr[:T*qd], T, a.Heads, ws.rope)
 		ropeBackward(dk, ws.dkr[:T*kd], T, a.KVHeads, ws.rope)
 	}
+	// The first block's input gradient goes only to the embeddings: with
+	// them and the first norm frozen (LoRA), nothing reads it, so the q, k
+	// and v projections skip dx (their adapters still get gradients).
+	dlnIn := dln
+	if l == 0 && ws.w.Embed.Grad == nil && gradOf(L.InputNorm) == nil {
+		dlnIn = nil
+	}
 	clear(dln)
 	for m, dout := range [3][]float32{dq, dk, ws.dv[:T*kd]} {
-		if err := bwd(m, dln, dout, la.ln1); err != nil {
+		if err := bwd(m, dlnIn, dout, la.ln1); err != nil {
 			return err
 		}
 	}
-	rmsnormBackward(dx, gradOf(L.InputNorm), dln, x, L.InputNorm.Data, la.rstd1, T, D)
+	if dlnIn != nil {
+		rmsnormBackward(dx, gradOf(L.InputNorm), dln, x, L.InputNorm.Data, la.rstd1, T, D)
+	}
 	return nil
 }
 
@@ -360,7 +369,7 @@ func (ws *workspace) forward(seed uint64, train bool) error {
 	if err := ws.pause(); err != nil {
 		return err
 	}
-	model.RMSNorm(ws.lnf, ws.rstdf, ws.xs[a.Layers], ws.w.FinalNorm.Data, T, D, float32(a.RMSNormEps))
+	rmsnormForward(ws.lnf, ws.rstdf, ws.xs[a.Layers], ws.w.FinalNorm.Data, T, D, float32(a.RMSNormEps))
 	for r, t := range ws.rowTok {
 		copy(ws.hrows[r*D:r*D+D], ws.lnf[int(t)*D:int(t)*D+D])
 	}
@@ -378,8 +387,12 @@ func (ws *workspace) pause() error {
 }
 
 // defaultPieceFlops bounds the work between two yield points inside the LM
-// head's matrix products: about a millisecond on one core.
-const defaultPieceFlops = 16 << 20
+// head's matrix products: one to two milliseconds on two cores. Smaller
+// pieces cost more than they save: a piece of the logits is a column range
+// that every head row streams through once (at the SmolLM2 shape a 16 MFLOP
+// piece was 12 columns: one core's work, the 680 rows re-read per 12
+// columns), and a piece of dh = dz·W reads and writes all of dh.
+const defaultPieceFlops = 128 << 20
 
 // defaultPieceElems bounds the softmax elements between two yield points:
 // about a millisecond of exp on one core.
@@ -421,7 +434,13 @@ func (ws *workspace) headChunk() int {
 	if b == 0 {
 		b = headLogitsBudget
 	}
-	return max(1, b/ws.w.Arch.Vocab)
+	// A multiple of 4 rows when it can be: the logits' kernel takes rows
+	// four at a time, and a leftover row runs a slower one.
+	n := b / ws.w.Arch.Vocab
+	if n >= 4 {
+		n &^= 3
+	}
+	return max(1, n)
 }
 
 // headChunks calls fn on consecutive row ranges of at most headChunk rows,
