@@ -1,0 +1,53 @@
+//go:build !purego
+
+package quant
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Which assembly runs: AVX2 (+FMA, F16C) kernels on every x86-64 CPU since
+// 2013–2015, their VPDPBUSD form where AVX-512 VNNI (with VL) is present.
+var (
+	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+	hasVNNI = hasAVX2 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+)
+
+//go:noescape
+func dotQ4_1VNNI(nb int, w *byte, qs *int8, ds *float32) float32
+
+//go:noescape
+func dotQ4_1AVX2(nb int, w *byte, qs *int8, ds *float32) float32
+
+//go:noescape
+func dotQ8_0VNNI(nb int, w *byte, qs *int8, ds *float32) float32
+
+//go:noescape
+func dotQ8_0AVX2(nb int, w *byte, qs *int8, ds *float32) float32
+
+type asmDot func(nb int, w *byte, qs *int8, ds *float32) float32
+
+// wrap adapts an assembly kernel to the dot signature.
+func wrap(k asmDot) func(w []byte, a actRow) float32 {
+	return func(w []byte, a actRow) float32 {
+		nb := len(a.qs) / QK
+		return k(nb, unsafe.SliceData(w), unsafe.SliceData(a.qs), unsafe.SliceData(a.ds))
+	}
+}
+
+// fastDots are the kernels the matmul uses on this CPU, by weight type;
+// a type missing here runs its reference.
+func fastDots(vnni, avx2 bool) map[Type]func(w []byte, a actRow) float32 {
+	m := map[Type]func(w []byte, a actRow) float32{}
+	switch {
+	case vnni:
+		m[Q4_1], m[Q8_0] = wrap(dotQ4_1VNNI), wrap(dotQ8_0VNNI)
+	case avx2:
+		m[Q4_1], m[Q8_0] = wrap(dotQ4_1AVX2), wrap(dotQ8_0AVX2)
+	}
+	return m
+}
+
+func quantizeQ8Fast(qs []int8, ds []float32, x []float32) bool { return false }
