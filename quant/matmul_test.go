@@ -117,3 +117,25 @@ func BenchmarkMatMul(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDot times one kernel call over a 1536-wide row (48 blocks),
+// single goroutine: ns per block is the compute cost the matmul pays.
+func BenchmarkDot(b *testing.B) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	const cols = 1536
+	for _, ty := range allTypes {
+		m := quantRows(ty, randRow(rng, cols, 0.05), 1, cols)
+		var a Act
+		a.Quantize(ty, randRow(rng, cols, 1), 1, cols)
+		ar := a.row(0)
+		for name, f := range map[string]func([]byte, actRow) float32{"ref": dotRef[ty], "fast": dots[ty]} {
+			b.Run(fmt.Sprintf("%v/%s", ty, name), func(b *testing.B) {
+				var s float32
+				for b.Loop() {
+					s += f(m.Row(0), ar)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(cols/ty.BlockSize())*float64(QK)/float64(ty.BlockSize()), "ns/32values")
+			})
+		}
+	}
+}
