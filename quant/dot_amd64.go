@@ -27,6 +27,12 @@ func dotQ8_0VNNI(nb int, w *byte, qs *int8, ds *float32) float32
 //go:noescape
 func dotQ8_0AVX2(nb int, w *byte, qs *int8, ds *float32) float32
 
+//go:noescape
+func dotQ4KAVX2(nb int, w *byte, qs *int8, ds *float32, bsums *int16) float32
+
+//go:noescape
+func dotQ6KAVX2(nb int, w *byte, qs *int8, ds *float32) float32
+
 type asmDot func(nb int, w *byte, qs *int8, ds *float32) float32
 
 // wrap adapts an assembly kernel to the dot signature.
@@ -41,6 +47,14 @@ func wrap(k asmDot) func(w []byte, a actRow) float32 {
 // a type missing here runs its reference.
 func fastDots(vnni, avx2 bool) map[Type]func(w []byte, a actRow) float32 {
 	m := map[Type]func(w []byte, a actRow) float32{}
+	if avx2 {
+		m[Q4_K] = func(w []byte, a actRow) float32 {
+			return dotQ4KAVX2(len(a.qs)/QKK, unsafe.SliceData(w), unsafe.SliceData(a.qs), unsafe.SliceData(a.ds), unsafe.SliceData(a.bsums))
+		}
+		m[Q6_K] = func(w []byte, a actRow) float32 {
+			return dotQ6KAVX2(len(a.qs)/QKK, unsafe.SliceData(w), unsafe.SliceData(a.qs), unsafe.SliceData(a.ds))
+		}
+	}
 	switch {
 	case vnni:
 		m[Q4_1], m[Q8_0] = wrap(dotQ4_1VNNI), wrap(dotQ8_0VNNI)
