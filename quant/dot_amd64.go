@@ -33,6 +33,39 @@ func dotQ4KAVX2(nb int, w *byte, qs *int8, ds *float32, bsums *int16) float32
 //go:noescape
 func dotQ6KAVX2(nb int, w *byte, qs *int8, ds *float32) float32
 
+//go:noescape
+func dotQ4_1x4VNNI(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+//go:noescape
+func dotQ4_1x4AVX2(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+//go:noescape
+func dotQ8_0x4VNNI(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+//go:noescape
+func dotQ8_0x4AVX2(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+type asmDot4 func(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+// wrap4 adapts a four-token kernel: a holds at least t0+4 rows.
+func wrap4(k asmDot4) dot4Func {
+	return func(w []byte, a *Act, t0 int, out *[4]float32) {
+		nb := a.Cols / QK
+		k(nb, unsafe.SliceData(w), &a.qs[t0*a.Cols], &a.ds[t0*2*nb], a.Cols, 2*nb*4, out)
+	}
+}
+
+// fastDots4 are the four-token kernels by weight type.
+func fastDots4(vnni, avx2 bool) map[Type]dot4Func {
+	switch {
+	case vnni:
+		return map[Type]dot4Func{Q4_1: wrap4(dotQ4_1x4VNNI), Q8_0: wrap4(dotQ8_0x4VNNI)}
+	case avx2:
+		return map[Type]dot4Func{Q4_1: wrap4(dotQ4_1x4AVX2), Q8_0: wrap4(dotQ8_0x4AVX2)}
+	}
+	return map[Type]dot4Func{}
+}
+
 type asmDot func(nb int, w *byte, qs *int8, ds *float32) float32
 
 // wrap adapts an assembly kernel to the dot signature.

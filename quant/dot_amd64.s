@@ -123,3 +123,120 @@ Q8_0_FUNC(·dotQ8_0VNNI, IDOT_VNNI)
 
 // func dotQ8_0AVX2(nb int, w *byte, qs *int8, ds *float32) float32
 Q8_0_FUNC(·dotQ8_0AVX2, IDOT_AVX2)
+
+// Four activation rows against one weight row: the weight block is
+// unpacked (and its scales widened) once for the four. Activation row t's
+// qs are at DI + t·ldq, its (d, s) pairs at DX + t·ldd; R10 = 3·ldq,
+// R11 = 3·ldd.
+#define X4_ARGS \
+	MOVQ nb+0(FP), CX; \
+	MOVQ w+8(FP), SI; \
+	MOVQ qs+16(FP), DI; \
+	MOVQ ds+24(FP), DX; \
+	MOVQ ldq+32(FP), R8; \
+	MOVQ ldd+40(FP), R9; \
+	LEAQ (R8)(R8*2), R10; \
+	LEAQ (R9)(R9*2), R11; \
+	CONSTS; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
+// One token of a Q4_1 block: Y0 the unsigned nibbles, Y1 (d, m) widened.
+#define Q4_1_TOKEN(IDOT, qsrc, dsrc, acc2, acc) \
+	VBROADCASTSD dsrc, Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VADDPS Y2, acc2, acc2; \
+	VPERMILPS $0, Y2, Y2; \
+	IDOT(qsrc, Y0, Y3); \
+	VCVTDQ2PS Y3, Y3; \
+	VFMADD231PS Y2, Y3, acc
+
+#define STORE_X4(acc, xacc, acc2, xacc2, off) \
+	HSUM8(acc, xacc); \
+	VMOVSHDUP xacc2, X1; \
+	VADDSS X1, X0, X0; \
+	MOVSS X0, off(BX)
+
+#define Q4_1X4_FUNC(name, IDOT) \
+TEXT name(SB), NOSPLIT, $0-56; \
+	X4_ARGS; \
+loop: \
+	VMOVDQU 4(SI), X0; \
+	VPSRLW $4, X0, X1; \
+	VINSERTI128 $1, X1, Y0, Y0; \
+	VPAND Y15, Y0, Y0; \
+	VPBROADCASTD (SI), X1; \
+	VCVTPH2PS X1, Y1; \
+	Q4_1_TOKEN(IDOT, (DI), (DX), Y4, Y8); \
+	Q4_1_TOKEN(IDOT, (DI)(R8*1), (DX)(R9*1), Y5, Y9); \
+	Q4_1_TOKEN(IDOT, (DI)(R8*2), (DX)(R9*2), Y6, Y10); \
+	Q4_1_TOKEN(IDOT, (DI)(R10*1), (DX)(R11*1), Y7, Y11); \
+	ADDQ $20, SI; \
+	ADDQ $32, DI; \
+	ADDQ $8, DX; \
+	DECQ CX; \
+	JNZ loop; \
+	MOVQ out+48(FP), BX; \
+	STORE_X4(Y8, X8, Y4, X4, 0); \
+	STORE_X4(Y9, X9, Y5, X5, 4); \
+	STORE_X4(Y10, X10, Y6, X6, 8); \
+	STORE_X4(Y11, X11, Y7, X7, 12); \
+	VZEROUPPER; \
+	RET
+
+// func dotQ4_1x4VNNI(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+Q4_1X4_FUNC(·dotQ4_1x4VNNI, IDOT_VNNI)
+
+// func dotQ4_1x4AVX2(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+Q4_1X4_FUNC(·dotQ4_1x4AVX2, IDOT_AVX2)
+
+// One token of a Q8_0 block: Y0 = |w|, Y1 = w (signs), Y13 = d_w.
+#define Q8_0_TOKEN(IDOT, qsrc, dsrc, acc) \
+	VMOVDQU qsrc, Y3; \
+	VPSIGNB Y1, Y3, Y3; \
+	IDOT(Y3, Y0, Y2); \
+	VCVTDQ2PS Y2, Y2; \
+	VBROADCASTSS dsrc, Y3; \
+	VMULPS Y13, Y3, Y3; \
+	VFMADD231PS Y3, Y2, acc
+
+#define STORE_X4_0(acc, xacc, off) \
+	HSUM8(acc, xacc); \
+	MOVSS X0, off(BX)
+
+#define Q8_0X4_FUNC(name, IDOT) \
+TEXT name(SB), NOSPLIT, $0-56; \
+	X4_ARGS; \
+loop: \
+	VMOVDQU 2(SI), Y1; \
+	VPSIGNB Y1, Y1, Y0; \
+	VPBROADCASTW (SI), X13; \
+	VCVTPH2PS X13, Y13; \
+	Q8_0_TOKEN(IDOT, (DI), (DX), Y8); \
+	Q8_0_TOKEN(IDOT, (DI)(R8*1), (DX)(R9*1), Y9); \
+	Q8_0_TOKEN(IDOT, (DI)(R8*2), (DX)(R9*2), Y10); \
+	Q8_0_TOKEN(IDOT, (DI)(R10*1), (DX)(R11*1), Y11); \
+	ADDQ $34, SI; \
+	ADDQ $32, DI; \
+	ADDQ $8, DX; \
+	DECQ CX; \
+	JNZ loop; \
+	MOVQ out+48(FP), BX; \
+	STORE_X4_0(Y8, X8, 0); \
+	STORE_X4_0(Y9, X9, 4); \
+	STORE_X4_0(Y10, X10, 8); \
+	STORE_X4_0(Y11, X11, 12); \
+	VZEROUPPER; \
+	RET
+
+// func dotQ8_0x4VNNI(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+Q8_0X4_FUNC(·dotQ8_0x4VNNI, IDOT_VNNI)
+
+// func dotQ8_0x4AVX2(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+Q8_0X4_FUNC(·dotQ8_0x4AVX2, IDOT_AVX2)

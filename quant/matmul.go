@@ -32,6 +32,13 @@ func Kernel(t Type) string {
 	return "avx2"
 }
 
+// dot4Func computes the dots of one weight row with activation rows
+// t0..t0+3 of a.
+type dot4Func func(w []byte, a *Act, t0 int, out *[4]float32)
+
+// dots4 are the four-token kernels this CPU has.
+var dots4 = fastDots4(hasVNNI, hasAVX2)
+
 var actPool = sync.Pool{New: func() any { return new(Act) }}
 
 // rowTile is how many weight rows one pass takes against every activation
@@ -58,16 +65,30 @@ func MatMul(out, x []float32, T int, m *Matrix) {
 	a := actPool.Get().(*Act)
 	defer actPool.Put(a)
 	a.Quantize(m.Type, x, T, m.Cols)
-	dot := dots[m.Type]
+	dot, dot4 := dots[m.Type], dots4[m.Type]
+	T4 := 0 // tokens done four at a time
+	if dot4 != nil {
+		T4 = T / 4 * 4
+	}
 	parallelRows(m.Rows, int64(T)*int64(len(m.Data)), func(r0, r1 int) {
 		rows := make([]actRow, T) // small, per goroutine
 		for t := range rows {
 			rows[t] = a.row(t)
 		}
+		var o4 [4]float32
 		for rt := r0; rt < r1; rt += rowTile {
 			re := min(rt+rowTile, r1)
-			for t, ar := range rows {
-				o := out[t*m.Rows : (t+1)*m.Rows]
+			for t := 0; t < T4; t += 4 {
+				for r := rt; r < re; r++ {
+					dot4(m.Data[r*m.rowBytes:(r+1)*m.rowBytes], a, t, &o4)
+					out[t*m.Rows+r] = o4[0]
+					out[(t+1)*m.Rows+r] = o4[1]
+					out[(t+2)*m.Rows+r] = o4[2]
+					out[(t+3)*m.Rows+r] = o4[3]
+				}
+			}
+			for t := T4; t < T; t++ {
+				o, ar := out[t*m.Rows:(t+1)*m.Rows], rows[t]
 				for r := rt; r < re; r++ {
 					o[r] = dot(m.Data[r*m.rowBytes:(r+1)*m.rowBytes], ar)
 				}

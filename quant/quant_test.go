@@ -192,3 +192,27 @@ func TestRowBytesErrors(t *testing.T) {
 	}
 	_ = fmt.Sprint(Q4_K, Type(99))
 }
+
+// The four-token kernels equal the one-token reference per token, both
+// variants this CPU can run.
+func TestFastDots4MatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for name, dots := range map[string]map[Type]dot4Func{"avx2": fastDots4(false, hasAVX2), "vnni": fastDots4(hasVNNI, hasAVX2)} {
+		for ty, fast := range dots {
+			const cols, T = 576, 6
+			w := quantRows(ty, randRow(rng, cols, 0.05), 1, cols)
+			var a Act
+			a.Quantize(ty, randRow(rng, T*cols, 1), T, cols)
+			for t0 := 0; t0+4 <= T; t0++ {
+				var got [4]float32
+				fast(w.Row(0), &a, t0, &got)
+				for k := range got {
+					want := dotRef[ty](w.Row(0), a.row(t0+k))
+					if math.Abs(float64(got[k]-want)) > 1e-5*math.Abs(float64(want))+1e-4 {
+						t.Errorf("%s %v token %d: fast %v, reference %v", name, ty, t0+k, got[k], want)
+					}
+				}
+			}
+		}
+	}
+}
