@@ -97,6 +97,9 @@ type Matrix struct {
 	Rows, Cols int
 	Data       []byte
 	rowBytes   int
+	// owner is kept reachable as long as the matrix is: a loader whose
+	// Data lives in a file mapping attaches the mapping's closer to it.
+	owner any
 }
 
 // NewMatrix checks that data holds exactly rows rows of cols elements of t.
@@ -114,6 +117,10 @@ func NewMatrix(t Type, rows, cols int, data []byte) (*Matrix, error) {
 	}
 	return &Matrix{Type: t, Rows: rows, Cols: cols, Data: data, rowBytes: rb}, nil
 }
+
+// SetOwner ties owner's lifetime to m's: owner stays reachable while m is
+// (a file mapping that holds Data, unmapped by a cleanup on owner).
+func (m *Matrix) SetOwner(owner any) { m.owner = owner }
 
 // Row returns the blocks of row r.
 func (m *Matrix) Row(r int) []byte { return m.Data[r*m.rowBytes : (r+1)*m.rowBytes] }

@@ -100,6 +100,9 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 				}
 				dir = tmp
 			}
+			if model.IsGGUF(dir) && !cmd.Flags().Changed("dtype") {
+				dtype = "" // a GGUF file's quantized blocks stay quantized
+			}
 			m, err := model.LoadWith(dir, model.Options{WeightDType: dtype})
 			if err != nil {
 				return err
