@@ -56,6 +56,10 @@ func FromModel(m *model.Model, copyWeights bool) (*Weights, error) {
 	lin := func(name string, l *model.Linear) *Linear {
 		data := l.W
 		cp := copyWeights
+		if data == nil && l.Q != nil {
+			// Quantized bases are widened for now (a full float32 copy).
+			data, cp = l.Dequantized(), false
+		}
 		if data == nil && l.WBF16 != nil {
 			data = make([]float32, len(l.WBF16))
 			for i, b := range l.WBF16 {

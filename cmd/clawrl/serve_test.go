@@ -60,7 +60,7 @@ func TestDefaultModel(t *testing.T) {
 			t.Fatalf("default model lacks %s: %v", name, err)
 		}
 	}
-	eng, err := openEngine(serveOptions{data: data}, log)
+	eng, err := openEngine(serveOptions{data: data, model: randomTinySpec}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
