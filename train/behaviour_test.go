@@ -13,6 +13,7 @@ import (
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/quant"
 	"github.com/clawrl/clawrl/safetensors"
 	"github.com/clawrl/clawrl/tokenizer/vocab"
 	"github.com/clawrl/clawrl/train"
@@ -25,22 +26,41 @@ import (
 // decode steps, prefix-cache reuse) under a LoRA adapter with non-zero B,
 // and the trainer scores them packed into micro-batches of several
 // sequences. After one training step the published adapter and the trainer
-// agree again.
+// agree again. The quantized case serves and trains (QLoRA) on Q4_1 blocks
+// (Q8_0 embeddings): the trainer's forward runs the same quantized kernels.
 func TestScoreEqualsBehaviourLogprobs(t *testing.T) {
 	for _, tc := range []struct {
-		family model.Family
-		vocab  string
-	}{{model.Qwen3, "qwen3"}, {model.Qwen2, "qwen2"}, {model.Llama, "llama"}} {
-		t.Run(string(tc.family), func(t *testing.T) {
+		family    model.Family
+		vocab     string
+		quantized bool
+	}{{model.Qwen3, "qwen3", false}, {model.Qwen2, "qwen2", false}, {model.Llama, "llama", false}, {model.Llama, "llama", true}} {
+		name := string(tc.family)
+		if tc.quantized {
+			name += "-q4_1"
+		}
+		t.Run(name, func(t *testing.T) {
 			dir := tinyCheckpoint(t, tc.family, tc.vocab)
-			e, err := native.Open(dir, native.Options{MaxBatch: 4})
+			m, err := model.Load(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if tc.quantized {
+				if err := m.Weights.Quantize(quant.Q4_1, quant.Q8_0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := native.LoadFormat(dir, m.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := native.New(m, f, native.Options{MaxBatch: 4})
 			defer e.Close()
 			w, err := train.FromModel(e.Model(), false)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if w.Quantized() != tc.quantized {
+				t.Fatalf("trainer weights quantized = %v", w.Quantized())
 			}
 			tr, err := train.New(w, train.Config{Seed: 3, MicroBatchTokens: 96})
 			if err != nil {

@@ -72,6 +72,7 @@ type workspace struct {
 	rowTok   []int32 // token index within the micro-batch
 	target   []int32
 	hrows    []float32 // [R, D]
+	qlogits  []float32 // scratch for a quantized head's piece
 	probs    []float32 // [min(R, headChunk), V]
 	logp     []float32
 	entropy  []float32
@@ -357,7 +358,7 @@ func (ws *workspace) forward(seed uint64, train bool) error {
 	a := ws.w.Arch
 	T := len(ws.ids)
 	D := a.Hidden
-	embed := model.Linear{Out: a.Vocab, In: D, W: ws.w.Embed.Data}
+	embed := model.Linear{Out: a.Vocab, In: D, W: ws.w.Embed.Data, Q: ws.w.embedQ}
 	if err := embed.Embed(ws.xs[0], ws.ids); err != nil {
 		return err
 	}
