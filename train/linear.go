@@ -28,9 +28,11 @@ type loraActs struct {
 }
 
 // dequantTile is how many rows of a quantized weight the backward widens to
-// float32 at once: 64 rows of 1,536 are 384 KiB, which stay in L2 while
-// every token's gradient row streams past.
-const dequantTile = 64
+// float32 at once (256 rows of 1,536 are 1.5 MiB). Each tile is one pass
+// of the product over every token's rows of dinp, so the tile count is the
+// number of times dinp is read and written: 64-row tiles made that 24
+// passes for a 1,536-row weight at 3,040 tokens.
+const dequantTile = 256
 
 // quantMatmulNN adds dy[T, Out]·W to dinp[T, In] for a quantized W
 // ([Out, In]), dequantizing dequantTile rows of W at a time: the whole
