@@ -40,12 +40,14 @@ import (
 // shared box), and reports torch-tokens/s and x_vs_torch (ours / torch):
 //
 //	go test ./train -run '^$' -bench TrainStep/tiny -benchtime 3x
-//	go test ./train -run '^$' -bench TrainStep/smollm2 -benchtime 2x -timeout 1h
+//	go test ./train -run '^$' -bench TrainStep/smollm2 -benchtime 1x -timeout 1h
 //	CLAWRL_BENCH_LARGE=1 go test ./train -run '^$' -bench TrainStep/qwen3-0.6b -benchtime 2x -timeout 1h
 //	python3 train/testdata/bench_torch.py --threads 2 --only smollm2-135m/lora
 //
 // (add -tags openblas with CGO_ENABLED=1 for the OpenBLAS matmuls;
-// CLAWRL_BENCH_TORCH=0 skips the reference.)
+// CLAWRL_BENCH_TORCH=0 skips the reference. With -benchtime Nx for N > 1
+// the testing package runs the function once with N = 1 first, so the
+// SmolLM2 shape, torch included, would run twice: keep it at 1x.)
 
 type benchArch struct {
 	name  string
