@@ -2,7 +2,8 @@
 
 package blas
 
-const use512 = false
+// use512 is a variable only so tests can set it as on amd64.
+var use512 = false
 
 func kern4x6C512(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
 	panic("blas: no assembly kernels on this platform")
