@@ -16,8 +16,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
+	"os"
 	"sort"
 	"strings"
 )
@@ -742,4 +744,20 @@ func (t *TensorInfo) ShapeString() string {
 		parts[len(t.Dims)-1-i] = fmt.Sprint(d)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// IsFile reports whether path is a regular file that starts with the GGUF
+// magic.
+func IsFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == Magic
 }
