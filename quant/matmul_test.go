@@ -90,14 +90,14 @@ func BenchmarkMatMul(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, s := range shapes {
 		m := quantRows(s.t, randRow(rng, s.rows*s.cols, 0.05), s.rows, s.cols)
-		for _, T := range []int{1, 4, 64, 256} {
+		for _, T := range []int{1, 4, 16, 64, 256} {
 			if s.rows == 49152 && T > 64 {
 				continue
 			}
 			x := randRow(rng, T*s.cols, 1)
 			out := make([]float32, T*s.rows)
 			for _, path := range []string{"int8", "dequant"} {
-				if path == "dequant" && T < 64 {
+				if path == "dequant" && T < 16 {
 					continue
 				}
 				b.Run(fmt.Sprintf("%s_%v_%dx%d/T=%d/%s", s.name, s.t, s.rows, s.cols, T, path), func(b *testing.B) {

@@ -106,7 +106,7 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 				dir = resolved
 			}
 			if model.IsGGUF(dir) && !cmd.Flags().Changed("dtype") {
-				dtype = "" // a GGUF file's quantized blocks stay quantized
+				dtype = "quant" // a GGUF file's quantized blocks stay quantized
 			}
 			m, err := model.LoadWith(dir, model.Options{WeightDType: dtype})
 			if err != nil {
