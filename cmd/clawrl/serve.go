@@ -54,7 +54,8 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the model behind an OpenAI-compatible API, record every turn, and learn from what follows",
 		Long: `Serve the model at --model behind an OpenAI-compatible API
 (POST /v1/chat/completions, GET /v1/models, POST /v1/feedback, GET /healthz,
-GET /metrics), recording every conversation in the store under --data.
+GET /metrics), recording every conversation in the store under --data, with
+the dashboard and browser chat at http://ADDR/ (behind the same key).
 
 The server binds 127.0.0.1 by default. Binding any other address needs an
 API key (--api-key or CLAWRL_API_KEY), which clients then send as
@@ -158,8 +159,12 @@ func runServe(ctx context.Context, o serveOptions) error {
 	// judging yield to requests being generated.
 	gate := rl.NewGate()
 	registry := prometheus.NewRegistry()
+	dashboard, err := newDashboard(o, eng, st, log)
+	if err != nil {
+		return err
+	}
 	gw, err := api.New(api.Config{Engine: rl.GatedEngine{Engine: eng, Gate: gate}, Store: st, Logger: log, APIKey: o.apiKey,
-		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens, Registry: registry})
+		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens, Registry: registry, UI: dashboard})
 	if err != nil {
 		return err
 	}
@@ -178,7 +183,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 
 	info := eng.Info()
-	log.Info("listening", "addr", ln.Addr().String(), "model", info.ID, "engine", info.Engine,
+	log.Info("listening", "addr", ln.Addr().String(), "dashboard", "http://"+ln.Addr().String()+"/", "model", info.ID, "engine", info.Engine,
 		"data", o.data, "method", o.method, "auth", o.apiKey != "")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
