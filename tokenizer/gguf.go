@@ -57,6 +57,10 @@ var ggufPreTokenizers = func() map[string]string {
 	return m
 }()
 
+// ggufIgnoreMerges are the pre-tokenizers llama.cpp loads with
+// ignore_merges (llama-vocab.cpp: the LLAMA3 pre-type).
+var ggufIgnoreMerges = map[string]bool{"llama3": true, "llama-v3": true, "llama-bpe": true}
+
 // FromGGUF builds the tokenizer a GGUF file's metadata describes. Only
 // byte-level BPE vocabularies (tokenizer.ggml.model "gpt2") are supported:
 // those of Llama 3, Qwen2/2.5/3, SmolLM and GPT-2-style models.
@@ -101,6 +105,9 @@ func FromGGUF(h *gguf.Header) (*Tokenizer, error) {
 
 	f := &fileJSON{PreTokenizer: json.RawMessage(preJSON), Decoder: json.RawMessage(`{"type":"ByteLevel"}`)}
 	f.Model.Type = "BPE"
+	// llama.cpp takes a word that is itself a token whole for these, as
+	// Llama 3's tokenizer.json says with ignore_merges.
+	f.Model.IgnoreMerges = ggufIgnoreMerges[pre]
 	f.Model.Vocab = make(map[string]int32, len(tokens))
 	alphabet := byteRuneSet()
 	for id, tok := range tokens {
