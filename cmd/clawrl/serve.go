@@ -24,7 +24,6 @@ import (
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/safetensors"
-	"github.com/clawrl/clawrl/store/sqlite"
 )
 
 func init() { subcommands = append(subcommands, newServeCmd) }
@@ -45,6 +44,8 @@ type serveOptions struct {
 	maxTokens   int
 	logLevel    string
 	learning    loop.Settings // the learning loop's flags (serve_loop.go)
+	storeURL    string        // --store (store_open.go)
+	noLearn     bool          // --no-learn: a gateway only (follow.go)
 }
 
 func newServeCmd() *cobra.Command {
@@ -78,6 +79,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 	f.IntVar(&o.maxTokens, "max-tokens", 4096, "completion limit for requests that set none")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	o.learning.AddFlags(f)
+	addScaleFlags(f, &o)
 	return cmd
 }
 
@@ -152,7 +154,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.OpenDir(ctx, o.data, sqlite.Options{Logger: log})
+	st, err := openStore(ctx, o.storeURL, o.data, log)
 	if err != nil {
 		return err
 	}
@@ -175,7 +177,12 @@ func runServe(ctx context.Context, o serveOptions) error {
 	loops, stopLoops := context.WithCancel(context.Background())
 	defer stopLoops()
 	go gw.Tracker().Expire(loops, o.sessionIdle, min(max(o.sessionIdle/10, time.Second), time.Minute))
-	learning, err := startLearning(loops, o, eng, st, gate, registry, log)
+	var learning interface{ Wait() }
+	if o.noLearn {
+		learning, err = startFollowing(loops, st, eng, 2*time.Second, log)
+	} else {
+		learning, err = startLearning(loops, o, eng, st, gate, registry, log)
+	}
 	if err != nil {
 		return err
 	}
