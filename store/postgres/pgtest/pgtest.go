@@ -143,30 +143,40 @@ func start() (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir, bin: bin}
+	if err := s.init(); err != nil {
+		os.RemoveAll(dir) //nolint:errcheck // best effort; the error says what failed
+		return nil, err
+	}
+	return s, nil
+}
+
+// init makes the cluster under s.dir and starts it.
+func (s *Server) init() error {
+	dir := s.dir
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			return nil, fmt.Errorf("running as root and no postgres user to run the server as: %w", err)
+			return fmt.Errorf("running as root and no postgres user to run the server as: %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		if err := os.Chown(dir, uid, gid); err != nil {
-			return nil, err
+			return err
 		}
 		s.asUser = "postgres"
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := s.run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"); err != nil {
-		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
+		return fmt.Errorf("initdb: %w\n%s", err, out)
 	}
 	// No TCP at all; fsync off: a test cluster is thrown away, and the
 	// crash tests kill clawrl, not Postgres.
 	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", dir)
 	if out, err := s.run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
-		return nil, fmt.Errorf("pg_ctl start: %w\n%s\n%s", err, out, log)
+		return fmt.Errorf("pg_ctl start: %w\n%s\n%s", err, out, log)
 	}
-	return s, nil
+	return nil
 }
 
 // run runs a server program, as the postgres user when we are root.
