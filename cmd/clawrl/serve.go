@@ -46,6 +46,7 @@ type serveOptions struct {
 	learning    loop.Settings // the learning loop's flags (serve_loop.go)
 	storeURL    string        // --store (store_open.go)
 	noLearn     bool          // --no-learn: a gateway only (follow.go)
+	engineURL   string        // --engine (engine_open.go)
 }
 
 func newServeCmd() *cobra.Command {
@@ -89,6 +90,11 @@ func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
 	if os.Getenv(testEngineEnv) == "scripted" {
 		log.Warn("serving the deterministic test engine (" + testEngineEnv + "=scripted): not a model")
 		return scripted.New(scripted.Options{}), nil
+	}
+	if o.engineURL != "" {
+		if eng, err := openRemoteEngine(o, log); eng != nil || err != nil {
+			return eng, err
+		}
 	}
 	dir := o.model
 	if dir == "" {

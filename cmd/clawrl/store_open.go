@@ -55,8 +55,9 @@ func redactURL(spec string) string {
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
 
-// addScaleFlags registers serve's scale-out flags: --store and --no-learn.
+// addScaleFlags registers serve's scale-out flags: --store, --engine and --no-learn.
 func addScaleFlags(f *pflag.FlagSet, o *serveOptions) {
 	f.StringVar(&o.storeURL, "store", "", storeFlagHelp)
+	f.StringVar(&o.engineURL, "engine", "", engineFlagHelp)
 	f.BoolVar(&o.noLearn, "no-learn", false, "run a gateway only: no judge or train loop here (a `clawrl trainer` on the same --store learns); new versions are picked up from the store")
 }

@@ -47,6 +47,7 @@ over when the first dies.`,
 	f.StringVar(&o.model, "model", "", "Hugging Face model folder the gateways serve (default: the tiny default model under --data)")
 	addDataFlag(cmd, &o.data)
 	f.StringVar(&o.storeURL, "store", "", storeFlagHelp)
+	f.StringVar(&o.engineURL, "engine", "", engineFlagHelp+"; the trainer judges on it and publishes each version to it")
 	f.StringVar(&o.method, "method", "combine", "training signal: combine, rl, opd or off")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	o.learning.AddFlags(f)
