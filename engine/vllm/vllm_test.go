@@ -23,11 +23,10 @@ import (
 // replicas) and by the native engine, shared by the tests of this file:
 // vLLM on CPU takes minutes to start.
 type realSetup struct {
-	dir      string
-	servers  []*vllmtest.Server
-	native   *native.Engine
-	python   string
-	startErr error
+	dir     string
+	servers []*vllmtest.Server
+	native  *native.Engine
+	python  string
 }
 
 var (

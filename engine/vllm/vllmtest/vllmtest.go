@@ -28,6 +28,11 @@ import (
 // CLAWRL_REQUIRE_REFS=1) when vLLM is not installed.
 func Python(tb testing.TB) string {
 	tb.Helper()
+	if os.Getenv("CLAWRL_VLLM_TESTS") == "0" {
+		// scripts/test's second (cgo) pass: the engine is the same HTTP
+		// client there, and real vLLM costs minutes.
+		tb.Skip("vLLM tests turned off (CLAWRL_VLLM_TESTS=0)")
+	}
 	venv := os.Getenv("CLAWRL_VLLM_VENV")
 	if venv == "" {
 		cache, err := os.UserCacheDir()
