@@ -35,8 +35,9 @@ it judges what the gateways (clawrl serve --no-learn) recorded in --store,
 trains adapter versions, and commits each one to the store, where every
 gateway picks it up and serves it.
 
-The judge, the OPD teacher and the trainer run on --model in this process
-(the native engine). Version folders are written under --data/versions and
+The judge and the OPD teacher run on --engine (default: the native engine on
+--model in this process), the native trainer on --model; with --engine
+vllm:… each version is also loaded into vLLM from here. Version folders are written under --data/versions and
 read by the gateways from there: give them a shared filesystem. On Postgres
 one trainer at a time holds the role; a second waits as a standby and takes
 over when the first dies.`,
