@@ -16,11 +16,15 @@ type Model struct {
 
 // Load reads a Hugging Face model folder (config.json and model.safetensors
 // or a sharded index), keeping bf16 weights in bf16 and the rest in float32
-// (see Options).
+// (see Options), or a GGUF file.
 func Load(dir string) (*Model, error) { return LoadWith(dir, Options{}) }
 
-// LoadWith reads a model folder with the given options.
+// LoadWith reads a model folder, or a GGUF file (LoadGGUF), with the given
+// options.
 func LoadWith(dir string, opts Options) (*Model, error) {
+	if IsGGUF(dir) {
+		return LoadGGUF(dir, opts)
+	}
 	cfg, err := LoadConfig(dir)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -96,6 +97,10 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 					return err
 				}
 				dir = tmp
+			} else if resolved, _, err := resolveModel(cmd.Context(), dir, os.TempDir(), slog.Default()); err != nil {
+				return err
+			} else {
+				dir = resolved
 			}
 			m, err := model.LoadWith(dir, model.Options{WeightDType: dtype})
 			if err != nil {
@@ -141,7 +146,7 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 	f.StringVar(&arch, "arch", "qwen3", "architecture of the random model: qwen3, qwen2 or llama")
 	f.StringVar(&size, "size", model.SizeTiny, "size of the random model: tiny or 0.6b")
 	f.StringVar(&dtype, "dtype", "f32", "weights in memory: f32 or bf16")
-	f.StringVar(&dir, "model", "", "benchmark this checkpoint folder instead of a random one")
+	f.StringVar(&dir, "model", "", "benchmark this model instead of a random one: "+modelFlagHelp)
 	f.IntVar(&promptLen, "prompt", 128, "prompt tokens for prefill")
 	f.IntVar(&decodeLen, "decode", 32, "tokens to decode")
 	f.IntVar(&batch, "batch", 4, "sequences decoded together in the batched measurement")

@@ -106,7 +106,7 @@ func TestScaleOutOnPostgres(t *testing.T) {
 	exe := buildClawrl(t)
 	trainerData := t.TempDir()
 	const batch = 8
-	trainerArgs := []string{"--store", url, "--data", trainerData, "--method", "rl", "--batch-size", fmt.Sprint(batch),
+	trainerArgs := []string{"--store", url, "--data", trainerData, "--model", "random:tiny", "--method", "rl", "--batch-size", fmt.Sprint(batch),
 		"--judge-votes", "1", "--judge-max-tokens", "4", "--judge-retries", "0", "--lora-rank", "4", "--max-staleness", "100000"}
 	tr := startTrainer(t, exe, trainerArgs...)
 	modelDir := filepath.Join(trainerData, "models", "tiny-qwen3")

@@ -70,7 +70,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.model, "model", "", "Hugging Face model folder (config.json, *.safetensors, tokenizer.json, tokenizer_config.json)")
+	f.StringVar(&o.model, "model", "", modelFlagHelp)
 	f.StringVar(&o.addr, "addr", "127.0.0.1:30000", "listen address; anything but loopback needs --api-key")
 	addDataFlag(cmd, &o.data)
 	f.StringVar(&o.method, "method", "combine", "training signal: combine, rl, opd or off")
@@ -96,26 +96,23 @@ func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
 			return eng, err
 		}
 	}
-	dir := o.model
-	if dir == "" {
-		var err error
-		if dir, err = defaultModel(o.data, log); err != nil {
-			return nil, err
-		}
+	dir, id, err := trainedModel(o, log)
+	if err != nil {
+		return nil, err
 	}
-	return native.Open(dir, native.Options{})
+	return native.Open(dir, native.Options{ModelID: id})
 }
 
-// defaultModel returns the embedded default checkpoint under data, writing
-// it on first use: a random tiny Qwen3 with the real Qwen3 tokenizer. No
-// pretrained weights ship with clawrl; this lets `clawrl serve` run the whole
-// loop out of the box, and --model points it at a real checkpoint.
+// defaultModel returns the random tiny checkpoint under data (--model
+// random:tiny), writing it on first use: a random tiny Qwen3 with the real
+// Qwen3 tokenizer. It talks nonsense, loads in a moment and is the same on
+// every machine, which is what tests need.
 func defaultModel(data string, log *slog.Logger) (string, error) {
 	dir := filepath.Join(data, "models", "tiny-qwen3")
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
 		return dir, nil
 	}
-	log.Warn("no --model given: serving a random tiny Qwen3 (it talks nonsense; pass --model DIR for a real checkpoint)", "dir", dir)
+	log.Warn("serving a random tiny Qwen3 (--model random:tiny; it talks nonsense)", "dir", dir)
 	tmp := dir + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
 		return "", err
