@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -337,4 +338,25 @@ func TestScaleOutOnPostgres(t *testing.T) {
 		}
 	}
 	t.Logf("%d sessions, %d turns, %d samples: %d trained in %d versions, %d ready", sessions, len(turns), len(samples), trained, len(versions), ready)
+	// How long a committed version took to reach each gateway's engine
+	// (the follower's log: LISTEN/NOTIFY, then loading the adapter).
+	var lags []time.Duration
+	for i := range 2 {
+		for _, line := range strings.Split(gw[i].logText(), "\n") {
+			if !strings.Contains(line, `msg="serving new version"`) {
+				continue
+			}
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "since_commit="); ok {
+					if d, err := time.ParseDuration(v); err == nil {
+						lags = append(lags, d)
+					}
+				}
+			}
+		}
+	}
+	if len(lags) > 0 {
+		slices.Sort(lags)
+		t.Logf("commit → serving on a gateway: %d loads, median %v, max %v", len(lags), lags[len(lags)/2], lags[len(lags)-1])
+	}
 }
