@@ -179,6 +179,13 @@ func TestBenchGatewayOnVLLM(t *testing.T) {
 			"temperature": 0, "stream": true}, fmt.Sprintf("g-%d-%d", c, i))
 		return err
 	}
+	// The first requests compile vLLM's CPU kernels: not part of either side.
+	if err := direct(0, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := gateway(0, -1); err != nil {
+		t.Fatal(err)
+	}
 	for _, clients := range []int{1, 4} {
 		d := drive(clients, 15*time.Second, direct)
 		g := drive(clients, 15*time.Second, gateway)
