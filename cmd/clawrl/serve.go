@@ -24,6 +24,7 @@ import (
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/safetensors"
+	"github.com/clawrl/clawrl/store/sqlite"
 )
 
 func init() { subcommands = append(subcommands, newServeCmd) }
@@ -56,7 +57,8 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the model behind an OpenAI-compatible API, record every turn, and learn from what follows",
 		Long: `Serve the model at --model behind an OpenAI-compatible API
 (POST /v1/chat/completions, GET /v1/models, POST /v1/feedback, GET /healthz,
-GET /metrics), recording every conversation in the store under --data.
+GET /metrics), recording every conversation in the store under --data, with
+the dashboard and browser chat at http://ADDR/ (behind the same key).
 
 The server binds 127.0.0.1 by default. Binding any other address needs an
 API key (--api-key or CLAWRL_API_KEY), which clients then send as
@@ -166,8 +168,20 @@ func runServe(ctx context.Context, o serveOptions) error {
 	// judging yield to requests being generated.
 	gate := rl.NewGate()
 	registry := prometheus.NewRegistry()
+	// The dashboard reads SQLite's browsing queries; other stores serve
+	// the API without it for now.
+	var dashboard api.UI
+	if sq, ok := st.(*sqlite.Store); ok {
+		d, err := newDashboard(o, eng, sq, log)
+		if err != nil {
+			return err
+		}
+		dashboard = d
+	} else {
+		log.Warn("no dashboard: it reads the SQLite store only for now", "store", redactURL(o.storeURL))
+	}
 	gw, err := api.New(api.Config{Engine: rl.GatedEngine{Engine: eng, Gate: gate}, Store: st, Logger: log, APIKey: o.apiKey,
-		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens, Registry: registry})
+		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens, Registry: registry, UI: dashboard})
 	if err != nil {
 		return err
 	}
@@ -191,7 +205,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 
 	info := eng.Info()
-	log.Info("listening", "addr", ln.Addr().String(), "model", info.ID, "engine", info.Engine,
+	log.Info("listening", "addr", ln.Addr().String(), "dashboard", "http://"+ln.Addr().String()+"/", "model", info.ID, "engine", info.Engine,
 		"data", o.data, "method", o.method, "auth", o.apiKey != "")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -33,6 +33,8 @@ func Run(t *testing.T, open Opener) {
 		{"Reopen", testReopen},
 		{"LargePayloadsReady", testLargePayloads},
 		{"ReviseAfterFeedback", testRevise},
+		{"BrowseSessions", testBrowseSessions},
+		{"BrowseTurns", testBrowseTurns},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
