@@ -24,7 +24,6 @@ import (
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/safetensors"
-	"github.com/clawrl/clawrl/store/sqlite"
 )
 
 func init() { subcommands = append(subcommands, newServeCmd) }
@@ -168,17 +167,9 @@ func runServe(ctx context.Context, o serveOptions) error {
 	// judging yield to requests being generated.
 	gate := rl.NewGate()
 	registry := prometheus.NewRegistry()
-	// The dashboard reads SQLite's browsing queries; other stores serve
-	// the API without it for now.
-	var dashboard api.UI
-	if sq, ok := st.(*sqlite.Store); ok {
-		d, err := newDashboard(o, eng, sq, log)
-		if err != nil {
-			return err
-		}
-		dashboard = d
-	} else {
-		log.Warn("no dashboard: it reads the SQLite store only for now", "store", redactURL(o.storeURL))
+	dashboard, err := newDashboard(o, eng, st, log)
+	if err != nil {
+		return err
 	}
 	gw, err := api.New(api.Config{Engine: rl.GatedEngine{Engine: eng, Gate: gate}, Store: st, Logger: log, APIKey: o.apiKey,
 		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens, Registry: registry, UI: dashboard})

@@ -17,11 +17,19 @@ import (
 // storeFlagHelp is --store's help, shared by serve and trainer.
 const storeFlagHelp = "where the rows live: sqlite:PATH, or postgres://… shared by several gateways and a trainer (default: SQLite under --data)"
 
+// servedStore is what serve and trainer need of a store: the loops' rows
+// and the dashboard's browsing queries. store/sqlite and store/postgres
+// are both.
+type servedStore interface {
+	store.LearningStore
+	store.Browser
+}
+
 // openStore opens the store --store names: "" is the SQLite file under
 // data (the single-process default), sqlite:PATH another SQLite file,
 // postgres://… (or postgresql://…) a Postgres database. Adding a store is
 // one case here.
-func openStore(ctx context.Context, spec, data string, log *slog.Logger) (store.LearningStore, error) {
+func openStore(ctx context.Context, spec, data string, log *slog.Logger) (servedStore, error) {
 	switch {
 	case spec == "":
 		return sqlite.OpenDir(ctx, data, sqlite.Options{Logger: log})

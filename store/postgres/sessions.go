@@ -11,12 +11,12 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
-const sessionColumns = `id, key, key_source, epoch, created_at, last_seen, turns, expired`
+const sessionColumns = `id, key, key_source, epoch, client, created_at, last_seen, turns, expired`
 
 func scanSession(r pgx.Row) (store.Session, error) {
 	var s store.Session
 	var created, seen int64
-	if err := r.Scan(&s.ID, &s.Key, &s.KeySource, &s.Epoch, &created, &seen, &s.Turns, &s.Expired); err != nil {
+	if err := r.Scan(&s.ID, &s.Key, &s.KeySource, &s.Epoch, &s.Client, &created, &seen, &s.Turns, &s.Expired); err != nil {
 		return store.Session{}, err
 	}
 	s.CreatedAt, s.LastSeen = fromNanos(created), fromNanos(seen)
@@ -65,9 +65,9 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 		sess.LastSeen = sess.CreatedAt
 	}
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO sessions (id, key, key_source, epoch, created_at, last_seen, expired)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			sess.ID, sess.Key, sess.KeySource, sess.Epoch, nanos(sess.CreatedAt), nanos(sess.LastSeen), sess.Expired)
+		_, err := tx.Exec(ctx, `INSERT INTO sessions (id, key, key_source, epoch, client, created_at, last_seen, expired)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			sess.ID, sess.Key, sess.KeySource, sess.Epoch, sess.Client, nanos(sess.CreatedAt), nanos(sess.LastSeen), sess.Expired)
 		return classify(err)
 	})
 	if err != nil {
