@@ -3,9 +3,11 @@ package model
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 
 	"github.com/clawrl/clawrl/gguf"
+	"github.com/clawrl/clawrl/quant"
 )
 
 // GGUF files name the architecture and the tensors the llama.cpp way; this
@@ -129,24 +131,37 @@ func containsInt(s []int, v int) bool {
 // (Ollama's blobs have no extension, so the name cannot tell).
 func IsGGUF(path string) bool { return gguf.IsFile(path) }
 
-// LoadGGUF reads a GGUF file of a llama, qwen2 or qwen3 model. Quantized
-// tensors are dequantized to float32.
+// LoadGGUF reads a GGUF file of a llama, qwen2 or qwen3 model. With
+// WeightDType "quant" matrices of the block types package quant computes
+// with (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K) stay quantized, in
+// the file's mapping (the rest are dequantized): quant quantizes
+// activations per block as llama.cpp does, so greedy ids follow llama.cpp's
+// rather than float32's. With "" or "f32" every tensor is dequantized to
+// float32 (transformers' GGUF loader's numbers).
 func LoadGGUF(path string, opts Options) (*Model, error) {
 	switch opts.WeightDType {
-	case "", "f32":
+	case "", "f32", "quant":
 	default:
-		return nil, fmt.Errorf("load %s: weight dtype %q: GGUF weights load as f32", path, opts.WeightDType)
+		return nil, fmt.Errorf("load %s: weight dtype %q: GGUF weights load as f32 or quant (their blocks)", path, opts.WeightDType)
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
-	defer f.Close() // weights are copied out of the mapping
+	l := &ggufLoader{f: f, used: map[string]bool{}, keepBlocks: opts.WeightDType == "quant"}
+	defer func() {
+		// Quantized matrices read their blocks from the mapping: it is
+		// unmapped once the last of them is unreachable, else now.
+		if l.mapping != nil {
+			runtime.AddCleanup(l.mapping, func(f *gguf.File) { _ = f.Close() }, f)
+		} else {
+			_ = f.Close()
+		}
+	}()
 	cfg, err := ConfigFromGGUF(f.Header)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	l := &ggufLoader{f: f, used: map[string]bool{}}
 	if t, ok := f.Header.Tensor("rope_freqs.weight"); ok {
 		// Llama 3.1-style RoPE: llama.cpp's converter stores the per-frequency
 		// divisors instead of rope_scaling's parameters.
@@ -165,6 +180,10 @@ func LoadGGUF(path string, opts Options) (*Model, error) {
 type ggufLoader struct {
 	f    *gguf.File
 	used map[string]bool
+	// keepBlocks keeps quantized matrices as their blocks; mapping, set
+	// once one does, is the owner every such matrix keeps alive.
+	keepBlocks bool
+	mapping    *struct{ f *gguf.File }
 }
 
 // tensor returns the named tensor, checking its shape, given outermost
@@ -206,7 +225,18 @@ func (l *ggufLoader) linear(name string, out, in int, bias bool, heads int) (Lin
 			return Linear{}, fmt.Errorf("tensor %s: %w", t.Name, err)
 		}
 	}
-	lin, err := linearFromGGUF(t.Type, raw, out, in)
+	var lin Linear
+	if qt := quant.Type(t.Type); l.keepBlocks && qt.Supported() {
+		lin, err = NewQuantLinear(qt, out, in, raw)
+		if err == nil && heads == 0 { // unpermuted rows are a heap copy
+			if l.mapping == nil {
+				l.mapping = &struct{ f *gguf.File }{l.f}
+			}
+			lin.Q.SetOwner(l.mapping)
+		}
+	} else {
+		lin, err = linearFromGGUF(t.Type, raw, out, in)
+	}
 	if err != nil {
 		return Linear{}, fmt.Errorf("tensor %s: %w", t.Name, err)
 	}

@@ -54,7 +54,7 @@ func New(cfg *Config, w *Weights) *Model {
 // WeightBytes is the memory the linear and embedding weights take.
 func (m *Model) WeightBytes() int64 {
 	var n int64
-	add := func(l *Linear) { n += int64(4*len(l.W) + 2*len(l.WBF16)) }
+	add := func(l *Linear) { n += l.weightBytes() }
 	add(&m.Weights.Embed)
 	if m.Weights.LMHead != &m.Weights.Embed {
 		add(m.Weights.LMHead)
@@ -72,7 +72,7 @@ func (m *Model) WeightBytes() int64 {
 // Dividing memory bandwidth by it bounds decode tokens/s.
 func (m *Model) DecodeBytesPerStep() int64 {
 	var n int64
-	add := func(l *Linear) { n += int64(4*len(l.W) + 2*len(l.WBF16)) }
+	add := func(l *Linear) { n += l.weightBytes() }
 	add(m.Weights.LMHead)
 	for i := range m.Weights.Blocks {
 		for mod := range numModules {

@@ -34,6 +34,7 @@ func init() { subcommands = append(subcommands, newServeCmd) }
 const testEngineEnv = "CLAWRL_TEST_ENGINE"
 
 type serveOptions struct {
+	weights     string // model.Options.WeightDType (--weights)
 	model       string
 	addr        string
 	data        string
@@ -80,6 +81,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 	f.Int64Var(&o.maxBody, "max-body", 32<<20, "largest request body in bytes (413 beyond)")
 	f.IntVar(&o.maxTokens, "max-tokens", 4096, "completion limit for requests that set none")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&o.weights, "weights", "", "how weights are kept: \"\" (the model's own: f32, or bf16 where stored so), quant (a GGUF file's quantized blocks, computed with llama.cpp's Q8 activations) or f32")
 	o.learning.AddFlags(f)
 	addScaleFlags(f, &o)
 	return cmd
@@ -101,7 +103,7 @@ func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return native.Open(dir, native.Options{ModelID: id})
+	return native.Open(dir, native.Options{ModelID: id, WeightDType: o.weights})
 }
 
 // defaultModel returns the random tiny checkpoint under data (--model

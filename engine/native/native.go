@@ -46,6 +46,9 @@ type Options struct {
 	// PrefixCacheBytes bounds the KV caches kept for prefix reuse (default
 	// 1 GiB; negative turns the cache off).
 	PrefixCacheBytes int64
+	// WeightDType is model.Options.WeightDType: "" (the checkpoint's own),
+	// "quant" (a GGUF file's blocks stay quantized), "f32" or "bf16".
+	WeightDType string
 }
 
 // Engine serves a model.Model.
@@ -72,7 +75,7 @@ type Engine struct {
 // Open loads the checkpoint in dir (config.json, *.safetensors,
 // tokenizer.json, tokenizer_config.json) and starts the scheduler.
 func Open(dir string, opts Options) (*Engine, error) {
-	m, err := model.Load(dir)
+	m, err := model.LoadWith(dir, model.Options{WeightDType: opts.WeightDType})
 	if err != nil {
 		return nil, fmt.Errorf("native engine: %w", err)
 	}
