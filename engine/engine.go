@@ -87,6 +87,10 @@ type GenerateRequest struct {
 	Sampling    Sampling
 	TopLogprobs int    // alternatives to report per token (0 = none)
 	Adapter     string // AdapterCurrent, AdapterBase, or "v<N>"
+	// Affinity groups requests that share a prefix (the session id): an
+	// engine with several replicas sends them to the same one, where the
+	// prefix is cached. Optional.
+	Affinity string
 }
 
 // Token is one sampled token. Logprob is the log-probability of ID under the

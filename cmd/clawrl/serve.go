@@ -24,7 +24,6 @@ import (
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/safetensors"
-	"github.com/clawrl/clawrl/store/sqlite"
 )
 
 func init() { subcommands = append(subcommands, newServeCmd) }
@@ -46,6 +45,9 @@ type serveOptions struct {
 	maxTokens   int
 	logLevel    string
 	learning    loop.Settings // the learning loop's flags (serve_loop.go)
+	storeURL    string        // --store (store_open.go)
+	noLearn     bool          // --no-learn: a gateway only (follow.go)
+	engineURL   string        // --engine (engine_open.go)
 }
 
 func newServeCmd() *cobra.Command {
@@ -81,6 +83,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.weights, "weights", "", "how weights are kept: \"\" (the model's own: f32, or bf16 where stored so), quant (a GGUF file's quantized blocks, computed with llama.cpp's Q8 activations) or f32")
 	o.learning.AddFlags(f)
+	addScaleFlags(f, &o)
 	return cmd
 }
 
@@ -90,6 +93,11 @@ func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
 	if os.Getenv(testEngineEnv) == "scripted" {
 		log.Warn("serving the deterministic test engine (" + testEngineEnv + "=scripted): not a model")
 		return scripted.New(scripted.Options{}), nil
+	}
+	if o.engineURL != "" {
+		if eng, err := openRemoteEngine(o, log); eng != nil || err != nil {
+			return eng, err
+		}
 	}
 	dir, id, err := trainedModel(o, log)
 	if err != nil {
@@ -152,7 +160,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.OpenDir(ctx, o.data, sqlite.Options{Logger: log})
+	st, err := openStore(ctx, o.storeURL, o.data, log)
 	if err != nil {
 		return err
 	}
@@ -179,7 +187,12 @@ func runServe(ctx context.Context, o serveOptions) error {
 	loops, stopLoops := context.WithCancel(context.Background())
 	defer stopLoops()
 	go gw.Tracker().Expire(loops, o.sessionIdle, min(max(o.sessionIdle/10, time.Second), time.Minute))
-	learning, err := startLearning(loops, o, eng, st, gate, registry, log)
+	var learning interface{ Wait() }
+	if o.noLearn {
+		learning, err = startFollowing(loops, st, eng, 2*time.Second, log)
+	} else {
+		learning, err = startLearning(loops, o, eng, st, gate, registry, log)
+	}
 	if err != nil {
 		return err
 	}
