@@ -67,9 +67,10 @@ func startFollowing(ctx context.Context, st store.LearningStore, eng engine.Engi
 	return f, nil
 }
 
-// sync publishes the newest committed version if the engine serves an older one.
+// sync publishes the newest promoted version (a version the retention check
+// rejected is never served) if the engine serves an older one.
 func (f *follower) sync(ctx context.Context) error {
-	v, err := f.store.LatestVersion(ctx)
+	v, err := f.store.ServedVersion(ctx)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

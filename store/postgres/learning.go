@@ -265,19 +265,8 @@ func (s *Store) CommitVersion(ctx context.Context, v store.Version, trained, sta
 		v.CreatedAt = time.Now()
 	}
 	err = s.write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `LOCK TABLE versions IN EXCLUSIVE MODE`); err != nil {
+		if err := insertVersion(ctx, tx, v, string(metrics)); err != nil {
 			return err
-		}
-		var latest int64
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM versions`).Scan(&latest); err != nil {
-			return err
-		}
-		if v.Version <= latest {
-			return fmt.Errorf("%w: version %d is not newer than %d", store.ErrConflict, v.Version, latest)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO versions (version, dir, method, metrics, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			v.Version, v.Dir, v.Method, string(metrics), nanos(v.CreatedAt)); err != nil {
-			return classify(err)
 		}
 		for _, id := range trained {
 			if err := transition(ctx, tx, id, store.Ready, store.Trained, ""); err != nil {
@@ -303,13 +292,41 @@ func (s *Store) CommitVersion(ctx context.Context, v store.Version, trained, sta
 	return nil
 }
 
-const versionColumns = `version, dir, method, metrics, created_at`
+// insertVersion adds v's row under an exclusive lock on the versions table
+// (so two trainers cannot both record version N), refusing a number that is
+// not newer than the latest, and wakes the gateways.
+func insertVersion(ctx context.Context, tx pgx.Tx, v store.Version, metrics string) error {
+	if _, err := tx.Exec(ctx, `LOCK TABLE versions IN EXCLUSIVE MODE`); err != nil {
+		return err
+	}
+	var latest int64
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM versions`).Scan(&latest); err != nil {
+		return err
+	}
+	if v.Version <= latest {
+		return fmt.Errorf("%w: version %d is not newer than %d", store.ErrConflict, v.Version, latest)
+	}
+	if v.Status == "" {
+		v.Status = store.VersionPromoted
+	}
+	if v.Status != store.VersionPromoted && v.Status != store.VersionRejected {
+		return fmt.Errorf("version %d: status %q: want %s or %s", v.Version, v.Status, store.VersionPromoted, store.VersionRejected)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO versions (version, dir, method, metrics, created_at, status, status_reason, source_version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		v.Version, v.Dir, v.Method, metrics, nanos(v.CreatedAt), v.Status, v.StatusReason, v.SourceVersion); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+const versionColumns = `version, dir, method, metrics, created_at, status, status_reason, source_version`
 
 func scanVersion(r pgx.Row) (store.Version, error) {
 	var v store.Version
 	var metrics string
 	var created int64
-	if err := r.Scan(&v.Version, &v.Dir, &v.Method, &metrics, &created); err != nil {
+	if err := r.Scan(&v.Version, &v.Dir, &v.Method, &metrics, &created, &v.Status, &v.StatusReason, &v.SourceVersion); err != nil {
 		return v, err
 	}
 	v.CreatedAt = fromNanos(created)
@@ -329,6 +346,101 @@ func (s *Store) LatestVersion(ctx context.Context) (store.Version, error) {
 		return v, fmt.Errorf("latest version: %w", err)
 	}
 	return v, nil
+}
+
+// ServedVersion implements store.Learning.
+func (s *Store) ServedVersion(ctx context.Context) (store.Version, error) {
+	v, err := scanVersion(s.pool.QueryRow(ctx, `SELECT `+versionColumns+` FROM versions WHERE status = 'promoted' ORDER BY version DESC LIMIT 1`))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, fmt.Errorf("served version: %w", store.ErrNotFound)
+	}
+	if err != nil {
+		return v, fmt.Errorf("served version: %w", err)
+	}
+	return v, nil
+}
+
+// RequestServing implements store.Learning.
+func (s *Store) RequestServing(ctx context.Context, v int64, action string) (store.ServingRequest, error) {
+	r := store.ServingRequest{Version: v, Action: action, RequestedAt: time.Now()}
+	if action != "promote" && action != "rollback" {
+		return r, fmt.Errorf("serving request for version %d: action %q: want promote or rollback", v, action)
+	}
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM versions WHERE version = $1`, v).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrNotFound
+		}
+		return tx.QueryRow(ctx, `INSERT INTO serving_requests (version, action, requested_at) VALUES ($1, $2, $3) RETURNING id`,
+			v, action, nanos(r.RequestedAt)).Scan(&r.ID)
+	})
+	if err != nil {
+		return r, fmt.Errorf("serving request for version %d: %w", v, err)
+	}
+	return r, nil
+}
+
+// PendingServing implements store.Learning.
+func (s *Store) PendingServing(ctx context.Context) (store.ServingRequest, error) {
+	var r store.ServingRequest
+	var at int64
+	err := s.pool.QueryRow(ctx, `SELECT id, version, action, requested_at FROM serving_requests WHERE done_at = 0 ORDER BY id LIMIT 1`).
+		Scan(&r.ID, &r.Version, &r.Action, &at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fmt.Errorf("pending serving request: %w", store.ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("pending serving request: %w", err)
+	}
+	r.RequestedAt = fromNanos(at)
+	return r, nil
+}
+
+// CommitServing implements store.Learning.
+func (s *Store) CommitServing(ctx context.Context, id int64, v store.Version, result string) error {
+	metrics, err := json.Marshal(v.Metrics)
+	if err != nil {
+		return fmt.Errorf("commit serving request %d: encode metrics: %w", id, err)
+	}
+	if v.CreatedAt.IsZero() {
+		v.CreatedAt = time.Now()
+	}
+	err = s.write(ctx, func(tx pgx.Tx) error {
+		if err := finishServing(ctx, tx, id, result); err != nil {
+			return err
+		}
+		if err := insertVersion(ctx, tx, v, string(metrics)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, ChannelVersions, strconv.FormatInt(v.Version, 10))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("commit serving request %d (version %d): %w", id, v.Version, err)
+	}
+	return nil
+}
+
+// FailServing implements store.Learning.
+func (s *Store) FailServing(ctx context.Context, id int64, result string) error {
+	if err := s.write(ctx, func(tx pgx.Tx) error { return finishServing(ctx, tx, id, result) }); err != nil {
+		return fmt.Errorf("fail serving request %d: %w", id, err)
+	}
+	return nil
+}
+
+func finishServing(ctx context.Context, tx pgx.Tx, id int64, result string) error {
+	tag, err := tx.Exec(ctx, `UPDATE serving_requests SET done_at = $1, result = $2 WHERE id = $3 AND done_at = 0`, nanos(time.Now()), result, id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%w: request %d is not pending", store.ErrConflict, id)
+	}
+	return nil
 }
 
 // Versions implements store.Learning: newest first.
