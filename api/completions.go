@@ -346,7 +346,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		topLogprobs = req.TopLogprobs
 	}
 	gen, err := s.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: promptIDs, MaxTokens: maxTokens,
-		Sampling: req.Sampling, TopLogprobs: topLogprobs}, run.emit)
+		Sampling: withDefaultSampling(req, s.info), TopLogprobs: topLogprobs}, run.emit)
 	var msg chat.Message
 	if err == nil {
 		msg, err = run.finish()

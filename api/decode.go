@@ -21,6 +21,10 @@ type chatRequest struct {
 	ToolChoice     string // auto, none, required or function
 	ToolChoiceName string // the function tool_choice names (ToolChoice "function")
 	Sampling       engine.Sampling
+	// TemperatureSet and TopPSet say whether the client chose them; unset
+	// ones take the model's defaults (withDefaultSampling).
+	TemperatureSet bool
+	TopPSet        bool
 	MaxTokens      int // 0 = the server's default
 	Stop           []string
 	Logprobs       bool
@@ -71,14 +75,14 @@ func decodeChatRequest(body []byte) (*chatRequest, *Error) {
 			return nil, badRequest("temperature", "temperature %v is outside [0, 2]", *w.Temperature)
 		}
 		req.Sampling.Temperature = *w.Temperature
-	} else {
-		req.Sampling.Temperature = 1
+		req.TemperatureSet = true
 	}
 	if w.TopP != nil {
 		if *w.TopP <= 0 || *w.TopP > 1 {
 			return nil, badRequest("top_p", "top_p %v is outside (0, 1]", *w.TopP)
 		}
 		req.Sampling.TopP = *w.TopP
+		req.TopPSet = true
 	}
 	req.Sampling.Seed = w.Seed
 	for _, mt := range []struct {
@@ -326,4 +330,26 @@ func decodeMessages(msgs []wireMessage, req *chatRequest) *Error {
 		req.Messages = append(req.Messages, m)
 	}
 	return nil
+}
+
+// withDefaultSampling fills what the client left unset from the model's
+// own sampling defaults (info.DefaultSampling), else the gateway's
+// fallback. Top-k is not an OpenAI parameter: it always comes from the
+// model.
+func withDefaultSampling(req *chatRequest, info engine.Info) engine.Sampling {
+	s := req.Sampling
+	def := engine.Sampling{Temperature: engine.DefaultTemperature, TopP: engine.DefaultTopP}
+	if info.DefaultSampling != nil {
+		def = *info.DefaultSampling
+	}
+	if !req.TemperatureSet {
+		s.Temperature = def.Temperature
+	}
+	if !req.TopPSet {
+		s.TopP = def.TopP
+	}
+	if s.TopK == 0 {
+		s.TopK = def.TopK
+	}
+	return s
 }

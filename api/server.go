@@ -39,6 +39,17 @@ type Config struct {
 	BodyReadTimeout time.Duration
 	// Registry receives the gateway's metrics; a fresh one when nil.
 	Registry *prometheus.Registry
+	// UI, when set, serves the dashboard and browser chat at "/" and under
+	// "/ui/" (package ui), behind the same middleware as the API.
+	UI UI
+}
+
+// UI is the dashboard's handler. Its static page (the paths Public
+// reports) loads without the key, as it holds no data and asks for the key
+// itself; everything else it serves needs the key like the API.
+type UI interface {
+	http.Handler
+	Public(path string) bool
 }
 
 // Server is the gateway. Create it with New; serve Handler().
@@ -94,6 +105,10 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorWithCode(http.StatusNotFound, "invalid_request_error", "not_found", "no route %s %s", r.Method, r.URL.Path))
 	})
+	if cfg.UI != nil {
+		mux.Handle("/{$}", cfg.UI)
+		mux.Handle("/ui/", cfg.UI)
+	}
 	s.handler = s.recoverer(s.observe(s.authenticate(mux)))
 	return s, nil
 }
@@ -181,6 +196,9 @@ func routeLabel(path string) string {
 	case "/v1/chat/completions", "/v1/models", "/v1/feedback", "/healthz", "/metrics":
 		return path
 	}
+	if path == "/" || strings.HasPrefix(path, "/ui/") {
+		return "/ui"
+	}
 	return "other"
 }
 
@@ -227,14 +245,16 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
-// authenticate checks the Bearer key on every route but /healthz.
+// authenticate checks the Bearer key on every route but /healthz and the
+// dashboard's static page.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	if s.cfg.APIKey == "" {
 		return next
 	}
 	want := []byte(s.cfg.APIKey)
+	public := func(path string) bool { return path == "/healthz" || (s.cfg.UI != nil && s.cfg.UI.Public(path)) }
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" {
+		if !public(r.URL.Path) {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 				writeError(w, errorWithCode(http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "missing or incorrect API key: send Authorization: Bearer <key>"))

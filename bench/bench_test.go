@@ -90,11 +90,11 @@ func TestWilson(t *testing.T) {
 
 func TestSummariseAndRender(t *testing.T) {
 	runs := []Run{
-		{Arm: "off", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
+		{Arm: "off", Method: "off", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
 			{Round: 1, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
-		{Arm: "rl", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
+		{Arm: "rl", Method: "rl", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
 			{Round: 1, Satisfied: 6, Asked: 10, RetentionRight: 7, RetentionAsked: 8}}},
-		{Arm: "rl", Persona: "concise", Seed: 2, Stalled: "round 1", Evals: []Eval{{Round: 0, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
+		{Arm: "rl", Method: "rl", Persona: "concise", Seed: 2, Stalled: "round 1", Evals: []Eval{{Round: 0, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
 	}
 	sums := Summarise(runs)
 	if len(sums) != 2 || sums[0].Arm != "off" || sums[1].Arm != "rl" {
@@ -121,4 +121,64 @@ func TestSummariseAndRender(t *testing.T) {
 	if !strings.Contains(svg, "<polyline") || !strings.Contains(svg, "a &amp; b") {
 		t.Errorf("svg:\n%s", svg)
 	}
+}
+
+func TestFisherGreater(t *testing.T) {
+	// Reference values: the hypergeometric tail summed exactly in Python,
+	// sum(Fraction(comb(an, x)*comb(bn, k-x), comb(an+bn, k)) for x ≥ ak) —
+	// scipy.stats.fisher_exact's alternative="greater".
+	for _, c := range []struct {
+		ak, an, bk, bn int
+		want           float64
+	}{
+		{5, 10, 0, 10, 0.016253869969040255},
+		{3, 10, 1, 10, 0.29102167182662536},
+		{0, 10, 5, 10, 1},
+		{8, 20, 2, 20, 0.032416580803677576},
+	} {
+		got := FisherGreater(Wilson(c.ak, c.an), Wilson(c.bk, c.bn))
+		if math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("FisherGreater(%d/%d, %d/%d) = %.12f, want %.12f", c.ak, c.an, c.bk, c.bn, got, c.want)
+		}
+	}
+}
+
+func TestParseArm(t *testing.T) {
+	a, err := ParseArm("opd-fast:opd:--lr=1e-3:--opd-clip=2")
+	if err != nil || a.Name != "opd-fast" || a.Method != "opd" || len(a.Args) != 2 || a.Args[1] != "--opd-clip=2" {
+		t.Errorf("ParseArm = %+v, %v", a, err)
+	}
+	if a, err := ParseArm("rl"); err != nil || a.Name != "rl" || a.Method != "rl" || a.Args != nil {
+		t.Errorf("ParseArm(rl) = %+v, %v", a, err)
+	}
+	for _, bad := range []string{"", "grpo", "x:rl:lr=1", ":rl"} {
+		if _, err := ParseArm(bad); err == nil {
+			t.Errorf("ParseArm(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseLoopMetrics(t *testing.T) {
+	m := parseLoopMetrics(`# HELP clawrl_loop_judged_total Turns judged.
+clawrl_loop_judged_total{score="-1"} 8
+clawrl_loop_judged_total{score="1"} 3
+clawrl_loop_samples_built_total{kind="signal"} 7
+clawrl_loop_samples_built_total{kind="at_least_one"} 1
+clawrl_loop_samples_trained 8
+clawrl_loop_train_steps_total 1
+clawrl_loop_policy_version 1
+garbage line
+clawrl_loop_samples_trained NaNx
+`)
+	if m != (LoopMetrics{Judged: 11, SamplesBuilt: 8, SamplesTrained: 8, TrainSteps: 1}) {
+		t.Errorf("parseLoopMetrics = %+v", m)
+	}
+}
+
+// FuzzParseLoopMetrics: /metrics text is read from a server; no input may
+// panic the parser.
+func FuzzParseLoopMetrics(f *testing.F) {
+	f.Add("clawrl_loop_judged_total{score=\"1\"} 3\nclawrl_loop_samples_trained 8\n")
+	f.Add("clawrl_loop_train_steps_total 1e308\n{ }\n")
+	f.Fuzz(func(t *testing.T, text string) { _ = parseLoopMetrics(text) })
 }

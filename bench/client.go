@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -161,4 +163,70 @@ func (c *Client) post(ctx context.Context, path string, body any, hdr map[string
 		return fmt.Errorf("POST %s: %w", path, err)
 	}
 	return nil
+}
+
+// LoopMetrics are the learning loop's counters on /metrics that the
+// benchmark paces itself by.
+type LoopMetrics struct {
+	Judged         int // turns judged since start, any score
+	SamplesBuilt   int // samples built since start
+	SamplesTrained int // samples trained, all time
+	TrainSteps     int // trainer steps recorded as versions (served or rejected)
+}
+
+// Metrics reads the loop's counters from /metrics (Prometheus text).
+func (c *Client) Metrics(ctx context.Context) (LoopMetrics, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/metrics", nil)
+	if err != nil {
+		return LoopMetrics{}, err
+	}
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return LoopMetrics{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return LoopMetrics{}, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return LoopMetrics{}, fmt.Errorf("GET /metrics: %w", err)
+	}
+	return parseLoopMetrics(string(body)), nil
+}
+
+// parseLoopMetrics sums the samples of the metrics it knows; malformed lines
+// are skipped (the text comes from our own server).
+func parseLoopMetrics(text string) LoopMetrics {
+	var m LoopMetrics
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name = name[:i]
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "clawrl_loop_judged_total":
+			m.Judged += int(v)
+		case "clawrl_loop_samples_built_total":
+			m.SamplesBuilt += int(v)
+		case "clawrl_loop_samples_trained":
+			m.SamplesTrained += int(v)
+		case "clawrl_loop_train_steps_total":
+			m.TrainSteps += int(v)
+		}
+	}
+	return m
 }

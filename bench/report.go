@@ -51,9 +51,17 @@ type Cell struct {
 // ArmSummary is one arm's cells, round by round.
 type ArmSummary struct {
 	Arm     string `json:"arm"`
+	Method  string `json:"method"`
 	Cells   []Cell `json:"cells"`
 	Stalled int    `json:"stalled"` // runs that stopped before the last round
-	Failed  int    `json:"failed"`
+	// Rejected counts rounds whose version the loop's retention gate
+	// refused (the round evaluates the version still served).
+	Rejected int `json:"rejected"`
+	Failed   int `json:"failed"`
+	// PVsControl is the one-sided Fisher exact p-value that the arm's last
+	// round satisfies more often than the control's last round (1 for the
+	// control itself, or when there is none).
+	PVsControl float64 `json:"p_vs_control"`
 }
 
 // Summarise pools runs by arm and round (arms in first-seen order). For the
@@ -61,14 +69,16 @@ type ArmSummary struct {
 // stands for the rounds it skipped.
 func Summarise(runs []Run) []ArmSummary {
 	var arms []string
+	method := map[string]string{}
 	for _, r := range runs {
 		if !slices.Contains(arms, r.Arm) {
 			arms = append(arms, r.Arm)
+			method[r.Arm] = r.Method
 		}
 	}
 	var out []ArmSummary
 	for _, arm := range arms {
-		s := ArmSummary{Arm: arm}
+		s := ArmSummary{Arm: arm, Method: method[arm]}
 		type acc struct {
 			sk, sn, rk, rn, runs int
 			words                float64
@@ -85,6 +95,9 @@ func Summarise(runs []Run) []ArmSummary {
 				s.Stalled++
 			}
 			for _, e := range r.Evals {
+				if e.Rejected {
+					s.Rejected++
+				}
 				for len(rounds) <= e.Round {
 					rounds = append(rounds, acc{})
 				}
@@ -105,6 +118,18 @@ func Summarise(runs []Run) []ArmSummary {
 				Retention: Wilson(a.rk, a.rn), MeanWords: a.words / float64(a.runs)})
 		}
 		out = append(out, s)
+	}
+	var control *ArmSummary
+	for i := range out {
+		if out[i].Method == ArmControl && control == nil {
+			control = &out[i]
+		}
+	}
+	for i := range out {
+		out[i].PVsControl = 1
+		if control != nil && out[i].Method != ArmControl {
+			out[i].PVsControl = FisherGreater(out[i].Last().Satisfied, control.Last().Satisfied)
+		}
 	}
 	return out
 }
@@ -131,8 +156,8 @@ func Markdown(sums []ArmSummary) string {
 		for r := range rounds {
 			fmt.Fprintf(&b, " v%d |", r)
 		}
-		b.WriteString(" runs stalled |\n|---|")
-		b.WriteString(strings.Repeat("---|", rounds+1))
+		b.WriteString(" runs stalled | versions rejected | p > control |\n|---|")
+		b.WriteString(strings.Repeat("---|", rounds+3))
 		b.WriteString("\n")
 		for _, s := range sums {
 			fmt.Fprintf(&b, "| %s |", s.Arm)
@@ -152,7 +177,11 @@ func Markdown(sums []ArmSummary) string {
 				}
 				fmt.Fprintf(&b, " %s |", cell)
 			}
-			fmt.Fprintf(&b, " %d |\n", s.Stalled)
+			pv := "–"
+			if s.Method != ArmControl && what == "satisfaction (held-out prompts)" {
+				pv = fmt.Sprintf("%.3g", s.PVsControl)
+			}
+			fmt.Fprintf(&b, " %d | %d | %s |\n", s.Stalled, s.Rejected, pv)
 		}
 		b.WriteString("\n")
 	}
@@ -195,25 +224,50 @@ func SVG(sums []ArmSummary, title string) string {
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", cx, y(c.Satisfied.P), col)
 		}
 		dash := ""
-		if s.Arm == ArmControl {
+		if s.Method == ArmControl {
 			dash = ` stroke-dasharray="5,4"`
 		}
 		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
 		ly := top + 20*i
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"%s/><text x="%d" y="%d">%s</text>`+"\n",
-			w-right+10, w-right+30, ly, ly, col, dash, w-right+36, ly+4, xmlEscape(armLabel(s.Arm)))
+			w-right+10, w-right+30, ly, ly, col, dash, w-right+36, ly+4, xmlEscape(armLabel(s)))
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
 }
 
-func armLabel(arm string) string {
-	if arm == ArmControl {
+func armLabel(s ArmSummary) string {
+	if s.Method == ArmControl && s.Arm == ArmControl {
 		return "control (off)"
 	}
-	return arm
+	return s.Arm
 }
 
 func xmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// FisherGreater is the one-sided p-value of Fisher's exact test that
+// proportion a is greater than proportion b: the chance, with the margins
+// fixed, of a's successes being at least a.K if both came from one rate.
+func FisherGreater(a, b Proportion) float64 {
+	n, k := a.N+b.N, a.K+b.K
+	if a.N == 0 || b.N == 0 {
+		return 1
+	}
+	// log of the hypergeometric probability of x successes in a's draws.
+	logC := func(n, k int) float64 {
+		l1, _ := math.Lgamma(float64(n + 1))
+		l2, _ := math.Lgamma(float64(k + 1))
+		l3, _ := math.Lgamma(float64(n - k + 1))
+		return l1 - l2 - l3
+	}
+	p := 0.0
+	for x := a.K; x <= min(a.N, k); x++ {
+		if k-x > b.N {
+			continue
+		}
+		p += math.Exp(logC(a.N, x) + logC(b.N, k-x) - logC(n, k))
+	}
+	return min(p, 1)
 }

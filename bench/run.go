@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,12 +23,45 @@ const (
 	FeedbackImplicit = "implicit"
 )
 
-// ArmControl is the no-training control arm (`clawrl serve --method off`).
+// ArmControl is the no-training control's method (`clawrl serve --method off`).
 const ArmControl = "off"
+
+// Arm is one way of running clawrl: its --method and any further serve
+// flags, under a name for the reports.
+type Arm struct {
+	Name   string   `json:"name"`
+	Method string   `json:"method"`
+	Args   []string `json:"args,omitempty"`
+}
+
+// ParseArm reads an arm: a method (off, rl, opd, combine), or
+// name:method:--flag=value:... for a method with other serve flags, e.g.
+// "opd-lr1e-3:opd:--lr=1e-3".
+func ParseArm(spec string) (Arm, error) {
+	parts := strings.Split(spec, ":")
+	a := Arm{Name: parts[0], Method: parts[0]}
+	if len(parts) > 1 {
+		a.Method, a.Args = parts[1], parts[2:]
+	}
+	switch a.Method {
+	case "off", "rl", "opd", "combine":
+	default:
+		return Arm{}, fmt.Errorf("arm %q: method %q: want off, rl, opd or combine", spec, a.Method)
+	}
+	if a.Name == "" {
+		return Arm{}, fmt.Errorf("arm %q: empty name", spec)
+	}
+	for _, f := range a.Args {
+		if !strings.HasPrefix(f, "--") {
+			return Arm{}, fmt.Errorf("arm %q: %q is not a --flag=value", spec, f)
+		}
+	}
+	return a, nil
+}
 
 // Config is one experiment.
 type Config struct {
-	Arms     []string   // training methods: off, rl, opd, combine
+	Arms     []Arm      // training methods; one with method off is the control
 	Personas []*Persona // one server per arm × persona × seed
 	Seeds    []int64
 	// Versions is how many training rounds each learning arm runs; each
@@ -50,12 +84,15 @@ type Config struct {
 
 // Launch starts a fresh clawrl for one run (arm, persona, seed) and returns
 // its client and a function that stops it.
-type Launch func(ctx context.Context, arm string, p *Persona, seed int64) (*Client, func() error, error)
+type Launch func(ctx context.Context, arm Arm, p *Persona, seed int64) (*Client, func() error, error)
 
 // Eval is one evaluation of one served policy version.
 type Eval struct {
-	Round          int     `json:"round"`          // 0 = before training
-	PolicyVersion  int64   `json:"policy_version"` // served when evaluated
+	Round         int   `json:"round"`          // 0 = before training
+	PolicyVersion int64 `json:"policy_version"` // served when evaluated
+	// Rejected: the round's step made a version that the loop's retention
+	// gate refused, so the evaluation is of the version still served.
+	Rejected       bool    `json:"rejected,omitempty"`
 	Satisfied      int     `json:"satisfied"`
 	Asked          int     `json:"asked"`
 	RetentionRight int     `json:"retention_right"`
@@ -68,11 +105,15 @@ type Eval struct {
 	Seconds        float64  `json:"seconds"`           // since the run started
 	WaitSeconds    float64  `json:"wait_seconds"`      // last rated turn → version served
 	Answers        []string `json:"answers,omitempty"` // first answers, for reading
+	// TrainAnswers are the round's first rated answers (sampled at the
+	// training temperature: what the user saw), for reading.
+	TrainAnswers []string `json:"train_answers,omitempty"`
 }
 
 // Run is one server's history: one arm, persona and seed.
 type Run struct {
 	Arm     string  `json:"arm"`
+	Method  string  `json:"method"`
 	Persona string  `json:"persona"`
 	Seed    int64   `json:"seed"`
 	Evals   []Eval  `json:"evals"`
@@ -91,16 +132,16 @@ func Experiment(ctx context.Context, cfg Config, launch Launch, log *slog.Logger
 	for _, seed := range cfg.Seeds {
 		for _, p := range cfg.Personas {
 			for _, arm := range cfg.Arms {
-				r := Run{Arm: arm, Persona: p.Name, Seed: seed}
+				r := Run{Arm: arm.Name, Method: arm.Method, Persona: p.Name, Seed: seed}
 				start := time.Now()
-				err := runOne(ctx, cfg, launch, &r, p, log.With("arm", arm, "persona", p.Name, "seed", seed))
+				err := runOne(ctx, cfg, launch, arm, &r, p, log.With("arm", arm.Name, "persona", p.Name, "seed", seed))
 				r.Seconds = time.Since(start).Seconds()
 				if err != nil {
 					if ctx.Err() != nil {
 						return runs, ctx.Err()
 					}
 					r.Err = err.Error()
-					log.Warn("run failed", "arm", arm, "persona", p.Name, "seed", seed, "err", err)
+					log.Warn("run failed", "arm", arm.Name, "persona", p.Name, "seed", seed, "err", err)
 				}
 				runs = append(runs, r)
 			}
@@ -134,8 +175,8 @@ func (c Config) check() error {
 	return nil
 }
 
-func runOne(ctx context.Context, cfg Config, launch Launch, r *Run, p *Persona, log *slog.Logger) error {
-	cl, stop, err := launch(ctx, r.Arm, p, r.Seed)
+func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *Persona, log *slog.Logger) error {
+	cl, stop, err := launch(ctx, arm, p, r.Seed)
 	if err != nil {
 		return err
 	}
@@ -157,39 +198,57 @@ func runOne(ctx context.Context, cfg Config, launch Launch, r *Run, p *Persona, 
 	// round of interactions and a second evaluation show it flat without
 	// paying for every round.
 	rounds := cfg.Versions
-	if r.Arm == ArmControl {
+	if r.Method == ArmControl {
 		rounds = 1
 	}
 	rng := rand.New(rand.NewPCG(uint64(r.Seed), hashString(p.Name)))
 	order := rng.Perm(len(p.Train))
 	next := 0
+	sent := 0 // rated turns sent in this run
 	for round := 1; round <= rounds; round++ {
 		before, err := cl.Health(ctx)
 		if err != nil {
 			return err
 		}
-		prompts := make([]string, cfg.PerVersion)
-		for i := range prompts {
-			if next == len(order) {
-				order, next = rng.Perm(len(p.Train)), 0
-			}
-			prompts[i] = p.Train[order[next]]
-			next++
-		}
-		sat, err := interact(ctx, cfg, cl, p, r.Seed, round, prompts)
+		m0, err := cl.Metrics(ctx)
 		if err != nil {
 			return err
 		}
-		rated := time.Now()
-		version := before
-		if r.Arm != ArmControl {
-			version, err = waitVersion(ctx, cl, before, cfg.VersionTimeout)
+		ratedRound, satRound, chunk := 0, 0, 0
+		var trainAnswers []string
+		var rated time.Time
+		send := func(n int) error {
+			prompts := make([]string, n)
+			for i := range prompts {
+				if next == len(order) {
+					order, next = rng.Perm(len(p.Train)), 0
+				}
+				prompts[i] = p.Train[order[next]]
+				next++
+			}
+			sat, shown, err := interact(ctx, cfg, cl, p, r.Seed, fmt.Sprintf("r%d-%d", round, chunk), prompts)
+			if chunk == 0 {
+				trainAnswers = shown
+			}
+			chunk++
+			ratedRound += n
+			satRound += sat
+			sent += n
+			rated = time.Now()
+			return err
+		}
+		if err := send(cfg.PerVersion); err != nil {
+			return err
+		}
+		version, rejected := before, false
+		if r.Method != ArmControl {
+			version, rejected, err = awaitVersion(ctx, cfg, cl, before, m0.TrainSteps, &sent, send)
 			if err != nil {
 				return err
 			}
-			if version == before {
-				r.Stalled = fmt.Sprintf("round %d: no new version within %v of the last rated turn", round, cfg.VersionTimeout)
-				log.Warn("stalled", "round", round, "timeout", cfg.VersionTimeout)
+			if version == before && !rejected {
+				r.Stalled = fmt.Sprintf("round %d: no new version within %v of the last of %d rated turns", round, cfg.VersionTimeout, ratedRound)
+				log.Warn("stalled", "round", round, "rated", ratedRound, "timeout", cfg.VersionTimeout)
 				return nil
 			}
 		}
@@ -198,35 +257,110 @@ func runOne(ctx context.Context, cfg Config, launch Launch, r *Run, p *Persona, 
 		if err != nil {
 			return err
 		}
-		ev.TrainSatisfied, ev.TrainRated = sat, cfg.PerVersion
+		ev.TrainSatisfied, ev.TrainRated, ev.TrainAnswers = satRound, ratedRound, trainAnswers
+		ev.Rejected = rejected
 		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
 		r.Evals = append(r.Evals, ev)
 		log.Info("evaluated", "round", round, "version", ev.PolicyVersion, "satisfied", ev.Satisfied, "asked", ev.Asked,
-			"retention", ev.RetentionRight, "words", ev.MeanWords, "train_satisfied", sat, "wait_s", wait)
+			"retention", ev.RetentionRight, "words", ev.MeanWords, "train_satisfied", satRound, "rated", ratedRound, "wait_s", wait)
 	}
 	return nil
+}
+
+// maxTopUps bounds how many times a round's user keeps talking (another
+// PerVersion/2 rated turns) while the loop lacks samples for a step.
+const maxTopUps = 6
+
+// awaitVersion waits for the served version to move past before, or for a
+// step past steps whose version the retention gate rejected (then it
+// reports rejected and the version still served). A user
+// keeps talking when the loop has judged every rated turn yet holds fewer
+// samples than a step takes (OPD keeps only turns with a hint, so satisfied
+// turns build none): then it sends PerVersion/2 more rated turns, at most
+// maxTopUps times. It gives up VersionTimeout after the last rated turn and
+// returns before.
+func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, steps int, sent *int, send func(int) error) (int64, bool, error) {
+	deadline := time.Now().Add(cfg.VersionTimeout)
+	topUps, short, lastBuilt := 0, 0, -1
+	for {
+		v, err := cl.Health(ctx)
+		if err != nil {
+			return 0, false, err
+		}
+		if v != before {
+			return v, false, nil
+		}
+		if time.Now().After(deadline) {
+			return before, false, nil
+		}
+		m, err := cl.Metrics(ctx)
+		if err != nil {
+			return 0, false, err
+		}
+		if m.TrainSteps > steps {
+			// A step was recorded; the served version moves once it is
+			// published (seconds), or never (rejected by the gate).
+			for range 30 {
+				if v, err = cl.Health(ctx); err != nil || v != before {
+					return v, false, err
+				}
+				select {
+				case <-ctx.Done():
+					return 0, false, ctx.Err()
+				case <-time.After(time.Second):
+				}
+			}
+			return before, true, nil
+		}
+		// Short, and no sample built, for five polls in a row: an OPD
+		// sample is built seconds after its judgment (the teacher's
+		// forward pass), longer on a busy machine.
+		if m.Judged >= *sent && m.SamplesBuilt-m.SamplesTrained < cfg.PerVersion && m.SamplesBuilt == lastBuilt {
+			short++
+		} else {
+			short = 0
+		}
+		lastBuilt = m.SamplesBuilt
+		if short >= 5 && topUps < maxTopUps {
+			topUps, short = topUps+1, 0
+			if err := send(max(1, cfg.PerVersion/2)); err != nil {
+				return 0, false, err
+			}
+			deadline = time.Now().Add(cfg.VersionTimeout)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // interact sends the round's training prompts as main turns, each in its own
 // session, and reacts to each answer as the persona would. It returns how
 // many answers satisfied the persona.
-func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int64, round int, prompts []string) (int, error) {
+func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int64, chunk string, prompts []string) (int, []string, error) {
 	var mu sync.Mutex
 	satisfied := 0
+	shown := make([]string, min(2, len(prompts)))
 	err := parallel(ctx, len(prompts), cfg.Concurrency, func(i int) error {
-		session := fmt.Sprintf("bench-%s-%d-r%d-%d", p.Name, seed, round, i)
-		s := seed*1_000_003 + int64(round)*1009 + int64(i)
+		session := fmt.Sprintf("bench-%s-%d-%s-%d", p.Name, seed, chunk, i)
+		s := int64(hashString(session) >> 1)
 		q := []Message{{Role: "user", Content: prompts[i]}}
 		answer, err := cl.Chat(ctx, ChatRequest{Session: session, Messages: q, MaxTokens: cfg.MaxTokens, Temperature: cfg.Temperature, Seed: &s})
 		if err != nil {
 			return err
 		}
 		ok := p.Satisfied(answer)
+		mu.Lock()
 		if ok {
-			mu.Lock()
 			satisfied++
-			mu.Unlock()
 		}
+		if i < len(shown) {
+			shown[i] = answer.Text
+		}
+		mu.Unlock()
 		switch cfg.Feedback {
 		case FeedbackText, FeedbackRating:
 			rating, text := 1, ""
@@ -247,7 +381,7 @@ func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int6
 			return err
 		}
 	})
-	return satisfied, err
+	return satisfied, shown, err
 }
 
 // evaluate asks the persona's held-out prompts and the retention facts as
@@ -291,26 +425,6 @@ func evaluate(ctx context.Context, cfg Config, cl *Client, p *Persona, round int
 		ev.Answers = append(ev.Answers, a.Text)
 	}
 	return ev, nil
-}
-
-// waitVersion polls /healthz until the served version moves past before or
-// timeout passes; it returns the version served then.
-func waitVersion(ctx context.Context, cl *Client, before int64, timeout time.Duration) (int64, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		v, err := cl.Health(ctx)
-		if err != nil {
-			return 0, err
-		}
-		if v != before || time.Now().After(deadline) {
-			return v, nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 // parallel runs f(0..n-1) with at most width calls at once and returns the

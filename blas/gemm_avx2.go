@@ -67,6 +67,17 @@ func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
 	// the kernel stores its sums into C itself.
 	direct := g.k8 == g.k && g.alpha == 1 && g.beta == 0
 	j := j0
+	if direct && use512 {
+		// Two 4×3 tiles at once in ZMM registers, bitwise the same sums.
+		for ; j+6 <= j1; j += 6 {
+			_ = g.b[(j+5)*g.ldb+g.k-1]
+			for i := i0; i < i1; i += 4 {
+				_ = g.a[(i+3)*g.lda+g.k-1]
+				_ = g.c[(i+3)*g.ldc+j+5]
+				kern4x6C512(g.k8, &g.a[i*g.lda], g.lda, &g.b[j*g.ldb], g.ldb, &g.c[i*g.ldc+j], g.ldc)
+			}
+		}
+	}
 	for ; j+3 <= j1; j += 3 {
 		// The kernel reads rows j..j+2 of B and i..i+3 of A: check once.
 		_ = g.b[(j+2)*g.ldb+g.k-1]

@@ -86,6 +86,12 @@ func (g *opGemm) run(i0, i1, j0, j1 int) {
 	for ib := i0; ib < i1; ib += opBlockRows {
 		ie := min(ib+opBlockRows, i1)
 		for j := j0; j < j1; j += opTileCols {
+			// With AVX-512 the full row tiles of a pair of full panels run
+			// as one 4×48 tile (the first panel's turn; the second's skips
+			// them): the same chains, bitwise.
+			panel := (j - j0) / opTileCols
+			wide := use512 && direct && j+opTileCols <= jPart &&
+				(panel%2 == 0 && j+2*opTileCols <= jPart || panel%2 == 1)
 			bsrc, bld, boff := g.b, g.ldb, j
 			if j >= jPart && bp != nil {
 				bsrc, bld, boff = bp, opTileCols, 0
@@ -111,6 +117,12 @@ func (g *opGemm) run(i0, i1, j0, j1 int) {
 					switch {
 					case i >= iPart:
 						kernOP4x24(kc, &ap[kb], k, 1, bptr, bld, &tiles[t], acc)
+					case wide && panel%2 == 1:
+						// Done with the previous panel.
+					case wide:
+						_ = g.c[(i+3)*g.ldc+j+2*opTileCols-1]
+						_ = bsrc[(kb+kc-1)*bld+boff+2*opTileCols-1]
+						kernOP4x48C512(kc, &g.a[i*g.ars+kb*g.acs], g.ars, g.acs, bptr, bld, &g.c[i*g.ldc+j], g.ldc, max(acc, cacc))
 					case direct && j < jPart:
 						// The kernel touches C[i:i+4, j:j+24]: check the
 						// last row's end once.

@@ -52,7 +52,19 @@ type Info struct {
 	Family        string // qwen3, qwen2, llama, …
 	ContextLength int
 	Engine        string // native, scripted, vllm, …
+	// DefaultSampling is the model's own sampling (its generation_config.json
+	// or GGUF metadata) for requests that set none; nil = the gateway's
+	// fallback, DefaultTemperature and DefaultTopP.
+	DefaultSampling *Sampling
 }
+
+// The sampling a request gets when neither it nor the model sets any: mild
+// enough that small models stay coherent (at temperature 1 SmolLM2 drifts
+// into nonsense).
+const (
+	DefaultTemperature = 0.7
+	DefaultTopP        = 0.9
+)
 
 // Adapter selects the weights a request runs on.
 const (

@@ -14,11 +14,14 @@ import (
 // (itself and those before it). out is [nHeads, headDim]; att is scratch of
 // at least nPos. Query head h reads key/value head h / (nHeads/nKV). Only
 // heads [h0, h1) are computed, so one row's heads can be split across cores.
+// lse, when not nil ([nHeads]), receives each computed head's log-sum-exp of
+// its scaled scores (the trainer's attention backward recomputes the
+// probabilities from it).
 //
 // The dot products and the weighted sum run on blas's vector kernels in a
 // fixed order, so a row's output does not depend on the rows computed with
 // it (prefill and decode agree bitwise).
-func attendOne(out, q, keys, values, att []float32, nPos, h0, h1, nHeads, nKV, headDim int) {
+func attendOne(out, lse, q, keys, values, att []float32, nPos, h0, h1, nHeads, nKV, headDim int) {
 	group := nHeads / nKV
 	kvDim := nKV * headDim
 	scale := float32(1 / math.Sqrt(float64(headDim)))
@@ -37,6 +40,9 @@ func attendOne(out, q, keys, values, att []float32, nPos, h0, h1, nHeads, nKV, h
 			e := expf(att[p] - maxv)
 			att[p] = e
 			sum += e
+		}
+		if lse != nil {
+			lse[h] = maxv + float32(math.Log(float64(sum)))
 		}
 		inv := 1 / sum
 		for p := range att {
@@ -78,7 +84,7 @@ func attentionForward(out, q []float32, rows []batchRow, layer, nHeads, nKV, hea
 				att = make([]float32, nPos)
 			}
 			kv := &row.seq.layers[layer]
-			attendOne(out[it.row*qDim:(it.row+1)*qDim], q[it.row*qDim:(it.row+1)*qDim], kv.k, kv.v, att, nPos, it.h0, it.h1, nHeads, nKV, headDim)
+			attendOne(out[it.row*qDim:(it.row+1)*qDim], nil, q[it.row*qDim:(it.row+1)*qDim], kv.k, kv.v, att, nPos, it.h0, it.h1, nHeads, nKV, headDim)
 		}
 	}
 	if workers <= 1 || len(items) < 2 || total*int64(qDim)/int64(splits) < 1<<15 {

@@ -42,6 +42,10 @@ type Config struct {
 	// EOSTokenIDs holds eos_token_id, which config.json spells as a number or
 	// a list.
 	EOSTokenIDs []int `json:"-"`
+	// RopeFreqFactors divide the rotary frequencies one by one (llama.cpp's
+	// rope_freqs tensor, which GGUF files of Llama 3.1-style models carry
+	// instead of rope_scaling); nil = none.
+	RopeFreqFactors []float32 `json:"-"`
 }
 
 // Rope describes rotary embeddings beyond the base frequency: Hugging Face's
@@ -207,6 +211,11 @@ func (c *Config) invFreq() []float64 {
 		// float32; do the same so the angles match bit for bit.
 		exp := float32(2*i) / float32(c.HeadDim)
 		inv[i] = float64(float32(1.0 / float32(math.Pow(c.RopeTheta, float64(exp)))))
+	}
+	if len(c.RopeFreqFactors) == len(inv) {
+		for i, f := range c.RopeFreqFactors {
+			inv[i] /= float64(f)
+		}
 	}
 	r := c.RopeScaling
 	if r == nil {

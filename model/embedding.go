@@ -14,9 +14,12 @@ func embeddingForward(out []float32, ids []int32, wte *Linear) error {
 			return fmt.Errorf("token id %d at position %d is outside the vocabulary (%d)", id, t, wte.Out)
 		}
 		dst := out[t*C : (t+1)*C]
-		if wte.WBF16 != nil {
+		switch {
+		case wte.Q != nil:
+			wte.Q.DequantizeRows(dst, int(id), int(id)+1)
+		case wte.WBF16 != nil:
 			blas.WidenBF16(dst, wte.WBF16[int(id)*C:(int(id)+1)*C])
-		} else {
+		default:
 			copy(dst, wte.W[int(id)*C:(int(id)+1)*C])
 		}
 	}

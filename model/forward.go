@@ -93,7 +93,7 @@ func (m *Model) forward(ctx context.Context, ids []int32, rows []batchRow) ([]fl
 	for i, r := range rows {
 		pos[i] = r.pos
 	}
-	rt := newRopeTable(m.invFreq, pos)
+	rt := NewRopeTable(m.invFreq, pos)
 
 	for l := range w.Blocks {
 		if err := ctx.Err(); err != nil {
@@ -101,16 +101,16 @@ func (m *Model) forward(ctx context.Context, ids []int32, rows []batchRow) ([]fl
 		}
 		b := &w.Blocks[l]
 		// Attention sublayer.
-		rmsnormForward(a.xn, a.x, b.InputNorm, N, H, eps)
+		rmsnormForward(a.xn, nil, a.x, b.InputNorm, N, H, eps)
 		m.linearForward(a.q, a.xn, &b.Q, a, rows, l, ModQ)
 		m.linearForward(a.k, a.xn, &b.K, a, rows, l, ModK)
 		m.linearForward(a.v, a.xn, &b.V, a, rows, l, ModV)
 		if c.QKNorm() {
-			rmsnormForward(a.q, a.q, b.QNorm, N*nH, hd, eps)
-			rmsnormForward(a.k, a.k, b.KNorm, N*nKV, hd, eps)
+			rmsnormForward(a.q, nil, a.q, b.QNorm, N*nH, hd, eps)
+			rmsnormForward(a.k, nil, a.k, b.KNorm, N*nKV, hd, eps)
 		}
-		ropeForward(a.q, rt, N, nH)
-		ropeForward(a.k, rt, N, nKV)
+		rt.Apply(a.q, N, nH)
+		rt.Apply(a.k, N, nKV)
 		for i, r := range rows {
 			r.seq.layers[l].store(r.pos, kvDim, a.k[i*kvDim:(i+1)*kvDim], a.v[i*kvDim:(i+1)*kvDim])
 		}
@@ -118,14 +118,14 @@ func (m *Model) forward(ctx context.Context, ids []int32, rows []batchRow) ([]fl
 		m.linearForward(a.tmp, a.att, &b.O, a, rows, l, ModO)
 		residualForward(a.x, a.tmp)
 		// MLP sublayer.
-		rmsnormForward(a.xn, a.x, b.PostAttnNorm, N, H, eps)
+		rmsnormForward(a.xn, nil, a.x, b.PostAttnNorm, N, H, eps)
 		m.linearForward(a.gate, a.xn, &b.Gate, a, rows, l, ModGate)
 		m.linearForward(a.up, a.xn, &b.Up, a, rows, l, ModUp)
 		swigluForward(a.swiglu[:N*I], a.gate, a.up)
 		m.linearForward(a.tmp, a.swiglu, &b.Down, a, rows, l, ModDown)
 		residualForward(a.x, a.tmp)
 	}
-	rmsnormForward(a.xn, a.x, w.FinalNorm, N, H, eps)
+	rmsnormForward(a.xn, nil, a.x, w.FinalNorm, N, H, eps)
 	return a.xn, nil
 }
 

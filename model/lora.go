@@ -306,9 +306,17 @@ type loraSpan struct {
 // merged into it, so rows in one batch can use different adapters.
 func loraForward(out, inp []float32, spans []loraSpan, in, outDim int) {
 	for _, s := range spans {
-		n, r := s.hi-s.lo, s.lora.R
-		tmp := make([]float32, n*r)
-		blas.Sgemm(false, true, n, r, in, 1, inp[s.lo*in:], in, s.lora.A, in, 0, tmp, r)
-		blas.Sgemm(false, true, n, outDim, r, s.lora.Scale, tmp, r, s.lora.B, r, 1, out[s.lo*outDim:], outDim)
+		n := s.hi - s.lo
+		tmp := make([]float32, n*s.lora.R)
+		s.lora.apply(out[s.lo*outDim:], inp[s.lo*in:], tmp, n, in, outDim)
 	}
+}
+
+// apply adds scale·(inp·Aᵀ)·Bᵀ to out[n, outDim], leaving inp·Aᵀ in u
+// [n, R]. The serving forward and the trainer's both run it, so a policy
+// scores the same tokens the same, bit for bit, in either.
+func (lo *LoRA) apply(out, inp, u []float32, n, in, outDim int) {
+	r := lo.R
+	blas.Sgemm(false, true, n, r, in, 1, inp, in, lo.A, in, 0, u, r)
+	blas.Sgemm(false, true, n, outDim, r, lo.Scale, u, r, lo.B, r, 1, out, outDim)
 }

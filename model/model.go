@@ -16,11 +16,15 @@ type Model struct {
 
 // Load reads a Hugging Face model folder (config.json and model.safetensors
 // or a sharded index), keeping bf16 weights in bf16 and the rest in float32
-// (see Options).
+// (see Options), or a GGUF file.
 func Load(dir string) (*Model, error) { return LoadWith(dir, Options{}) }
 
-// LoadWith reads a model folder with the given options.
+// LoadWith reads a model folder, or a GGUF file (LoadGGUF), with the given
+// options.
 func LoadWith(dir string, opts Options) (*Model, error) {
+	if IsGGUF(dir) {
+		return LoadGGUF(dir, opts)
+	}
 	cfg, err := LoadConfig(dir)
 	if err != nil {
 		return nil, err
@@ -50,7 +54,7 @@ func New(cfg *Config, w *Weights) *Model {
 // WeightBytes is the memory the linear and embedding weights take.
 func (m *Model) WeightBytes() int64 {
 	var n int64
-	add := func(l *Linear) { n += int64(4*len(l.W) + 2*len(l.WBF16)) }
+	add := func(l *Linear) { n += l.weightBytes() }
 	add(&m.Weights.Embed)
 	if m.Weights.LMHead != &m.Weights.Embed {
 		add(m.Weights.LMHead)
@@ -68,7 +72,7 @@ func (m *Model) WeightBytes() int64 {
 // Dividing memory bandwidth by it bounds decode tokens/s.
 func (m *Model) DecodeBytesPerStep() int64 {
 	var n int64
-	add := func(l *Linear) { n += int64(4*len(l.W) + 2*len(l.WBF16)) }
+	add := func(l *Linear) { n += l.weightBytes() }
 	add(m.Weights.LMHead)
 	for i := range m.Weights.Blocks {
 		for mod := range numModules {

@@ -34,6 +34,8 @@ type Options struct {
 	// in bf16, f32 for the rest. Keeping bf16 costs no accuracy — the
 	// widening is exact and the kernels sum in the same order either way —
 	// only a little prefill speed. Norms and biases are always float32.
+	// For a GGUF file: "" or "f32" dequantize every tensor; "quant" keeps
+	// the quantized matrices as their blocks (model/quantized.go).
 	WeightDType string
 }
 

@@ -108,7 +108,7 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 	var prev *store.Turn // the recorded turn this history extends
 	var prevAt int
 	if explicit {
-		s, err := t.sessionByKey(ctx, id, now)
+		s, err := t.sessionByKey(ctx, id, ClientName(req.Hints.Header), now)
 		if err != nil {
 			return Begun{}, err
 		}
@@ -132,7 +132,7 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 			b.Session = s
 			b.Epoch = s.Epoch
 		} else {
-			s := store.Session{Key: "anon:" + rand.Text(), KeySource: SourceNew, CreatedAt: now, LastSeen: now}
+			s := store.Session{Key: "anon:" + rand.Text(), KeySource: SourceNew, Client: ClientName(req.Hints.Header), CreatedAt: now, LastSeen: now}
 			if err := t.store.CreateSession(ctx, &s); err != nil {
 				return Begun{}, fmt.Errorf("create session: %w", err)
 			}
@@ -172,7 +172,7 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 }
 
 // sessionByKey returns the session named by id, creating it on first use.
-func (t *Tracker) sessionByKey(ctx context.Context, id Identity, now time.Time) (store.Session, error) {
+func (t *Tracker) sessionByKey(ctx context.Context, id Identity, client string, now time.Time) (store.Session, error) {
 	if s, ok := t.cached(id.Key); ok {
 		return s, nil
 	}
@@ -197,7 +197,7 @@ func (t *Tracker) sessionByKey(ctx context.Context, id Identity, now time.Time) 
 		if !errors.Is(err, store.ErrNotFound) {
 			return store.Session{}, fmt.Errorf("session by key: %w", err)
 		}
-		s = store.Session{Key: id.Key, KeySource: id.Source, Epoch: max(id.Epoch, 0), CreatedAt: now, LastSeen: now}
+		s = store.Session{Key: id.Key, KeySource: id.Source, Epoch: max(id.Epoch, 0), Client: client, CreatedAt: now, LastSeen: now}
 		err = t.store.CreateSession(ctx, &s)
 		if err == nil {
 			t.remember(s)

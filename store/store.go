@@ -87,6 +87,7 @@ type Session struct {
 	Key       string // the identity it was recognised by (header, body field, …)
 	KeySource string // which precedence step matched: header, session_id, prompt_cache_key, user, history, new
 	Epoch     int    // compaction epoch (OpenClaw's <id>:<n>)
+	Client    string // the client software that started it (its User-Agent, shortened)
 	CreatedAt time.Time
 	LastSeen  time.Time
 	Turns     int

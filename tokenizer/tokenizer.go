@@ -99,6 +99,10 @@ type fileJSON struct {
 	} `json:"model"`
 	// post_processor is ignored: Encode never adds special tokens (the chat
 	// template writes them), like encode(add_special_tokens=False).
+
+	// mergePairs, when set, replaces Model.Merges (a GGUF file's merges,
+	// already split).
+	mergePairs [][2]string
 }
 
 type addedTokenJSON struct {
@@ -117,6 +121,11 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
 	}
+	return fromFile(&f)
+}
+
+// fromFile builds a tokenizer from a parsed (or assembled) tokenizer.json.
+func fromFile(f *fileJSON) (*Tokenizer, error) {
 	m := &f.Model
 	switch {
 	case m.Type != "BPE" && m.Type != "":
@@ -246,11 +255,20 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 		}
 		t.model.byteID[b] = id
 	}
-	t.model.merges = newMergeTable(len(m.Merges))
-	for rank, raw := range m.Merges {
-		left, right, err := parseMerge(raw)
-		if err != nil {
-			return nil, fmt.Errorf("merges[%d]: %w", rank, err)
+	nMerges := len(m.Merges)
+	if f.mergePairs != nil {
+		nMerges = len(f.mergePairs)
+	}
+	t.model.merges = newMergeTable(nMerges)
+	for rank := range nMerges {
+		var left, right string
+		if f.mergePairs != nil {
+			left, right = f.mergePairs[rank][0], f.mergePairs[rank][1]
+		} else {
+			var err error
+			if left, right, err = parseMerge(m.Merges[rank]); err != nil {
+				return nil, fmt.Errorf("merges[%d]: %w", rank, err)
+			}
 		}
 		l, ok1 := m.Vocab[left]
 		r, ok2 := m.Vocab[right]

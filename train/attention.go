@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/clawrl/clawrl/blas"
+	"github.com/clawrl/clawrl/model"
 )
 
 // Causal grouped-query attention over packed sequences. q is
@@ -22,7 +23,8 @@ import (
 // would need gigabytes per layer for those. The backward recomputes the
 // probabilities from q, k and the saved log-sum-exp.
 //
-// Both passes walk a segment in tiles of attnBlock queries × attnBlock keys,
+// The forward is model.AttendOne, row by row (see attentionForward). The
+// backward walks a segment in tiles of attnBlock queries × attnBlock keys,
 // skipping tiles wholly above the diagonal and masking inside the diagonal
 // one. While a tile's queries run, its keys and values (attnBlock × headDim
 // each) stay in L1/L2 instead of being streamed from memory once per query:
@@ -44,7 +46,9 @@ import (
 //
 // Scratch is tile-sized (a few attnBlock × attnBlock and headDim ×
 // attnBlock tiles per worker); no buffer grows with the square of the
-// sequence length.
+// sequence length. The backward's scores are q·(k/√headDim) where the
+// forward computed (q·k)/√headDim: they differ by rounding only, far below
+// what a gradient notices.
 
 type segment struct{ start, len int }
 
@@ -100,9 +104,6 @@ func runItems(workers, n int, cost func(i int) int64, fn func(i, w int)) {
 	}
 	wg.Wait()
 }
-
-// attnBlocks is the number of attnBlock-sized blocks covering n positions.
-func attnBlocks(n int) int { return (n + attnBlock - 1) / attnBlock }
 
 // expShiftRow replaces x[j] by exp(x[j] − shift) and returns their sum:
 // blas's vector exponential for the bulk, math.Exp for the last few (and
@@ -178,121 +179,36 @@ func packBlock(dst, src []float32, n, cols, ld int) {
 func width8(n int) int { return min(attnBlock, (n+7)&^7) }
 
 // attentionForward writes out and lse ([T, heads]: log Σ_j exp(s_ij) of each
-// query row), where s_ij = q_i·k_j/√headDim.
-//
-// It is FlashAttention's online softmax: a query block walks its key blocks
-// left to right keeping, per row, the running maximum m, the running sum
-// l = Σ_j exp(s_ij − m) and the unnormalised output o = Σ_j exp(s_ij − m) v_j.
-// When a key block raises the maximum to m', the old l and o are rescaled by
-// α = exp(m − m') before the block's terms are added. At the end
-// out_i = o/l and lse_i = m + log l.
-//
-// Work items are (segment, kv head, query block), covering the group's query
-// heads, which share the key block's scratch copies: each item writes its
-// own rows of out and lse only.
+// query row), where s_ij = q_i·k_j/√headDim. Each query row is
+// model.AttendOne against its own segment's keys and values up to itself:
+// the serving forward's attention, so a token's output here equals, bit for
+// bit, the one it had when the engine generated it (its keys then sat in a
+// KV cache; here they are the segment's rows of k and v, the same values).
+// Work items are query rows, spread over cores by cost (the positions they
+// attend); each writes its own rows of out and lse only.
 func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape) {
 	hd := sh.headDim
 	qs, ks := sh.heads*hd, sh.kvHeads*hd
-	rep := sh.heads / sh.kvHeads
-	scale := float32(1 / math.Sqrt(float64(hd)))
-
-	type item struct{ seg, g, ib int }
+	type item struct{ seg, i int }
 	var items []item
+	maxLen := 0
 	for si, s := range segs {
-		for g := range sh.kvHeads {
-			for ib := range attnBlocks(s.len) {
-				items = append(items, item{si, g, ib})
-			}
+		for i := range s.len {
+			items = append(items, item{si, i})
 		}
+		maxLen = max(maxLen, s.len)
 	}
-	// kt is the key block transposed and scaled ([headDim, attnBlock]), vc
-	// the value block packed ([attnBlock, headDim]), m and l the running
-	// maxima and sums of the group's rep × attnBlock rows.
-	type scratch struct{ kt, vc, row, tmp, m, l []float32 }
 	workers := runtime.GOMAXPROCS(0)
-	scr := make([]*scratch, workers)
-	cost := func(i int) int64 { return int64(items[i].ib+1) * attnBlock * attnBlock * int64(rep*hd) }
+	scr := make([][]float32, workers)
+	cost := func(i int) int64 { return int64(items[i].i+1) * int64(qs) }
 	runItems(workers, len(items), cost, func(it, w int) {
 		if scr[w] == nil {
-			hb := hd * attnBlock
-			scr[w] = &scratch{make([]float32, hb), make([]float32, hb), make([]float32, 4*attnBlock), make([]float32, 4*hd),
-				make([]float32, rep*attnBlock), make([]float32, rep*attnBlock)}
+			scr[w] = make([]float32, maxLen)
 		}
-		sc := scr[w]
-		s, g, ib := segs[items[it].seg], items[it].g, items[it].ib
-		i0 := ib * attnBlock
-		i1 := min(i0+attnBlock, s.len)
-		qoff := func(i, h int) int { return (s.start+i)*qs + h*hd }
-		for r := range rep {
-			for i := i0; i < i1; i++ {
-				sc.m[r*attnBlock+i-i0] = float32(math.Inf(-1))
-				sc.l[r*attnBlock+i-i0] = 0
-				clear(out[qoff(i, g*rep+r) : qoff(i, g*rep+r)+hd])
-			}
-		}
-		for j0 := 0; j0 < i1; j0 += attnBlock {
-			nk := min(attnBlock, s.len-j0)
-			kb := k[(s.start+j0)*ks+g*hd:] // key j0+j is row j of kb, stride ks
-			vb := v[(s.start+j0)*ks+g*hd:]
-			// Kᵀ·scale, so a score row is Σ_d q_i[d]·kt[d, :].
-			transposeBlock(sc.kt, kb, nk, hd, ks, scale)
-			packBlock(sc.vc, vb, nk, hd, ks)
-			for r := range rep {
-				h := g*rep + r
-				m, l := sc.m[r*attnBlock:], sc.l[r*attnBlock:]
-				// probs turns query i's scores against the block (already
-				// in dst) into
-				// exp(s − m') in dst (zero past its nv valid keys, up to
-				// kmax), updating m, l and rescaling its output row.
-				probs := func(dst []float32, i, nv, kmax int) {
-					row := dst[:nv]
-					mOld := m[i-i0]
-					mNew := rowMax(row, mOld)
-					sum := expShiftRow(row, mNew)
-					// α = exp(m − m'): 0 on the first block (m = −∞), 1 when
-					// the maximum did not move.
-					alpha := float32(math.Exp(float64(mOld - mNew)))
-					l[i-i0] = l[i-i0]*alpha + sum
-					m[i-i0] = mNew
-					if alpha != 1 {
-						scaleRow(out[qoff(i, h):qoff(i, h)+hd], alpha)
-					}
-					clear(dst[nv:kmax])
-				}
-				// Every query sees at least one key of a block at or left of
-				// its own (j0 ≤ i0 ≤ i). Four queries at a time share the
-				// key and value rows' loads in the scores and in P·V; the
-				// zeros past a row's valid keys add nothing, so each output
-				// is the sum one query alone gets.
-				i := i0
-				for ; i+4 <= i1; i += 4 {
-					kmax := validKeys(i+3, j0, nk)
-					blas.WeightedRows4(sc.row, attnBlock, width8(kmax), q[qoff(i, h):], qs, hd, sc.kt, attnBlock)
-					for d := range 4 {
-						probs(sc.row[d*attnBlock:(d+1)*attnBlock], i+d, validKeys(i+d, j0, nk), kmax)
-					}
-					blas.WeightedRows4(sc.tmp, hd, hd, sc.row, attnBlock, kmax, sc.vc, hd)
-					for d := range 4 {
-						blas.Axpy(1, sc.tmp[d*hd:(d+1)*hd], out[qoff(i+d, h):qoff(i+d, h)+hd])
-					}
-				}
-				for ; i < i1; i++ {
-					nv := validKeys(i, j0, nk)
-					blas.WeightedRows(sc.row[:width8(nv)], q[qoff(i, h):qoff(i, h)+hd], sc.kt, attnBlock)
-					probs(sc.row[:attnBlock], i, nv, nv)
-					blas.WeightedRows(sc.tmp[:hd], sc.row[:nv], sc.vc, hd)
-					blas.Axpy(1, sc.tmp[:hd], out[qoff(i, h):qoff(i, h)+hd])
-				}
-			}
-		}
-		for r := range rep {
-			h := g*rep + r
-			for i := i0; i < i1; i++ {
-				l := sc.l[r*attnBlock+i-i0]
-				scaleRow(out[qoff(i, h):qoff(i, h)+hd], 1/l)
-				lse[(s.start+i)*sh.heads+h] = sc.m[r*attnBlock+i-i0] + float32(math.Log(float64(l)))
-			}
-		}
+		s, i := segs[items[it].seg], items[it].i
+		t := s.start + i
+		model.AttendOne(out[t*qs:(t+1)*qs], lse[t*sh.heads:(t+1)*sh.heads], q[t*qs:(t+1)*qs],
+			k[s.start*ks:], v[s.start*ks:], scr[w], i+1, 0, sh.heads, sh.heads, sh.kvHeads, hd)
 	})
 }
 

@@ -69,6 +69,9 @@ func tensorData(t *Tensor) []float32 { return t.Data }
 // SaveFull writes the base weights as a Hugging Face folder: config.json
 // (the one loaded, or one built from Arch) and model.safetensors.
 func SaveFull(w *Weights, dir string) error {
+	if w.Quantized() {
+		return fmt.Errorf("save model %s: the base weights are quantized blocks, not float32 tensors", dir)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save model %s: %w", dir, err)
 	}

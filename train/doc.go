@@ -5,14 +5,20 @@
 // LoRA adapters or full-weight training, AdamW, gradient clipping and
 // accumulation, and checkpoints in PEFT / Hugging Face layout.
 //
-// It reads like llm.c: each layer's forward sits beside its backward in one
-// file with the same argument order (rmsnorm.go, rope.go, attention.go,
-// swiglu.go, embedding.go, linear.go for projections with LoRA, lmhead.go),
-// model.go chains them over a packed micro-batch, and every activation
-// buffer is allocated once per token budget and reused across steps.
-// Attention keeps only log-sum-exps (FlashAttention-style backward) and the
-// LM head works in bounded row chunks, so long prompts and a 152k
-// vocabulary fit in memory.
+// Its forward IS package model's forward: every layer runs the function
+// the serving engine runs (model.RMSNorm, model.Linear.Forward,
+// model.LoRA.Forward, model.RopeTable.Apply, model.AttendOne, model.SwiGLU,
+// model.Residual, model.LogSumExp), in the same order, keeping the
+// activations the backward needs. So π_old recomputed here equals the
+// behaviour log-probabilities engine/native recorded, bit for bit, and PPO
+// ratios start at exactly 1 (TestScoreEqualsBehaviourLogprobs). This package
+// keeps the backward passes, one file per layer (rmsnorm.go, rope.go,
+// attention.go, swiglu.go, embedding.go, linear.go for projections with
+// LoRA, lmhead.go); model.go chains forward and backward over a packed
+// micro-batch, and every activation buffer is allocated once per token
+// budget and reused across steps. Attention keeps only log-sum-exps
+// (FlashAttention-style tiled backward) and the LM head works in bounded row
+// chunks, so long prompts and a 152k vocabulary fit in memory.
 //
 // The trainer knows nothing about rewards: a step takes sequences and an
 // Objective that turns per-token log-probabilities (and entropies) into a

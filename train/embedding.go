@@ -1,13 +1,7 @@
 package train
 
-// Token embedding lookup; its backward scatters rows back into the table's
-// gradient (shared with a tied LM head).
-
-func embeddingForward(out, table []float32, ids []int32, c int) {
-	for t, id := range ids {
-		copy(out[t*c:t*c+c], table[int(id)*c:int(id)*c+c])
-	}
-}
+// The embedding lookup's backward scatters rows back into the table's
+// gradient (shared with a tied LM head). The forward is model.Linear.Embed.
 
 func embeddingBackward(dtable, dout []float32, ids []int32, c int) {
 	for t, id := range ids {

@@ -5,10 +5,13 @@ import "math"
 // LogSoftmaxRows returns log softmax(logits) of positions 0..len(ids)−2 of
 // one sequence, for comparison with reference logits.
 func LogSoftmaxRows(w *Weights, ids []int32) [][]float32 {
-	ws := newWorkspace(w, false)
+	ws, err := newWorkspace(w, false)
+	if err != nil {
+		panic(err)
+	}
 	ws.prepare([]Sequence{{PromptIDs: ids[:1], ResponseIDs: ids[1:]}})
 	if err := ws.forward(0, false); err != nil {
-		panic(err) // no yield hook: forward cannot fail
+		panic(err) // no yield hook, ids in range: forward cannot fail
 	}
 	V := w.Arch.Vocab
 	out := make([][]float32, len(ids)-1)

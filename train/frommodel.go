@@ -56,6 +56,15 @@ func FromModel(m *model.Model, copyWeights bool) (*Weights, error) {
 	lin := func(name string, l *model.Linear) *Linear {
 		data := l.W
 		cp := copyWeights
+		if data == nil && l.Q != nil {
+			if !copyWeights {
+				// QLoRA: the frozen base stays in its blocks.
+				return &Linear{In: l.In, Out: l.Out, W: &Tensor{Name: name + ".weight", Shape: []int{l.Out, l.In}},
+					Q: l.Q, B: biasOf(name, l, copyWeights)}
+			}
+			// Full fine-tuning needs float weights to update.
+			data, cp = l.Dequantized(), false
+		}
 		if data == nil && l.WBF16 != nil {
 			data = make([]float32, len(l.WBF16))
 			for i, b := range l.WBF16 {
@@ -73,7 +82,8 @@ func FromModel(m *model.Model, copyWeights bool) (*Weights, error) {
 	if copyWeights {
 		w.model = nil // the copy no longer matches the model's slices
 	}
-	w.Embed = lin("model.embed_tokens", &mw.Embed).W
+	embed := lin("model.embed_tokens", &mw.Embed)
+	w.Embed, w.embedQ = embed.W, embed.Q
 	for i := range mw.Blocks {
 		b := &mw.Blocks[i]
 		p := fmt.Sprintf("model.layers.%d.", i)
@@ -96,12 +106,20 @@ func FromModel(m *model.Model, copyWeights bool) (*Weights, error) {
 	}
 	w.FinalNorm = tensorOver("model.norm.weight", mw.FinalNorm, copyWeights, a.Hidden)
 	if !a.TieEmbeddings {
-		w.LMHead = lin("lm_head", mw.LMHead).W
+		head := lin("lm_head", mw.LMHead)
+		w.LMHead, w.lmHeadQ = head.W, head.Q
 	}
 	if w.model != nil && mw.BF16() {
 		w.model = nil
 	}
 	return w, nil
+}
+
+func biasOf(name string, l *model.Linear, copyData bool) *Tensor {
+	if l.Bias == nil {
+		return nil
+	}
+	return tensorOver(name+".bias", l.Bias, copyData, l.Out)
 }
 
 func bf16ToF32(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }

@@ -7,11 +7,10 @@ import (
 	"github.com/clawrl/clawrl/blas"
 )
 
-// The three matrix products a linear layer's forward and backward need, all
-// row-major float32, on package blas (pure Go, or OpenBLAS with -tags
-// openblas).
+// The matrix products a linear layer's backward needs (its forward is
+// model.Linear.Forward), all row-major float32, on package blas (pure Go,
+// or OpenBLAS with -tags openblas).
 //
-//	matmulNT: out[M,N] (+)= a[M,K] · b[N,K]ᵀ   forward  y = x Wᵀ
 //	matmulNN: out[M,N] (+)= a[M,K] · b[K,N]    backward dx = dy W
 //	matmulTN: out[M,N] (+)= a[K,M]ᵀ · b[K,N]   backward dW = dyᵀ x
 
@@ -52,10 +51,6 @@ func beta(accumulate bool) float32 {
 		return 1
 	}
 	return 0
-}
-
-func matmulNT(out, a, b []float32, m, n, k int, accumulate bool) {
-	blas.Sgemm(false, true, m, n, k, 1, a, k, b, k, beta(accumulate), out, n)
 }
 
 func matmulNN(out, a, b []float32, m, n, k int, accumulate bool) {

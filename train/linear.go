@@ -1,6 +1,12 @@
 package train
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/clawrl/clawrl/blas"
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/quant"
+)
 
 // A projection with an optional LoRA adapter, PEFT semantics:
 //
@@ -17,6 +23,33 @@ type loraActs struct {
 	mask []float32 // [T, In] 0 or 1/(1−p); nil without dropout
 	xd   []float32 // [T, In] dropout(x); nil without dropout
 	dxd  []float32 // [T, In] scratch for the dropout backward
+	bt   []float32 // [r, Out] scratch: scale·Bᵀ
+	tile []float32 // dequantized rows of a quantized base weight
+}
+
+// dequantTile is how many rows of a quantized weight the backward widens to
+// float32 at once (256 rows of 1,536 are 1.5 MiB). Each tile is one pass
+// of the product over every token's rows of dinp, so the tile count is the
+// number of times dinp is read and written: 64-row tiles made that 24
+// passes for a 1,536-row weight at 3,040 tokens.
+const dequantTile = 256
+
+// quantMatmulNN adds dy[T, Out]·W to dinp[T, In] for a quantized W
+// ([Out, In]), dequantizing dequantTile rows of W at a time: the whole
+// float32 W never exists.
+func quantMatmulNN(dinp, dout []float32, T int, q *quant.Matrix, a *loraActs) {
+	var tile []float32
+	if a != nil {
+		a.tile = grow(a.tile, dequantTile*q.Cols)
+		tile = a.tile
+	} else {
+		tile = make([]float32, dequantTile*q.Cols)
+	}
+	for r0 := 0; r0 < q.Rows; r0 += dequantTile {
+		r1 := min(r0+dequantTile, q.Rows)
+		q.DequantizeRows(tile, r0, r1)
+		blas.Sgemm(false, false, T, q.Cols, r1-r0, 1, dout[r0:], q.Rows, tile, q.Cols, 1, dinp, q.Cols)
+	}
 }
 
 func newLoRAActs(rank, in int, dropout bool, tokens int) *loraActs {
@@ -32,16 +65,14 @@ func newLoRAActs(rank, in int, dropout bool, tokens int) *loraActs {
 	return a
 }
 
-// linearForward overwrites out[:T·Out]. rng draws the dropout mask; the same
-// seed reproduces it, which activation recomputation relies on. A nil rng is
-// eval mode: no dropout (and no backward may follow).
+// linearForward overwrites out[:T·Out]: model.Linear.Forward for the base
+// projection and model.LoRA.Forward for the adapter, the serving forward's
+// own arithmetic. rng draws the dropout mask; the same seed reproduces it,
+// which activation recomputation relies on. A nil rng is eval mode: no
+// dropout (and no backward may follow).
 func linearForward(out, inp []float32, T int, l *Linear, a *loraActs, rng *rand.Rand) {
-	matmulNT(out, inp, l.W.Data, T, l.Out, l.In, false)
-	if l.B != nil {
-		for t := range T {
-			axpy(1, l.B.Data, out[t*l.Out:t*l.Out+l.Out])
-		}
-	}
+	base := l.modelLinear()
+	base.Forward(out, inp, T)
 	if l.LoRA == nil {
 		return
 	}
@@ -60,19 +91,30 @@ func linearForward(out, inp []float32, T int, l *Linear, a *loraActs, rng *rand.
 			xd[i] = v * m
 		}
 	}
-	u := a.u[:T*r]
-	matmulNT(u, xd, lo.A.Data, T, r, l.In, false)
-	// out += (scale·u)·Bᵀ; g is free scratch until the backward.
-	us := a.g[:T*r]
-	for i, v := range u {
-		us[i] = lo.Scale * v
+	ml := model.LoRA{R: r, A: lo.A.Data, B: lo.B.Data, Scale: lo.Scale}
+	ml.Forward(out, xd, a.u[:T*r], T, l.In, l.Out)
+}
+
+// modelLinear is a model.Linear over l's base weights (no copy).
+func (l *Linear) modelLinear() model.Linear {
+	ml := model.Linear{Out: l.Out, In: l.In, W: l.W.Data, Q: l.Q}
+	if l.B != nil {
+		ml.Bias = l.B.Data
 	}
-	matmulNT(out, us, lo.B.Data, T, l.Out, r, true)
+	return ml
 }
 
 // linearBackward adds dx to dinp[:T·In] and accumulates parameter gradients.
+// A nil dinp skips dx (the first block's input when the embeddings are
+// frozen: nothing reads it).
 func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs) {
-	matmulNN(dinp, dout, l.W.Data, T, l.In, l.Out, true)
+	switch {
+	case dinp == nil:
+	case l.Q != nil:
+		quantMatmulNN(dinp, dout, T, l.Q, a)
+	default:
+		matmulNN(dinp, dout, l.W.Data, T, l.In, l.Out, true)
+	}
 	if l.W.Grad != nil {
 		matmulTN(l.W.Grad, dout, inp, l.Out, l.In, T, true)
 	}
@@ -96,17 +138,26 @@ func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs) {
 	if lo.B.Grad != nil {
 		matmulTN(lo.B.Grad, dout, us, l.Out, r, T, true)
 	}
-	// g = scale·(dy·B); dA += gᵀ·dropout(x); dx += (g·A) ∘ mask
-	matmulNN(g, dout, lo.B.Data, T, r, l.Out, false)
-	for i := range g {
-		g[i] *= lo.Scale
+	// g = dy·(scale·B); dA += gᵀ·dropout(x); dx += (g·A) ∘ mask. g takes
+	// the dot-product kernels over k = Out with scale·Bᵀ ([r, Out], a small
+	// copy): as dy·B it would be an outer product only r = 16 columns wide,
+	// which runs through padded tiles at a fraction of the speed.
+	a.bt = grow(a.bt, r*l.Out)
+	for o := range l.Out {
+		for j, v := range lo.B.Data[o*r : o*r+r] {
+			a.bt[j*l.Out+o] = lo.Scale * v
+		}
 	}
+	blas.Sgemm(false, true, T, r, l.Out, 1, dout, l.Out, a.bt, l.Out, 0, g, r)
 	xd := inp
 	if lo.Dropout > 0 {
 		xd = a.xd[:T*l.In]
 	}
 	if lo.A.Grad != nil {
 		matmulTN(lo.A.Grad, g, xd, r, l.In, T, true)
+	}
+	if dinp == nil {
+		return
 	}
 	if lo.Dropout > 0 {
 		dxd := a.dxd[:T*l.In]

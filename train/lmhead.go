@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/clawrl/clawrl/blas"
+	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/quant"
 )
 
 // The LM head, only on the rows that predict a response token: logits =
@@ -25,6 +27,7 @@ func (ws *workspace) headForward(lo, hi int) error {
 	D, V := a.Hidden, a.Vocab
 	n := hi - lo
 	h, w, probs := ws.hrows[lo*D:hi*D], ws.w.lmWeight().Data, ws.probs[:n*V]
+	q := ws.w.lmQ()
 	// Logit columns are independent and blas sums every element in one
 	// order however the columns are split (pieces are multiples of its
 	// 12-column alignment), so the pieces give the numbers one call would.
@@ -34,15 +37,43 @@ func (ws *workspace) headForward(lo, hi int) error {
 			return err
 		}
 		j1 := min(j0+cols, V)
+		if q != nil {
+			// The quantized head through model's own kernel (the serving
+			// one), on a view of its rows j0..j1.
+			if err := ws.quantLogits(probs[j0:], h, n, q, j0, j1); err != nil {
+				return err
+			}
+			continue
+		}
 		blas.Sgemm(false, true, n, j1-j0, D, 1, h, D, w[j0*D:], D, 0, probs[j0:], V)
 	}
 	return ws.softmax(probs, lo, n)
 }
 
+// quantLogits writes logits of the quantized head's rows [j0, j1) for n
+// head rows h into out (row stride vocab).
+func (ws *workspace) quantLogits(out, h []float32, n int, q *quant.Matrix, j0, j1 int) error {
+	rb, err := q.Type.RowBytes(q.Cols)
+	if err != nil {
+		return err
+	}
+	view, err := quant.NewMatrix(q.Type, j1-j0, q.Cols, q.Data[j0*rb:j1*rb])
+	if err != nil {
+		return err
+	}
+	w := j1 - j0
+	ws.qlogits = grow(ws.qlogits, n*w)
+	(&model.Linear{Out: w, In: q.Cols, Q: view}).Forward(ws.qlogits, h, n)
+	V := ws.w.Arch.Vocab
+	for r := range n {
+		copy(out[r*V:r*V+w], ws.qlogits[r*w:(r+1)*w])
+	}
+	return nil
+}
+
 // softmaxState carries one row's softmax across column pieces.
 type softmaxState struct {
 	maxv    float32
-	zt      float32 // the target's logit, kept before pass 1 overwrites it
 	sum, ez float64 // Σ exp(z − max), Σ exp(z − max)·z
 }
 
@@ -53,7 +84,9 @@ const softmaxBlock = 1024
 
 // softmax turns rows of logits into probabilities in place and writes each
 // row's target log-probability and entropy, for head rows lo.. (n of them).
-// A row takes three passes: the max; then e = exp(z − max) in place with
+// The log-probability is z_target − model.LogSumExp(z), what the engine
+// reports for a sampled token. A row takes three passes: the max; then
+// (after the log-probability) e = exp(z − max) in place with
 // blas's vector exponential, accumulating Σe and Σe·z (the entropy's E_p[z]
 // before normalising); then p = e/Σe. Each pass walks the row in column
 // pieces with a yield point before each. Sums run in float32 over blocks of
@@ -84,9 +117,11 @@ func (ws *workspace) softmax(probs []float32, lo, n int) error {
 						case 0:
 							s.maxv = rowMax(z[c0:c1], s.maxv)
 						case 1:
-							t := int(ws.target[lo+r])
-							if c0 <= t && t < c1 {
-								s.zt = z[t]
+							if c0 == 0 {
+								// The row is still raw logits: its target's
+								// log-probability the way the engine computed
+								// the behaviour one (model.Sample), bit for bit.
+								ws.logp[lo+r] = z[ws.target[lo+r]] - model.LogSumExp(z)
 							}
 							sum, ez := s.sum, s.ez
 							for b0 := c0; b0 < c1; b0 += softmaxBlock {
@@ -100,7 +135,6 @@ func (ws *workspace) softmax(probs []float32, lo, n int) error {
 							s.sum, s.ez = sum, ez
 							if c1 == V {
 								lse := float64(s.maxv) + math.Log(s.sum)
-								ws.logp[lo+r] = float32(float64(s.zt) - lse)
 								ws.entropy[lo+r] = float32(lse - s.ez/s.sum)
 							}
 						case 2:
@@ -151,7 +185,17 @@ func (ws *workspace) headBackward(dh []float32, lo, hi int) error {
 			return err
 		}
 		v1 := min(v0+voc, V)
-		blas.Sgemm(false, false, n, D, v1-v0, 1, probs[v0:], V, lm.Data[v0*D:], D, beta(v0 > 0), dh, D)
+		wv := lm.Data
+		if q := ws.w.lmQ(); q != nil {
+			// dh = dz·W a piece of the quantized head at a time, widened
+			// to float32 only for the piece.
+			ws.qlogits = grow(ws.qlogits, (v1-v0)*D)
+			q.DequantizeRows(ws.qlogits, v0, v1)
+			wv = ws.qlogits
+			blas.Sgemm(false, false, n, D, v1-v0, 1, probs[v0:], V, wv, D, beta(v0 > 0), dh, D)
+			continue
+		}
+		blas.Sgemm(false, false, n, D, v1-v0, 1, probs[v0:], V, wv[v0*D:], D, beta(v0 > 0), dh, D)
 	}
 	if lm.Grad == nil {
 		return nil

@@ -1,13 +1,25 @@
 package train
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
+
+	"github.com/clawrl/clawrl/model"
 )
 
 // The whole-model training forward and backward over one packed micro-batch.
 // A workspace owns every activation and gradient buffer; it grows to the
 // largest micro-batch seen and is reused for every later one.
+//
+// The forward is package model's: every layer runs model's own forward
+// function (model.RMSNorm, model.Linear.Forward, model.LoRA.Forward,
+// model.RopeTable.Apply, model.AttendOne, model.SwiGLU, model.Residual) in
+// the order model's serving forward runs them, keeping the activations the
+// backward needs. So a token's log-probability recomputed here (π_old)
+// equals, bit for bit, the behaviour log-probability the native engine
+// recorded when it generated the token under the same weights, and PPO
+// ratios start at exactly 1.
 
 // layerActs are one block's saved activations. With activation
 // recomputation a single layerActs is shared by all blocks and refilled from
@@ -40,7 +52,9 @@ type workspace struct {
 	acts   []*layerActs
 	lnf    []float32
 	rstdf  []float32
-	rope   *ropeTables
+	inv    []float32       // rotary inverse frequencies, as model's forward has them
+	rope   model.RopeTable // one row per token of the micro-batch
+	posInt []int
 	shared bool // one layerActs for all blocks (recomputation)
 	// headBudget overrides headLogitsBudget (tests).
 	headBudget int
@@ -58,6 +72,7 @@ type workspace struct {
 	rowTok   []int32 // token index within the micro-batch
 	target   []int32
 	hrows    []float32 // [R, D]
+	qlogits  []float32 // scratch for a quantized head's piece
 	probs    []float32 // [min(R, headChunk), V]
 	logp     []float32
 	entropy  []float32
@@ -68,9 +83,13 @@ type workspace struct {
 	dx, dln, datt, dq, dk, dv, dqr, dkr, dqn, dkn, dgate, dup, dact, dlnf []float32
 }
 
-func newWorkspace(w *Weights, recompute bool) *workspace {
+func newWorkspace(w *Weights, recompute bool) (*workspace, error) {
 	a := w.Arch
-	ws := &workspace{w: w, shared: recompute, rope: newRopeTables(a)}
+	inv, err := ropeInvFreq(a)
+	if err != nil {
+		return nil, err
+	}
+	ws := &workspace{w: w, shared: recompute, inv: inv}
 	n := a.Layers
 	if recompute {
 		n = 1
@@ -80,7 +99,7 @@ func newWorkspace(w *Weights, recompute bool) *workspace {
 		ws.acts[i] = &layerActs{}
 	}
 	ws.xs = make([][]float32, a.Layers+1)
-	return ws
+	return ws, nil
 }
 
 func grow(b []float32, n int) []float32 {
@@ -95,7 +114,6 @@ func (ws *workspace) prepare(seqs []Sequence) {
 	a := ws.w.Arch
 	ws.ids, ws.pos, ws.segs = ws.ids[:0], ws.pos[:0], ws.segs[:0]
 	ws.rowTok, ws.target = ws.rowTok[:0], ws.target[:0]
-	maxLen := 0
 	for _, s := range seqs {
 		start := len(ws.ids)
 		ws.ids = append(ws.ids, s.PromptIDs...)
@@ -109,9 +127,12 @@ func (ws *workspace) prepare(seqs []Sequence) {
 			ws.rowTok = append(ws.rowTok, int32(start+len(s.PromptIDs)+j-1))
 			ws.target = append(ws.target, id)
 		}
-		maxLen = max(maxLen, L)
 	}
-	ws.rope.grow(maxLen)
+	ws.posInt = ws.posInt[:0]
+	for _, p := range ws.pos {
+		ws.posInt = append(ws.posInt, int(p))
+	}
+	ws.rope = model.NewRopeTable(ws.inv, ws.posInt)
 	T := len(ws.ids)
 	D, F := a.Hidden, a.Intermediate
 	qd, kd := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
@@ -222,8 +243,11 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 		rmsnormForward(la.kn, la.rstdk, la.k, L.KNorm.Data, T*a.KVHeads, hd, eps)
 		qsrc, ksrc = la.qn, la.kn
 	}
-	ropeForward(la.qr, qsrc, ws.pos, a.Heads, ws.rope)
-	ropeForward(la.kr, ksrc, ws.pos, a.KVHeads, ws.rope)
+	qd, kd := a.Heads*hd, a.KVHeads*hd
+	copy(la.qr[:T*qd], qsrc)
+	copy(la.kr[:T*kd], ksrc)
+	ws.rope.Apply(la.qr, T, a.Heads)
+	ws.rope.Apply(la.kr, T, a.KVHeads)
 	sh := attnShape{a.Heads, a.KVHeads, hd}
 	if err := ws.pause(); err != nil {
 		return err
@@ -232,7 +256,7 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 	if err := fwd(3, la.h1, la.att); err != nil {
 		return err
 	}
-	axpy(1, x[:T*D], la.h1)
+	model.Residual(la.h1[:T*D], x)
 	rmsnormForward(la.ln2, la.rstd2, la.h1, L.PostNorm.Data, T, D, eps)
 	if err := fwd(4, la.gate, la.ln2); err != nil {
 		return err
@@ -245,7 +269,7 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 	if err := fwd(6, out, la.act); err != nil {
 		return err
 	}
-	axpy(1, la.h1[:T*D], out)
+	model.Residual(out[:T*D], la.h1)
 	return nil
 }
 
@@ -299,23 +323,32 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) error {
 	dq, dk := ws.dq[:T*qd], ws.dk[:T*kd]
 	if a.QKNorm {
 		dqn, dkn := ws.dqn[:T*qd], ws.dkn[:T*kd]
-		ropeBackward(dqn, ws.dqr[:T*qd], ws.pos, a.Heads, ws.rope)
-		ropeBackward(dkn, ws.dkr[:T*kd], ws.pos, a.KVHeads, ws.rope)
+		ropeBackward(dqn, ws.dqr[:T*qd], T, a.Heads, ws.rope)
+		ropeBackward(dkn, ws.dkr[:T*kd], T, a.KVHeads, ws.rope)
 		clear(dq)
 		clear(dk)
 		rmsnormBackward(dq, gradOf(L.QNorm), dqn, la.q, L.QNorm.Data, la.rstdq, T*a.Heads, hd)
 		rmsnormBackward(dk, gradOf(L.KNorm), dkn, la.k, L.KNorm.Data, la.rstdk, T*a.KVHeads, hd)
 	} else {
-		ropeBackward(dq, ws.dqr[:T*qd], ws.pos, a.Heads, ws.rope)
-		ropeBackward(dk, ws.dkr[:T*kd], ws.pos, a.KVHeads, ws.rope)
+		ropeBackward(dq, ws.dqr[:T*qd], T, a.Heads, ws.rope)
+		ropeBackward(dk, ws.dkr[:T*kd], T, a.KVHeads, ws.rope)
+	}
+	// The first block's input gradient goes only to the embeddings: with
+	// them and the first norm frozen (LoRA), nothing reads it, so the q, k
+	// and v projections skip dx (their adapters still get gradients).
+	dlnIn := dln
+	if l == 0 && ws.w.Embed.Grad == nil && gradOf(L.InputNorm) == nil {
+		dlnIn = nil
 	}
 	clear(dln)
 	for m, dout := range [3][]float32{dq, dk, ws.dv[:T*kd]} {
-		if err := bwd(m, dln, dout, la.ln1); err != nil {
+		if err := bwd(m, dlnIn, dout, la.ln1); err != nil {
 			return err
 		}
 	}
-	rmsnormBackward(dx, gradOf(L.InputNorm), dln, x, L.InputNorm.Data, la.rstd1, T, D)
+	if dlnIn != nil {
+		rmsnormBackward(dx, gradOf(L.InputNorm), dln, x, L.InputNorm.Data, la.rstd1, T, D)
+	}
 	return nil
 }
 
@@ -325,7 +358,10 @@ func (ws *workspace) forward(seed uint64, train bool) error {
 	a := ws.w.Arch
 	T := len(ws.ids)
 	D := a.Hidden
-	embeddingForward(ws.xs[0], ws.w.Embed.Data, ws.ids, D)
+	embed := model.Linear{Out: a.Vocab, In: D, W: ws.w.Embed.Data, Q: ws.w.embedQ}
+	if err := embed.Embed(ws.xs[0], ws.ids); err != nil {
+		return err
+	}
 	for l := range a.Layers {
 		if err := ws.blockForward(l, ws.xs[l], ws.xs[l+1], ws.actsFor(l), seed, train); err != nil {
 			return err
@@ -352,8 +388,12 @@ func (ws *workspace) pause() error {
 }
 
 // defaultPieceFlops bounds the work between two yield points inside the LM
-// head's matrix products: about a millisecond on one core.
-const defaultPieceFlops = 16 << 20
+// head's matrix products: one to two milliseconds on two cores. Smaller
+// pieces cost more than they save: a piece of the logits is a column range
+// that every head row streams through once (at the SmolLM2 shape a 16 MFLOP
+// piece was 12 columns: one core's work, the 680 rows re-read per 12
+// columns), and a piece of dh = dz·W reads and writes all of dh.
+const defaultPieceFlops = 128 << 20
 
 // defaultPieceElems bounds the softmax elements between two yield points:
 // about a millisecond of exp on one core.
@@ -395,7 +435,13 @@ func (ws *workspace) headChunk() int {
 	if b == 0 {
 		b = headLogitsBudget
 	}
-	return max(1, b/ws.w.Arch.Vocab)
+	// A multiple of 4 rows when it can be: the logits' kernel takes rows
+	// four at a time, and a leftover row runs a slower one.
+	n := b / ws.w.Arch.Vocab
+	if n >= 4 {
+		n &^= 3
+	}
+	return max(1, n)
 }
 
 // headChunks calls fn on consecutive row ranges of at most headChunk rows,
@@ -459,4 +505,29 @@ func (ws *workspace) backward(seed uint64) error {
 		embeddingBackward(g, dx, ws.ids, D)
 	}
 	return nil
+}
+
+// ropeInvFreq is the rotary inverse frequencies model's forward uses for a:
+// Arch.InvFreq (from the model's config, scaling applied) rounded to
+// float32, or, for weights built in memory, what model's config parser
+// makes of a's config.
+func ropeInvFreq(a Arch) ([]float32, error) {
+	inv := a.InvFreq
+	if inv == nil {
+		raw, err := a.configJSON()
+		if err == nil {
+			var c *model.Config
+			if c, err = model.ParseConfig(raw); err == nil {
+				inv = c.RopeInvFreq()
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("train: rotary frequencies: %w", err)
+		}
+	}
+	out := make([]float32, len(inv))
+	for i, f := range inv {
+		out[i] = float32(f)
+	}
+	return out, nil
 }

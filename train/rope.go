@@ -1,76 +1,21 @@
 package train
 
-import "math"
+import "github.com/clawrl/clawrl/model"
 
-// Rotary position embedding, transformers' rotate_half convention: the first
-// and second halves of each head are the two coordinates of each rotated pair.
+// RoPE's backward. The forward is model.RopeTable.Apply (transformers'
+// rotate_half convention: the first and second halves of each head are the
+// two coordinates of each rotated pair), with one table row per token of the
+// micro-batch; the backward rotates gradients by the same angles, the other
+// way.
 
-// ropeTables holds cos and sin for positions [0, maxPos) × headDim/2, computed
-// the way transformers does (float32 inverse frequencies, float32 angles).
-type ropeTables struct {
-	half     int
-	inv      []float32
-	cos, sin []float32
-}
-
-func newRopeTables(a Arch) *ropeTables {
-	half := a.HeadDim / 2
-	t := &ropeTables{half: half, inv: make([]float32, half)}
-	for i := range t.inv {
-		if a.InvFreq != nil {
-			t.inv[i] = float32(a.InvFreq[i])
-		} else {
-			t.inv[i] = float32(1 / math.Pow(a.RopeTheta, float64(float32(2*i)/float32(a.HeadDim))))
-		}
-	}
-	return t
-}
-
-// grow extends the tables to cover positions [0, maxPos).
-func (t *ropeTables) grow(maxPos int) {
-	if len(t.cos) >= maxPos*t.half {
-		return
-	}
-	inv := t.inv
-	t.cos = make([]float32, maxPos*t.half)
-	t.sin = make([]float32, maxPos*t.half)
-	for p := range maxPos {
-		for i, f := range inv {
-			a := float32(p) * f
-			t.cos[p*t.half+i] = float32(math.Cos(float64(a)))
-			t.sin[p*t.half+i] = float32(math.Sin(float64(a)))
-		}
-	}
-}
-
-// ropeForward rotates every head of every token: x is [T, heads·headDim],
-// pos[t] the token's position in its own sequence.
-func ropeForward(out, inp []float32, pos []int32, heads int, t *ropeTables) {
-	h2 := t.half
+// ropeBackward is the transposed rotation; it overwrites dinp. Token t uses
+// row t of rt.
+func ropeBackward(dinp, dout []float32, tokens, heads int, rt model.RopeTable) {
+	h2 := rt.Half
 	hd := 2 * h2
-	for tok, p := range pos {
-		c := t.cos[int(p)*h2 : int(p)*h2+h2]
-		s := t.sin[int(p)*h2 : int(p)*h2+h2]
-		for h := range heads {
-			base := (tok*heads + h) * hd
-			x := inp[base : base+hd]
-			o := out[base : base+hd]
-			for i := range h2 {
-				x1, x2 := x[i], x[i+h2]
-				o[i] = x1*c[i] - x2*s[i]
-				o[i+h2] = x2*c[i] + x1*s[i]
-			}
-		}
-	}
-}
-
-// ropeBackward is the transposed rotation; it overwrites dinp.
-func ropeBackward(dinp, dout []float32, pos []int32, heads int, t *ropeTables) {
-	h2 := t.half
-	hd := 2 * h2
-	for tok, p := range pos {
-		c := t.cos[int(p)*h2 : int(p)*h2+h2]
-		s := t.sin[int(p)*h2 : int(p)*h2+h2]
+	for tok := range tokens {
+		c := rt.Cos[tok*h2 : tok*h2+h2]
+		s := rt.Sin[tok*h2 : tok*h2+h2]
 		for h := range heads {
 			base := (tok*heads + h) * hd
 			d := dout[base : base+hd]

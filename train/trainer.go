@@ -176,6 +176,9 @@ func New(w *Weights, cfg Config) (*Trainer, error) {
 		}
 		t.params = w.LoRATensors()
 	case ModeFull:
+		if w.Quantized() {
+			return nil, errors.New("train: full mode on quantized base weights (train LoRA on them, or load the model as float32)")
+		}
 		if len(w.LoRATensors()) > 0 {
 			return nil, errors.New("train: full mode on weights with LoRA adapters attached")
 		}
@@ -187,7 +190,10 @@ func New(w *Weights, cfg Config) (*Trainer, error) {
 		p.trainable()
 	}
 	t.opt = newAdamW(cfg.AdamW, t.params)
-	t.ws = newWorkspace(w, cfg.Recompute)
+	var err error
+	if t.ws, err = newWorkspace(w, cfg.Recompute); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/quant"
 )
 
 // Arch is the shape of a Qwen3 / Qwen2 / Llama decoder, the fields the
@@ -73,9 +74,13 @@ func gradOf(t *Tensor) []float32 {
 // y += scale·(dropout(x)·Aᵀ)·Bᵀ.
 type Linear struct {
 	In, Out int
-	W       *Tensor // [Out, In]
-	B       *Tensor // [Out], nil without bias
-	LoRA    *LoRA
+	W       *Tensor // [Out, In]; W.Data is nil when Q is set
+	// Q is a frozen base weight kept as GGUF quantized blocks (QLoRA: no
+	// float32 copy of the base). The forward runs model's quantized kernels
+	// on it, the backward's dx = dy·W dequantizes it a tile at a time.
+	Q    *quant.Matrix
+	B    *Tensor // [Out], nil without bias
+	LoRA *LoRA
 }
 
 // LoRA is one adapter pair. A is [r, In], B is [Out, r].
@@ -123,6 +128,9 @@ type Weights struct {
 	NameOrPath string
 	// model is the inference view over the same slices, when there is one.
 	model *model.Model
+	// embedQ and lmHeadQ are the embedding's and the untied head's
+	// quantized blocks (their tensors' Data nil), when the model has them.
+	embedQ, lmHeadQ *quant.Matrix
 }
 
 // NewWeights allocates zeroed weights of the given shape, named as in a
@@ -205,6 +213,29 @@ func (w *Weights) LoRATensors() []*Tensor {
 }
 
 // lmWeight is the LM head matrix, the embedding when tied.
+// Quantized reports whether any base weight is kept as quantized blocks.
+func (w *Weights) Quantized() bool {
+	if w.embedQ != nil || w.lmHeadQ != nil {
+		return true
+	}
+	for i := range w.Layers {
+		for _, nl := range w.Layers[i].linears() {
+			if nl.lin.Q != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lmQ is the LM head's quantized blocks, nil when it is float32.
+func (w *Weights) lmQ() *quant.Matrix {
+	if w.LMHead != nil {
+		return w.lmHeadQ
+	}
+	return w.embedQ
+}
+
 func (w *Weights) lmWeight() *Tensor {
 	if w.LMHead != nil {
 		return w.LMHead

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -51,8 +52,9 @@ control. Results go to --out as learn.json, learn.md and learn.svg.
 Satisfaction and retention are pooled over personas and seeds per round with
 Wilson 95 % intervals.
 
---quick is the CI scenario: the concise persona, control against rl and
-combine, 2 rounds of 8 rated turns, short answers.`,
+--quick is the CI scenario: the concise persona, the control against the
+combined method at --lr=1e-3, 2 rounds of 8 rated turns, answers of at most
+64 tokens.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.quick {
@@ -66,7 +68,7 @@ combine, 2 rounds of 8 rated turns, short answers.`,
 	f.StringVar(&o.addr, "addr", "", "use this running clawrl instead of starting servers (one arm, persona and seed; the arm names its --method)")
 	f.StringVar(&o.out, "out", "bench-learn", "folder for learn.json, learn.md, learn.svg and the servers' logs")
 	f.StringVar(&o.feedback, "feedback", bench.FeedbackText, "how users react: text (👍, or 👎 with written feedback), rating (👍/👎 only) or implicit (next message only)")
-	f.StringSliceVar(&o.arms, "arms", []string{"off", "rl", "opd", "combine"}, "training methods to compare; off is the control")
+	f.StringSliceVar(&o.arms, "arms", []string{"off", "rl", "opd", "combine"}, "arms to compare: a method (off = the control, rl, opd, combine) or name:method:--flag=value:... for other serve flags")
 	f.StringSliceVar(&o.personas, "personas", []string{"concise", "signoff", "tldr", "french"}, "simulated users")
 	f.StringArrayVar(&o.serveArgs, "serve-arg", nil, "extra flag for every server, e.g. --serve-arg=--lr=2e-4 (repeatable)")
 	f.IntVar(&o.seeds, "seeds", 1, "seeds per arm and persona")
@@ -78,7 +80,7 @@ combine, 2 rounds of 8 rated turns, short answers.`,
 	f.IntVar(&o.retentionTokens, "retention-tokens", 24, "most tokens per retention answer")
 	f.IntVar(&o.concurrency, "concurrency", 16, "requests in flight at once (the engine batches them)")
 	f.Float64Var(&o.temperature, "temperature", 1, "sampling temperature of training turns")
-	f.DurationVar(&o.versionTimeout, "version-timeout", 5*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
+	f.DurationVar(&o.versionTimeout, "version-timeout", 10*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
 	f.BoolVar(&o.quick, "quick", false, "the CI scenario (≤ 5 minutes on the demo model): flags given explicitly still win")
 	return cmd
 }
@@ -90,7 +92,7 @@ func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
 			apply()
 		}
 	}
-	set("arms", func() { o.arms = []string{"off", "rl", "combine"} })
+	set("arms", func() { o.arms = []string{"off", "combine:combine:--lr=1e-3"} })
 	set("personas", func() { o.personas = []string{"concise"} })
 	set("versions", func() { o.versions = 2 })
 	set("per-version", func() { o.perVersion = 8 })
@@ -98,13 +100,16 @@ func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
 	set("retention", func() { o.retention = 8 })
 	set("max-tokens", func() { o.maxTokens = 64 })
 	set("retention-tokens", func() { o.retentionTokens = 16 })
-	set("version-timeout", func() { o.versionTimeout = 2 * time.Minute })
+	set("version-timeout", func() { o.versionTimeout = 10 * time.Minute })
 }
 
 func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ Write([]byte) (int, error) }) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// Ctrl-C stops the server in hand and still writes the runs so far.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	all := bench.Personas()
 	var personas []*bench.Persona
@@ -120,17 +125,18 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		}
 		personas = append(personas, found)
 	}
-	for _, a := range o.arms {
-		switch a {
-		case "off", "rl", "opd", "combine":
-		default:
-			return fmt.Errorf("--arms: unknown method %q: want off, rl, opd or combine", a)
+	var arms []bench.Arm
+	for _, spec := range o.arms {
+		a, err := bench.ParseArm(spec)
+		if err != nil {
+			return fmt.Errorf("--arms: %w", err)
 		}
+		arms = append(arms, a)
 	}
 	if o.seeds < 1 {
 		return fmt.Errorf("--seeds %d: want ≥ 1", o.seeds)
 	}
-	cfg := bench.Config{Arms: o.arms, Personas: personas, Versions: o.versions, PerVersion: o.perVersion,
+	cfg := bench.Config{Arms: arms, Personas: personas, Versions: o.versions, PerVersion: o.perVersion,
 		EvalPrompts: o.evalPrompts, Retention: o.retention, Feedback: o.feedback, MaxTokens: o.maxTokens,
 		RetentionTokens: o.retentionTokens, Temperature: o.temperature, Concurrency: o.concurrency, VersionTimeout: o.versionTimeout}
 	for s := range o.seeds {
@@ -144,7 +150,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		if len(o.arms) != 1 || len(personas) != 1 || o.seeds != 1 {
 			return fmt.Errorf("--addr: a running server is one run: give one --arms, one --personas and --seeds 1")
 		}
-		launch = func(context.Context, string, *bench.Persona, int64) (*bench.Client, func() error, error) {
+		launch = func(context.Context, bench.Arm, *bench.Persona, int64) (*bench.Client, func() error, error) {
 			return &bench.Client{BaseURL: "http://" + o.addr, APIKey: os.Getenv("CLAWRL_API_KEY")}, func() error { return nil }, nil
 		}
 	} else {
@@ -165,7 +171,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		Date: time.Now().UTC().Format(time.RFC3339), Model: o.model, CPUs: runtime.NumCPU(), Seconds: elapsed.Seconds(),
 		Config: cfg, Summary: sums, Runs: runs}
 	if report.Model == "" {
-		report.Model = "serve's default (random tiny Qwen3)"
+		report.Model = "serve's default"
 	}
 	js, jerr := json.MarshalIndent(report, "", "  ")
 	if jerr != nil {
@@ -198,17 +204,17 @@ type learnReport struct {
 // serverLauncher starts `exe serve` per run with a fresh data folder and a
 // free loopback port, its log in the output folder.
 func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Launch {
-	return func(ctx context.Context, arm string, p *bench.Persona, seed int64) (*bench.Client, func() error, error) {
-		name := fmt.Sprintf("%s-%s-%d", arm, p.Name, seed)
+	return func(ctx context.Context, arm bench.Arm, p *bench.Persona, seed int64) (*bench.Client, func() error, error) {
+		name := fmt.Sprintf("%s-%s-%d", arm.Name, p.Name, seed)
 		data, err := os.MkdirTemp("", "clawrl-bench-"+name+"-")
 		if err != nil {
 			return nil, nil, err
 		}
-		addr, err := freeAddr()
+		addr, err := benchServerAddr()
 		if err != nil {
 			return nil, nil, err
 		}
-		args := []string{"serve", "--data", data, "--addr", addr, "--method", arm,
+		args := []string{"serve", "--data", data, "--addr", addr, "--method", arm.Method,
 			"--batch-size", strconv.Itoa(o.perVersion), "--log-level", "info"}
 		if o.model != "" {
 			args = append(args, "--model", o.model)
@@ -218,7 +224,7 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 			// expiring it soon lets the loop settle those turns.
 			args = append(args, "--session-idle", "30s")
 		}
-		args = append(args, o.serveArgs...)
+		args = append(append(args, o.serveArgs...), arm.Args...)
 		logf, err := os.Create(filepath.Join(o.out, "serve-"+name+".log"))
 		if err != nil {
 			return nil, nil, err
@@ -230,15 +236,16 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 			return nil, nil, fmt.Errorf("start %s %s: %w", exe, strings.Join(args, " "), err)
 		}
 		log.Info("server started", "run", name, "addr", addr, "pid", cmd.Process.Pid, "args", strings.Join(args, " "))
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		var waitErr error
+		exited := make(chan struct{}) // closed when the server has exited
+		go func() { waitErr = cmd.Wait(); close(exited) }()
 		stop := func() error {
 			defer os.RemoveAll(data)
 			defer logf.Close()
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			select {
-			case err := <-done:
-				return err
+			case <-exited:
+				return waitErr
 			case <-time.After(time.Minute):
 				_ = cmd.Process.Kill()
 				return fmt.Errorf("server %s: killed after a minute without exiting on SIGTERM", name)
@@ -247,7 +254,23 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 		cl := &bench.Client{BaseURL: "http://" + addr}
 		ready, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		if err := cl.WaitReady(ready); err != nil {
+		go func() {
+			// A server that exits before it listens (bad flag, store
+			// error) ends the wait at once.
+			select {
+			case <-exited:
+				cancel()
+			case <-ready.Done():
+			}
+		}()
+		err = cl.WaitReady(ready)
+		select {
+		case <-exited:
+			_ = stop()
+			return nil, nil, fmt.Errorf("server %s exited (%v); log %s", name, waitErr, logf.Name())
+		default:
+		}
+		if err != nil {
 			_ = stop()
 			return nil, nil, fmt.Errorf("server %s (log %s): %w", name, logf.Name(), err)
 		}
@@ -255,8 +278,8 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 	}
 }
 
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr() (string, error) {
+// benchServerAddr returns a loopback address with a port free right now.
+func benchServerAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err

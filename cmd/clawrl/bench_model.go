@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -43,6 +44,9 @@ type benchResult struct {
 	PrefillTokS    float64 `json:"prefill_tok_s"`
 	DecodeTokS     float64 `json:"decode_tok_s"`
 	BatchDecodeTok float64 `json:"batch_decode_tok_s"`
+	// PeakRSSMiB is the engine process's peak resident memory (weights,
+	// caches, runtime) after its measurements; 0 when not reported.
+	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
 	// FirstIDs are the first greedy ids after the prompt (the one sampled
 	// from the prefill logits, then the decoded ones); empty for engines
 	// that don't report them.
@@ -96,6 +100,13 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 					return err
 				}
 				dir = tmp
+			} else if resolved, _, err := resolveModel(cmd.Context(), dir, os.TempDir(), slog.Default()); err != nil {
+				return err
+			} else {
+				dir = resolved
+			}
+			if model.IsGGUF(dir) && !cmd.Flags().Changed("dtype") {
+				dtype = "quant" // a GGUF file's quantized blocks stay quantized
 			}
 			m, err := model.LoadWith(dir, model.Options{WeightDType: dtype})
 			if err != nil {
@@ -141,7 +152,7 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 	f.StringVar(&arch, "arch", "qwen3", "architecture of the random model: qwen3, qwen2 or llama")
 	f.StringVar(&size, "size", model.SizeTiny, "size of the random model: tiny or 0.6b")
 	f.StringVar(&dtype, "dtype", "f32", "weights in memory: f32 or bf16")
-	f.StringVar(&dir, "model", "", "benchmark this checkpoint folder instead of a random one")
+	f.StringVar(&dir, "model", "", "benchmark this model instead of a random one: "+modelFlagHelp)
 	f.IntVar(&promptLen, "prompt", 128, "prompt tokens for prefill")
 	f.IntVar(&decodeLen, "decode", 32, "tokens to decode")
 	f.IntVar(&batch, "batch", 4, "sequences decoded together in the batched measurement")
@@ -224,6 +235,7 @@ func benchOurs(m *model.Model, promptLen, decodeLen, batch int, seed uint64) (be
 		next[i], _ = model.Sample(logits, model.SamplingParams{}, nil)
 	}
 	res.BatchDecodeTok, err = decode(seqs, next, nil)
+	res.PeakRSSMiB = peakRSSMiB()
 	return res, err
 }
 
@@ -266,14 +278,24 @@ func measureReadBandwidth(threads int) float64 {
 // agree.
 func writeBenchTable(out io.Writer, promptLen, batch int, bound float64, results []benchResult) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "engine\tprefill %d tok/s\tdecode tok/s\tdecode×%d tok/s\tdecode ÷ bound\t\n", promptLen, batch)
+	fmt.Fprintf(tw, "engine\tprefill %d tok/s\tdecode tok/s\tdecode×%d tok/s\tdecode ÷ bound\tpeak RSS MiB\t\n", promptLen, batch)
+	rss := func(v float64) string {
+		if v == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f", v)
+	}
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.0f%%\t\n", r.Engine, r.PrefillTokS, r.DecodeTokS, r.BatchDecodeTok, 100*r.DecodeTokS/bound)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t\n", r.Engine, r.PrefillTokS, r.DecodeTokS, r.BatchDecodeTok, 100*r.DecodeTokS/bound, rss(r.PeakRSSMiB))
 	}
 	for _, b := range results[min(1, len(results)):] {
 		a := results[0]
-		fmt.Fprintf(tw, "%s ÷ %s\t%.2fx\t%.2fx\t%.2fx\t\t\n", shortEngine(a.Engine), shortEngine(b.Engine),
-			a.PrefillTokS/b.PrefillTokS, a.DecodeTokS/b.DecodeTokS, a.BatchDecodeTok/b.BatchDecodeTok)
+		mem := ""
+		if a.PeakRSSMiB > 0 && b.PeakRSSMiB > 0 {
+			mem = fmt.Sprintf("%.2fx", a.PeakRSSMiB/b.PeakRSSMiB)
+		}
+		fmt.Fprintf(tw, "%s ÷ %s\t%.2fx\t%.2fx\t%.2fx\t\t%s\t\n", shortEngine(a.Engine), shortEngine(b.Engine),
+			a.PrefillTokS/b.PrefillTokS, a.DecodeTokS/b.DecodeTokS, a.BatchDecodeTok/b.BatchDecodeTok, mem)
 	}
 	tw.Flush()
 	for _, b := range results[min(1, len(results)):] {

@@ -15,6 +15,7 @@
 #   sdist); pip install its gguf-py (PyPI's gguf 0.19.0 lags the converter).
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -34,7 +35,20 @@ try:
 except ImportError as e:
     skip("%s cannot import xllamacpp (%s): see cmd/clawrl/bench_model_llamacpp_setup.sh" % (sys.executable, e))
 convert = spec.get("convert") or ""
-if not os.path.isfile(convert):
+
+
+def is_gguf(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"GGUF"
+    except OSError:
+        return False
+
+
+# A GGUF file is measured as it is (its own quantization); a Hugging Face
+# folder is converted first.
+given_gguf = is_gguf(spec["model"])
+if not given_gguf and not os.path.isfile(convert):
     skip("llama.cpp's convert_hf_to_gguf.py not found at %r (--llamacpp-convert)" % convert)
 
 prompts = spec["prompts"]
@@ -46,11 +60,14 @@ outtype = "bf16" if spec["dtype"] == "bf16" else "f32"
 
 with tempfile.TemporaryDirectory(prefix="clawrl-gguf-") as tmp:
     gguf = os.path.join(tmp, "model-%s.gguf" % outtype)
-    conv = subprocess.run([sys.executable, convert, spec["model"], "--outtype", outtype, "--outfile", gguf],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if conv.returncode != 0:
-        sys.stderr.write(conv.stdout[-4000:])
-        sys.exit("convert_hf_to_gguf.py failed with status %d" % conv.returncode)
+    if given_gguf:
+        gguf = spec["model"]
+    else:
+        conv = subprocess.run([sys.executable, convert, spec["model"], "--outtype", outtype, "--outfile", gguf],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if conv.returncode != 0:
+            sys.stderr.write(conv.stdout[-4000:])
+            sys.exit("convert_hf_to_gguf.py failed with status %d" % conv.returncode)
 
     params = xllamacpp.CommonParams()
     params.model.path = gguf
@@ -100,8 +117,11 @@ with tempfile.TemporaryDirectory(prefix="clawrl-gguf-") as tmp:
         if any(r is None for r in results):
             sys.exit("a batched request failed")
         batched = sum(r["predicted_n"] for r in results) / (max(r["predicted_ms"] for r in results) / 1000)
+    # Peak resident memory of this process (llama.cpp runs in it; the
+    # converter ran as a child and does not count), in MiB.
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     del server
 
 print(json.dumps({"engine": "llama.cpp (xllamacpp %s)" % xllamacpp.__version__,
                   "prefill_tok_s": prefill, "decode_tok_s": single, "batch_decode_tok_s": batched,
-                  "first_ids": first_ids}))
+                  "first_ids": first_ids, "peak_rss_mib": peak_rss}))

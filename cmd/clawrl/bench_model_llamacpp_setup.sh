@@ -11,7 +11,11 @@
 # (convert_hf_to_gguf.py with its conversion/ package and the matching
 # gguf-py) is not in any wheel: it comes from thirdparty/llama.cpp in the
 # newest xllamacpp sdist (2026.9.11063; 2026.10.11549 has no sdist), fetched
-# from PyPI's file host and checked against its sha256. PyPI's gguf 0.19.0
+# with `pip download` (pip's own index; nothing is built: pip only runs the
+# sdist's metadata step, which needs Cython, installed beforehand so no
+# isolated build environment is made) and checked against its sha256.
+# A GGUF file given to `bench model --model` needs neither: xllamacpp
+# alone measures it. PyPI's gguf 0.19.0
 # is older than that converter (no MODEL_ARCH.DFLASH), so gguf-py is
 # installed from the sdist. The venv sees the global torch and transformers,
 # which the converter needs.
@@ -21,11 +25,12 @@ python3 -m venv --system-site-packages "$dir"
 "$dir/bin/pip" install xllamacpp==2026.10.11549 sentencepiece==0.2.1
 
 sdist=xllamacpp-2026.9.11063
-url=https://files.pythonhosted.org/packages/20/91/a0d6f0fc4e4f1f9caacd2bd38417b7b5c9f16d6aa78d9925d3b2628ad0c1/$sdist.tar.gz
 sum=37ad3d0389f1d65b68e7d341df86d55077158950a764801be94f955024afb759
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-curl -fsSL -o "$tmp/sdist.tar.gz" "$url"
+"$dir/bin/pip" install Cython==3.3.1 setuptools wheel
+"$dir/bin/pip" download --no-deps --no-binary :all: --no-build-isolation -d "$tmp" xllamacpp==2026.9.11063
+mv "$tmp/$sdist.tar.gz" "$tmp/sdist.tar.gz"
 echo "$sum  $tmp/sdist.tar.gz" | sha256sum -c -
 l=$sdist/thirdparty/llama.cpp
 tar -xzf "$tmp/sdist.tar.gz" -C "$tmp" "$l/convert_hf_to_gguf.py" "$l/conversion" "$l/gguf-py"

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -40,7 +41,10 @@ func newExportCmd() *cobra.Command {
 
 Each record carries the seed's fields (session_id, turn, timestamp, messages,
 prompt_text, response_text, tool_calls, next_state) and everything clawrl
-keeps: the turn id, type, epoch, state, token ids, behaviour logprobs, policy
+keeps. session_id is the id the client gave the conversation (X-Session-Id,
+OpenClaw's session, the body's session_id or prompt_cache_key, or its user),
+or clawrl's own id when it gave none; clawrl's id is always in
+internal_session_id. Beyond those: the turn id, type, epoch, state, token ids, behaviour logprobs, policy
 version, finish reason, feedback, drop reason and timings — plus judgments and
 samples once the learning loop records them.
 
@@ -70,6 +74,11 @@ recorded after the export starts are not included.`,
 				return err
 			}
 			defer st.Close()
+			if sessionID != "" {
+				if f.SessionID, err = resolveSession(cmd.Context(), st, sessionID); err != nil {
+					return err
+				}
+			}
 			// Stop at the newest turn that exists now, so an export next to
 			// a busy server ends.
 			last, err := st.MaxSeq(cmd.Context())
@@ -92,12 +101,33 @@ recorded after the export starts are not included.`,
 	}
 	addDataFlag(cmd, &dataDir)
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (default: standard output)")
-	cmd.Flags().StringVar(&sessionID, "session", "", "only this session id")
+	cmd.Flags().StringVar(&sessionID, "session", "", "only this session: the client's id for it, or clawrl's internal id")
 	cmd.Flags().StringVar(&since, "since", "", "only turns created since: RFC 3339 time, a date (2006-01-02), or a duration ago (24h)")
 	cmd.Flags().StringVar(&states, "state", "", "only turns in these states, comma-separated (generated,observed,…)")
 	cmd.Flags().StringVar(&typ, "type", "", "only main or side turns")
 	cmd.Flags().BoolVar(&withIDs, "ids", true, "include prompt/response token ids and behaviour logprobs")
 	return cmd
+}
+
+// resolveSession finds the session --session names: the client's id (as
+// export writes it in session_id), or clawrl's internal id.
+func resolveSession(ctx context.Context, st store.Sessions, name string) (string, error) {
+	if sess, err := st.Session(ctx, name); err == nil {
+		return sess.ID, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("--session %q: %w", name, err)
+	}
+	// A body `user` is kept as "user:<name>" (session.Identify).
+	for _, key := range []string{name, "user:" + name} {
+		sess, err := st.SessionByKey(ctx, key)
+		if err == nil && sess.ClientID() == name {
+			return sess.ID, nil
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return "", fmt.Errorf("--session %q: %w", name, err)
+		}
+	}
+	return "", fmt.Errorf("--session %q: no session has this id: %w", name, store.ErrNotFound)
 }
 
 // parseSince reads --since: an RFC 3339 time, a calendar date (UTC midnight)
@@ -215,8 +245,9 @@ func exportTurns(ctx context.Context, src exportSource, w io.Writer, opts export
 }
 
 // turnRecord is one exported line. The first block is the seed's record
-// (OpenClaw-RL's JSONL), so its tools read ours; the rest is what clawrl
-// adds. `turn` is the 0-based index within the session; next_state is the
+// (OpenClaw-RL's JSONL), so its tools read ours — its session_id is the
+// client's id for the conversation, as the seed's was; the rest is what
+// clawrl adds, its own session id included. `turn` is the 0-based index within the session; next_state is the
 // list of messages that followed (the user's reply, every tool result).
 type turnRecord struct {
 	SessionID    string          `json:"session_id"`
@@ -230,6 +261,7 @@ type turnRecord struct {
 
 	ID                string          `json:"id"`
 	Seq               int64           `json:"seq"`
+	InternalSessionID string          `json:"internal_session_id"`
 	SessionKey        string          `json:"session_key,omitempty"`
 	SessionKeySource  string          `json:"session_key_source,omitempty"`
 	Type              store.TurnType  `json:"type"`
@@ -270,30 +302,31 @@ type feedback struct {
 
 func newTurnRecord(t store.Turn, sess store.Session, tokenIDs bool) turnRecord {
 	r := turnRecord{
-		SessionID:        t.SessionID,
-		Turn:             t.Index,
-		Timestamp:        timestamp(t.CreatedAt),
-		Messages:         orEmpty(t.Messages),
-		PromptText:       t.PromptText,
-		ResponseText:     t.ResponseText,
-		ToolCalls:        orEmpty(t.Response.ToolCalls),
-		NextState:        t.NextState,
-		ID:               t.ID,
-		Seq:              t.Seq,
-		SessionKey:       sess.Key,
-		SessionKeySource: sess.KeySource,
-		Type:             t.Type,
-		Epoch:            t.Epoch,
-		State:            t.State,
-		Model:            t.Model,
-		Tools:            t.Tools,
-		Response:         t.Response,
-		ForcedText:       t.ForcedText,
-		PolicyVersion:    t.PolicyVersion,
-		Engine:           t.Engine,
-		FinishReason:     t.FinishReason,
-		PromptTokens:     t.PromptTokens,
-		CompletionTokens: t.CompletionTokens,
+		SessionID:         sess.Name(),
+		InternalSessionID: t.SessionID,
+		Turn:              t.Index,
+		Timestamp:         timestamp(t.CreatedAt),
+		Messages:          orEmpty(t.Messages),
+		PromptText:        t.PromptText,
+		ResponseText:      t.ResponseText,
+		ToolCalls:         orEmpty(t.Response.ToolCalls),
+		NextState:         t.NextState,
+		ID:                t.ID,
+		Seq:               t.Seq,
+		SessionKey:        sess.Key,
+		SessionKeySource:  sess.KeySource,
+		Type:              t.Type,
+		Epoch:             t.Epoch,
+		State:             t.State,
+		Model:             t.Model,
+		Tools:             t.Tools,
+		Response:          t.Response,
+		ForcedText:        t.ForcedText,
+		PolicyVersion:     t.PolicyVersion,
+		Engine:            t.Engine,
+		FinishReason:      t.FinishReason,
+		PromptTokens:      t.PromptTokens,
+		CompletionTokens:  t.CompletionTokens,
 		Timings: timings{QueueMs: ms(t.QueueNanos), PrefillMs: ms(t.PrefillNanos),
 			DecodeMs: ms(t.DecodeNanos), TotalMs: ms(t.TotalNanos)},
 		ConversationHash: t.ConversationHash,

@@ -35,6 +35,7 @@ func init() { subcommands = append(subcommands, newServeCmd) }
 const testEngineEnv = "CLAWRL_TEST_ENGINE"
 
 type serveOptions struct {
+	weights     string // model.Options.WeightDType (--weights)
 	model       string
 	addr        string
 	data        string
@@ -54,7 +55,8 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the model behind an OpenAI-compatible API, record every turn, and learn from what follows",
 		Long: `Serve the model at --model behind an OpenAI-compatible API
 (POST /v1/chat/completions, GET /v1/models, POST /v1/feedback, GET /healthz,
-GET /metrics), recording every conversation in the store under --data.
+GET /metrics), recording every conversation in the store under --data, with
+the dashboard and browser chat at http://ADDR/ (behind the same key).
 
 The server binds 127.0.0.1 by default. Binding any other address needs an
 API key (--api-key or CLAWRL_API_KEY), which clients then send as
@@ -68,7 +70,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.model, "model", "", "Hugging Face model folder (config.json, *.safetensors, tokenizer.json, tokenizer_config.json)")
+	f.StringVar(&o.model, "model", "", modelFlagHelp)
 	f.StringVar(&o.addr, "addr", "127.0.0.1:30000", "listen address; anything but loopback needs --api-key")
 	addDataFlag(cmd, &o.data)
 	f.StringVar(&o.method, "method", "combine", "training signal: combine, rl, opd or off")
@@ -77,6 +79,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 	f.Int64Var(&o.maxBody, "max-body", 32<<20, "largest request body in bytes (413 beyond)")
 	f.IntVar(&o.maxTokens, "max-tokens", 4096, "completion limit for requests that set none")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&o.weights, "weights", "", "how weights are kept: \"\" (the model's own: f32, or bf16 where stored so), quant (a GGUF file's quantized blocks, computed with llama.cpp's Q8 activations) or f32")
 	o.learning.AddFlags(f)
 	return cmd
 }
@@ -88,26 +91,23 @@ func openEngine(o serveOptions, log *slog.Logger) (engine.Engine, error) {
 		log.Warn("serving the deterministic test engine (" + testEngineEnv + "=scripted): not a model")
 		return scripted.New(scripted.Options{}), nil
 	}
-	dir := o.model
-	if dir == "" {
-		var err error
-		if dir, err = defaultModel(o.data, log); err != nil {
-			return nil, err
-		}
+	dir, id, err := trainedModel(o, log)
+	if err != nil {
+		return nil, err
 	}
-	return native.Open(dir, native.Options{})
+	return native.Open(dir, native.Options{ModelID: id, WeightDType: o.weights})
 }
 
-// defaultModel returns the embedded default checkpoint under data, writing
-// it on first use: a random tiny Qwen3 with the real Qwen3 tokenizer. No
-// pretrained weights ship with clawrl; this lets `clawrl serve` run the whole
-// loop out of the box, and --model points it at a real checkpoint.
+// defaultModel returns the random tiny checkpoint under data (--model
+// random:tiny), writing it on first use: a random tiny Qwen3 with the real
+// Qwen3 tokenizer. It talks nonsense, loads in a moment and is the same on
+// every machine, which is what tests need.
 func defaultModel(data string, log *slog.Logger) (string, error) {
 	dir := filepath.Join(data, "models", "tiny-qwen3")
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
 		return dir, nil
 	}
-	log.Warn("no --model given: serving a random tiny Qwen3 (it talks nonsense; pass --model DIR for a real checkpoint)", "dir", dir)
+	log.Warn("serving a random tiny Qwen3 (--model random:tiny; it talks nonsense)", "dir", dir)
 	tmp := dir + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
 		return "", err
@@ -161,8 +161,12 @@ func runServe(ctx context.Context, o serveOptions) error {
 	// judging yield to requests being generated.
 	gate := rl.NewGate()
 	registry := prometheus.NewRegistry()
+	dashboard, err := newDashboard(o, eng, st, log)
+	if err != nil {
+		return err
+	}
 	gw, err := api.New(api.Config{Engine: rl.GatedEngine{Engine: eng, Gate: gate}, Store: st, Logger: log, APIKey: o.apiKey,
-		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens, Registry: registry})
+		MaxBodyBytes: o.maxBody, DefaultMaxTokens: o.maxTokens, Registry: registry, UI: dashboard})
 	if err != nil {
 		return err
 	}
@@ -181,7 +185,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 
 	info := eng.Info()
-	log.Info("listening", "addr", ln.Addr().String(), "model", info.ID, "engine", info.Engine,
+	log.Info("listening", "addr", ln.Addr().String(), "dashboard", "http://"+ln.Addr().String()+"/", "model", info.ID, "engine", info.Engine,
 		"data", o.data, "method", o.method, "auth", o.apiKey != "")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -11,6 +11,7 @@ import (
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/loop"
+	"github.com/clawrl/clawrl/modelref"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/store"
 )
@@ -23,7 +24,7 @@ import (
 // stop when ctx ends; Wait on the returned runner.
 func startLearning(ctx context.Context, o serveOptions, eng engine.Engine,
 	st store.LearningStore, gate *rl.Gate, reg *prometheus.Registry, log *slog.Logger) (*loop.Runner, error) {
-	modelDir, err := trainedModelDir(o, log)
+	modelDir, _, err := trainedModel(o, log)
 	if err != nil {
 		return nil, err
 	}
@@ -47,15 +48,17 @@ func startLearning(ctx context.Context, o serveOptions, eng engine.Engine,
 	return r, nil
 }
 
-// trainedModelDir is the folder of the served model, which the trainer loads
-// its own copy of: --model, or the default model (already written by
-// openEngine); "" for the test engine, which has no weights.
-func trainedModelDir(o serveOptions, log *slog.Logger) (string, error) {
-	switch {
-	case os.Getenv(testEngineEnv) == "scripted":
-		return "", nil
-	case o.model != "":
-		return o.model, nil
+// trainedModel is the path (folder or GGUF file) of the served model, which
+// the trainer loads its own copy of, and its id: --model resolved, or the
+// default model, SmolLM2 (pulled by openEngine when missing); "" for the
+// test engine, which has no weights.
+func trainedModel(o serveOptions, log *slog.Logger) (path, id string, err error) {
+	if os.Getenv(testEngineEnv) == "scripted" {
+		return "", "", nil
 	}
-	return defaultModel(o.data, log)
+	spec := o.model
+	if spec == "" {
+		spec = modelref.DefaultModel
+	}
+	return resolveModel(context.Background(), spec, o.data, log)
 }

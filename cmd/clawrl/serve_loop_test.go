@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// startServeModel runs `clawrl serve` on its default model (a random tiny
-// Qwen3 written under the data directory) with extra flags.
+// startServeModel runs `clawrl serve` on the random tiny Qwen3 (--model
+// random:tiny, written under the data directory) with extra flags.
 func startServeModel(t *testing.T, exe, dataDir string, args ...string) *serveProcess {
 	t.Helper()
-	return startServeWith(t, exe, dataDir, "", 2*time.Minute, args...)
+	return startServeWith(t, exe, dataDir, "", 2*time.Minute, append([]string{"--model", randomTinySpec}, args...)...)
 }
 
 func postJSON(t *testing.T, url string, body any, header map[string]string) []byte {

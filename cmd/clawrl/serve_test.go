@@ -31,7 +31,7 @@ func TestServeRefusesBadSetups(t *testing.T) {
 	}{
 		{"public address without a key", func(o *serveOptions) { o.addr = "0.0.0.0:30000" }, "API key"},
 		{"unknown method", func(o *serveOptions) { o.method = "sft" }, "--method"},
-		{"missing model folder", func(o *serveOptions) { o.model = filepath.Join(o.data, "nope") }, "native engine"},
+		{"missing model folder", func(o *serveOptions) { o.model = filepath.Join(o.data, "nope") }, "want a Hugging Face folder"},
 		{"bad idle", func(o *serveOptions) { o.sessionIdle = 0 }, "--session-idle"},
 	}
 	for _, tt := range tests {
@@ -46,8 +46,8 @@ func TestServeRefusesBadSetups(t *testing.T) {
 	}
 }
 
-// Without --model, serve writes a tiny Qwen3 with the real tokenizer under
-// --data once and serves it; later starts reuse it.
+// With --model random:tiny, serve writes a tiny Qwen3 with the real
+// tokenizer under --data once and serves it; later starts reuse it.
 func TestDefaultModel(t *testing.T) {
 	data := t.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -60,7 +60,7 @@ func TestDefaultModel(t *testing.T) {
 			t.Fatalf("default model lacks %s: %v", name, err)
 		}
 	}
-	eng, err := openEngine(serveOptions{data: data}, log)
+	eng, err := openEngine(serveOptions{data: data, model: randomTinySpec}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"text/tabwriter"
@@ -47,6 +48,9 @@ It reads the store read-only, so it is safe while clawrl serve runs. With
 				if rep, err = collectStatus(cmd.Context(), st); err != nil {
 					return err
 				}
+				if err := addStatusSections(&rep, dataDir); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -81,6 +85,30 @@ type statusReport struct {
 	// Loop is what a store.Reporter adds (the learning loop's versions,
 	// trainer steps, last losses); absent until the loop records any.
 	Loop map[string]any `json:"loop,omitempty"`
+	// Sections are what other parts of clawrl add (statusSections).
+	Sections     map[string]any    `json:"sections,omitempty"`
+	sectionTexts map[string]string // their table lines
+}
+
+// statusSections add named sections to `clawrl status` from the data
+// folder (agent training's progress, say); registered by init functions.
+var statusSections []func(dataDir string) (name string, v any, text string, err error)
+
+func addStatusSections(rep *statusReport, dataDir string) error {
+	for _, sec := range statusSections {
+		name, v, text, err := sec(dataDir)
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			continue
+		}
+		if rep.Sections == nil {
+			rep.Sections, rep.sectionTexts = map[string]any{}, map[string]string{}
+		}
+		rep.Sections[name], rep.sectionTexts[name] = v, text
+	}
+	return nil
 }
 
 func collectStatus(ctx context.Context, st *sqlite.Store) (statusReport, error) {
@@ -154,6 +182,9 @@ func writeStatus(w io.Writer, rep statusReport) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\n", k, v)
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(rep.sectionTexts)) {
+		fmt.Fprintf(tw, "\n%s\t\n%s\n", name, rep.sectionTexts[name])
 	}
 	return tw.Flush()
 }

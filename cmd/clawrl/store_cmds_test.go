@@ -133,7 +133,7 @@ func TestExport(t *testing.T) {
 	}
 	seed := []string{"session_id", "turn", "timestamp", "messages", "prompt_text", "response_text", "tool_calls", "next_state"}
 	ours := []string{"id", "seq", "type", "epoch", "state", "prompt_ids", "response_ids", "behaviour_logprobs",
-		"policy_version", "finish_reason", "timings", "response", "session_key"}
+		"policy_version", "finish_reason", "timings", "response", "session_key", "internal_session_id"}
 	for i, r := range recs {
 		for _, k := range append(seed, ours...) {
 			if _, ok := r[k]; !ok {
@@ -142,6 +142,11 @@ func TestExport(t *testing.T) {
 		}
 	}
 	first := recs[0]
+	// session_id is the client's id for the conversation, as in the seed's
+	// records; clawrl's own id has its own field.
+	if first["session_id"] != "alice" || !strings.HasPrefix(first["internal_session_id"].(string), "sess-") {
+		t.Errorf("first record: session_id %v, internal_session_id %v", first["session_id"], first["internal_session_id"])
+	}
 	if first["id"] != "chatcmpl-alice0" || first["turn"] != 0.0 || first["state"] != "observed" || first["session_key"] != "alice" ||
 		first["timestamp"] != "2026-11-21T05:00:00Z" || first["next_state_kind"] != "tool" {
 		t.Errorf("first record = %v", first)
@@ -197,8 +202,19 @@ func TestExport(t *testing.T) {
 			t.Errorf("%s: exported %v, want %v", c.name, got, c.want)
 		}
 	}
-	// --session by id, --ids=false, and --out to a file.
+	// --session by the client's id and by the internal id, --ids=false,
+	// and --out to a file.
 	bob := recs[3]["session_id"].(string)
+	if bob != "bob" {
+		t.Fatalf("bob's session_id %q", bob)
+	}
+	byInternal, err := runCLI(t, "export", "--data", dir, "--session", recs[3]["internal_session_id"].(string))
+	if err != nil || len(decodeLines(t, byInternal)) != 3 {
+		t.Errorf("--session by internal id: %v\n%s", err, byInternal)
+	}
+	if _, err := runCLI(t, "export", "--data", dir, "--session", "carol"); err == nil {
+		t.Errorf("--session of an unknown id succeeded")
+	}
 	path := filepath.Join(t.TempDir(), "bob.jsonl")
 	if _, err := runCLI(t, "export", "--data", dir, "--session", bob, "--ids=false", "--out", path); err != nil {
 		t.Fatal(err)

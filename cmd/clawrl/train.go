@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -68,7 +68,7 @@ exactly from such a folder.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.modelDir, "model", "", "Hugging Face model folder (config.json, *.safetensors, tokenizer files)")
+	fl.StringVar(&f.modelDir, "model", "", modelFlagHelp)
 	fl.StringVar(&f.data, "data", "", "training data, JSONL")
 	fl.StringVar(&f.out, "out", "", "output folder for the adapter or weights and optimizer state")
 	fl.StringVar(&f.mode, "mode", "lora", "lora or full")
@@ -203,13 +203,9 @@ func readSFTData(path, modelDir string, vocab int) ([]train.Sequence, error) {
 			continue
 		}
 		if format == nil {
-			tok, err := tokenizer.Load(filepath.Join(modelDir, "tokenizer.json"))
+			tok, tmpl, err := loadChatFormat(modelDir)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: chats need the model's tokenizer: %w", path, n, err)
-			}
-			tmpl, err := chatfmt.Load(modelDir)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: chats need the model's chat template: %w", path, n, err)
+				return nil, fmt.Errorf("%s:%d: chats need the model's tokenizer and chat template: %w", path, n, err)
 			}
 			format = &chatFormat{tmpl: tmpl, tok: tok}
 		}
@@ -243,6 +239,10 @@ func runSFT(ctx context.Context, f sftFlags, stdout io.Writer) error {
 	if f.batch <= 0 || f.epochs <= 0 {
 		return fmt.Errorf("--batch %d and --epochs %d must be positive", f.batch, f.epochs)
 	}
+	var err error
+	if f.modelDir, _, err = resolveModel(ctx, f.modelDir, os.TempDir(), slog.Default()); err != nil {
+		return err
+	}
 	m, err := model.Load(f.modelDir)
 	if err != nil {
 		return err
@@ -251,7 +251,7 @@ func runSFT(ctx context.Context, f sftFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if w.ConfigJSON, err = os.ReadFile(filepath.Join(f.modelDir, "config.json")); err != nil {
+	if w.ConfigJSON, err = modelConfigJSON(f.modelDir, m.Config); err != nil {
 		return err
 	}
 	w.NameOrPath = f.modelDir

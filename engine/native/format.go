@@ -7,6 +7,7 @@ import (
 
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/gguf"
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/tokenizer"
 	"github.com/clawrl/clawrl/tokenizer/chatfmt"
@@ -25,8 +26,12 @@ type Format struct {
 	stopIDs []int32
 }
 
-// LoadFormat reads tokenizer.json and tokenizer_config.json from dir.
+// LoadFormat reads tokenizer.json and tokenizer_config.json from dir, or
+// the tokenizer and chat template in a GGUF file's metadata.
 func LoadFormat(dir string, cfg *model.Config) (*Format, error) {
+	if model.IsGGUF(dir) {
+		return LoadGGUFFormat(dir, cfg)
+	}
 	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
 	if err != nil {
 		return nil, err
@@ -34,6 +39,24 @@ func LoadFormat(dir string, cfg *model.Config) (*Format, error) {
 	tmpl, err := chatfmt.Load(dir)
 	if err != nil {
 		return nil, err
+	}
+	return NewFormat(tok, tmpl, cfg)
+}
+
+// LoadGGUFFormat reads the tokenizer and chat template of a GGUF file.
+func LoadGGUFFormat(path string, cfg *model.Config) (*Format, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f.Header)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tmpl, err := chatfmt.FromGGUF(f.Header)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return NewFormat(tok, tmpl, cfg)
 }
@@ -103,6 +126,7 @@ func (f *Format) StopIDs() []int32 { return f.stopIDs }
 
 func modelIDFromDir(dir string) string {
 	base := filepath.Base(filepath.Clean(dir))
+	base = strings.TrimSuffix(base, ".gguf")
 	if base == "." || base == string(filepath.Separator) {
 		return "clawrl"
 	}

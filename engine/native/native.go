@@ -39,9 +39,16 @@ type Options struct {
 	// explicit "v<N>" selection, besides the current one (default 4, the
 	// default staleness bound).
 	KeepVersions int
+	// DefaultSampling is the sampling for requests that set none (Open
+	// reads the model's generation_config.json or GGUF metadata; nil = the
+	// gateway's fallback).
+	DefaultSampling *engine.Sampling
 	// PrefixCacheBytes bounds the KV caches kept for prefix reuse (default
 	// 1 GiB; negative turns the cache off).
 	PrefixCacheBytes int64
+	// WeightDType is model.Options.WeightDType: "" (the checkpoint's own),
+	// "quant" (a GGUF file's blocks stay quantized), "f32" or "bf16".
+	WeightDType string
 }
 
 // Engine serves a model.Model.
@@ -68,7 +75,7 @@ type Engine struct {
 // Open loads the checkpoint in dir (config.json, *.safetensors,
 // tokenizer.json, tokenizer_config.json) and starts the scheduler.
 func Open(dir string, opts Options) (*Engine, error) {
-	m, err := model.Load(dir)
+	m, err := model.LoadWith(dir, model.Options{WeightDType: opts.WeightDType})
 	if err != nil {
 		return nil, fmt.Errorf("native engine: %w", err)
 	}
@@ -78,6 +85,15 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	if opts.ModelID == "" {
 		opts.ModelID = modelIDFromDir(dir)
+	}
+	if opts.DefaultSampling == nil {
+		p, ok, err := model.SamplingDefaults(dir)
+		if err != nil {
+			return nil, fmt.Errorf("native engine: %w", err)
+		}
+		if ok {
+			opts.DefaultSampling = &engine.Sampling{Temperature: p.Temperature, TopP: p.TopP, TopK: p.TopK}
+		}
 	}
 	return New(m, f, opts), nil
 }
@@ -101,10 +117,11 @@ func New(m *model.Model, f *Format, opts Options) *Engine {
 		format: f,
 		opts:   opts,
 		info: engine.Info{
-			ID:            opts.ModelID,
-			Family:        string(m.Config.ModelType),
-			ContextLength: m.Config.MaxPositionEmbeddings,
-			Engine:        "native",
+			ID:              opts.ModelID,
+			Family:          string(m.Config.ModelType),
+			ContextLength:   m.Config.MaxPositionEmbeddings,
+			Engine:          "native",
+			DefaultSampling: opts.DefaultSampling,
 		},
 		submit:   make(chan *request),
 		stop:     make(chan struct{}),

@@ -34,6 +34,8 @@ func Run(t *testing.T, open Opener) {
 		{"LargePayloadsReady", testLargePayloads},
 		{"ReviseAfterFeedback", testRevise},
 		{"PromotionAndServing", testPromotion},
+		{"BrowseSessions", testBrowseSessions},
+		{"BrowseTurns", testBrowseTurns},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })

@@ -14,7 +14,7 @@ import (
 // createSessionJob is a group job that records session id with key.
 func createSessionJob(ctx context.Context, s *Store, id, key string) *groupJob {
 	return &groupJob{ctx: ctx, done: make(chan struct{}), fn: func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, s.stmts.createSession).ExecContext(ctx, id, key, "test", 0, 1, 1, 0)
+		_, err := tx.StmtContext(ctx, s.stmts.createSession).ExecContext(ctx, id, key, "test", 0, "", 1, 1, 0)
 		return classify(err)
 	}}
 }

@@ -10,13 +10,13 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
-const sessionColumns = `id, key, key_source, epoch, created_at, last_seen, turns, expired`
+const sessionColumns = `id, key, key_source, epoch, client, created_at, last_seen, turns, expired`
 
 func scanSession(r rowScanner) (store.Session, error) {
 	var s store.Session
 	var created, seen int64
 	var expired int
-	if err := r.Scan(&s.ID, &s.Key, &s.KeySource, &s.Epoch, &created, &seen, &s.Turns, &expired); err != nil {
+	if err := r.Scan(&s.ID, &s.Key, &s.KeySource, &s.Epoch, &s.Client, &created, &seen, &s.Turns, &expired); err != nil {
 		return store.Session{}, err
 	}
 	s.CreatedAt, s.LastSeen, s.Expired = fromNanos(created), fromNanos(seen), expired != 0
@@ -71,7 +71,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	}
 	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.StmtContext(ctx, s.stmts.createSession).ExecContext(ctx,
-			sess.ID, sess.Key, sess.KeySource, sess.Epoch, nanos(sess.CreatedAt), nanos(sess.LastSeen), expired)
+			sess.ID, sess.Key, sess.KeySource, sess.Epoch, sess.Client, nanos(sess.CreatedAt), nanos(sess.LastSeen), expired)
 		return classify(err)
 	})
 	if err != nil {

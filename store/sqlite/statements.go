@@ -52,8 +52,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		prep(w, &st.insertChunk, `INSERT INTO chunks (hash, data) VALUES (?, ?)`),
 		prep(w, &st.observe, `UPDATE turns SET state = 'observed', next_state = ?1, next_state_kind = ?2,
 			observed_at = ?3, state_changed_at = ?3 WHERE id = ?4 AND state = 'generated'`),
-		prep(w, &st.createSession, `INSERT INTO sessions (id, key, key_source, epoch, created_at, last_seen, expired)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`),
+		prep(w, &st.createSession, `INSERT INTO sessions (id, key, key_source, epoch, client, created_at, last_seen, expired)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
 		prep(w, &st.savepoint, `SAVEPOINT grouped`),
 		prep(w, &st.rollbackToSavepoint, `ROLLBACK TO grouped`),
 		prep(w, &st.releaseSavepoint, `RELEASE grouped`),

@@ -197,6 +197,14 @@ func testSessions(t *testing.T, open Opener) {
 	if err != nil || byID.ID != a.ID {
 		t.Fatalf("Session(%s) = %+v, %v", a.ID, byID, err)
 	}
+	// The client software is kept as it was first seen.
+	withClient := store.Session{Key: "key-client", KeySource: "header", Client: "OpenAI/Python 1.40.0"}
+	if err := s.CreateSession(ctx(t), &withClient); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Session(ctx(t), withClient.ID); err != nil || got.Client != "OpenAI/Python 1.40.0" {
+		t.Errorf("Session with a client = %+v, %v", got, err)
+	}
 	_, err = s.SessionByKey(ctx(t), "missing")
 	wantErr(t, "SessionByKey(missing)", err, store.ErrNotFound)
 	_, err = s.Session(ctx(t), "sess-missing")

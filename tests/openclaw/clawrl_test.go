@@ -134,6 +134,7 @@ type exportedTurn struct {
 	ToolCalls         []exportedCall    `json:"tool_calls"`
 	NextState         []exportedMsg     `json:"next_state"`
 	ID                string            `json:"id"`
+	InternalSessionID string            `json:"internal_session_id"`
 	SessionKey        string            `json:"session_key"`
 	SessionKeySource  string            `json:"session_key_source"`
 	Type              string            `json:"type"`

@@ -107,11 +107,13 @@ func checkRecorded(t *testing.T, turns []exportedTurn) {
 	dump := strings.Join(lines, "\n")
 	t.Logf("recorded turns:\n%s", dump)
 
-	// One session, recognised by OpenClaw's affinity header.
+	// One session, recognised by OpenClaw's affinity header and exported
+	// under OpenClaw's own session id.
 	var main, side []exportedTurn
 	for _, tr := range turns {
-		if tr.SessionID != turns[0].SessionID || tr.SessionKey != sessionID {
-			t.Errorf("turn %s is in session %s (key %q), want all in one session keyed %q\n%s", tr.ID, tr.SessionID, tr.SessionKey, sessionID, dump)
+		if tr.SessionID != sessionID || tr.InternalSessionID != turns[0].InternalSessionID || tr.SessionKey != sessionID {
+			t.Errorf("turn %s is in session %s (internal %s, key %q), want all in one session %q\n%s",
+				tr.ID, tr.SessionID, tr.InternalSessionID, tr.SessionKey, sessionID, dump)
 		}
 		switch tr.Type {
 		case "main":

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Reference for BenchmarkTrainStep: training tokens/s of transformers + PEFT
 (LoRA r16/alpha 32 on q,k,v,o,gate,up,down) or full fine-tuning with
-torch.optim.AdamW, one step = forward + backward + optimizer step on 2
-sequences of 128 tokens (SFT loss on the last 64 of each), float32 on CPU.
+torch.optim.AdamW, one step = forward + backward + optimizer step, float32
+on CPU, SFT loss on the response tokens. Batches as in bench_test.go:
 
-    python3 train/testdata/bench_torch.py --threads 2 [--large] [--steps 3]
+- tiny, qwen3-0.6b (Qwen3 shapes): 2 sequences of 64 prompt + 64 response;
+- smollm2-135m (SmolLM2-135M's llama shape): 16 sequences of 64 prompt +
+  126 response (16 x 190 tokens).
+
+    OMP_WAIT_POLICY=PASSIVE python3 train/testdata/bench_torch.py --threads 2 [--large] [--steps 3] [--only smollm2-135m/lora]
 
 Prints one line per (shape, mode): tokens/s and peak RSS (MB, whole process).
 """
@@ -14,20 +18,27 @@ import time
 
 import torch
 from peft import LoraConfig, get_peft_model
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
 
+QWEN3 = dict(vocab_size=151936, rms_norm_eps=1e-6, rope_theta=1e6, tie_word_embeddings=True)
 SHAPES = {
-    "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                 num_key_value_heads=2, head_dim=16),
-    "qwen3-0.6b": dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
-                       num_key_value_heads=8, head_dim=128),
+    # name: (config class, model class, config, sequences, prompt, response, large)
+    "tiny": (Qwen3Config, Qwen3ForCausalLM, dict(QWEN3, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                                 num_attention_heads=4, num_key_value_heads=2, head_dim=16), 2, 64, 64, False),
+    "smollm2-135m": (LlamaConfig, LlamaForCausalLM, dict(vocab_size=49152, hidden_size=576, intermediate_size=1536,
+                                                         num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
+                                                         head_dim=64, rms_norm_eps=1e-5, rope_theta=100000,
+                                                         tie_word_embeddings=True), 16, 64, 126, False),
+    "qwen3-0.6b": (Qwen3Config, Qwen3ForCausalLM, dict(QWEN3, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
+                                                       num_attention_heads=16, num_key_value_heads=8, head_dim=128), 2, 64, 64, True),
 }
 
 
 def bench(shape, mode, steps):
-    cfg = Qwen3Config(vocab_size=151936, rms_norm_eps=1e-6, rope_theta=1e6, tie_word_embeddings=True, **SHAPES[shape])
+    cfg_cls, model_cls, kw, nseq, prompt, response, _ = SHAPES[shape]
+    cfg = cfg_cls(**kw)
     torch.manual_seed(0)
-    m = Qwen3ForCausalLM(cfg).float()
+    m = model_cls(cfg).float()
     if mode == "lora":
         m = get_peft_model(m, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, task_type="CAUSAL_LM",
                                          target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]))
@@ -37,9 +48,9 @@ def bench(shape, mode, steps):
     m.train()
     params = [p for p in m.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.1)
-    ids = torch.randint(0, 151936, (2, 128))
+    ids = torch.randint(0, cfg.vocab_size, (nseq, prompt + response))
     labels = ids.clone()
-    labels[:, :64] = -100
+    labels[:, :prompt] = -100
 
     def step():
         opt.zero_grad()
@@ -49,12 +60,21 @@ def bench(shape, mode, steps):
         opt.step()
 
     step()  # warm-up
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     for _ in range(steps):
         step()
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"torch+peft {shape}/{mode}: {256 * steps / dt:.0f} tokens/s, peak RSS {rss:.0f} MB, threads {torch.get_num_threads()}")
+    tokens = nseq * (prompt + response)
+    # tokens per CPU-second (user + system, all threads) counts only this
+    # process's work on a shared machine, where the wall clock does not.
+    print(f"torch+peft {shape}/{mode}: {tokens * steps / dt:.0f} tokens/s, {tokens * steps / cpu:.0f} tokens/cpu-s, "
+          f"peak RSS {rss:.0f} MB, threads {torch.get_num_threads()}, {dt / steps:.2f} s/step", flush=True)
+
+
+def cpu_seconds():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
 
 
 if __name__ == "__main__":
@@ -62,13 +82,14 @@ if __name__ == "__main__":
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--large", action="store_true", help="also the Qwen3-0.6B shape")
-    ap.add_argument("--only", default="", help="shape/mode to run, e.g. qwen3-0.6b/lora")
+    ap.add_argument("--only", default="", help="shape/mode to run, e.g. smollm2-135m/lora")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    for shape in SHAPES:
-        if shape != "tiny" and not a.large:
-            continue
+    for shape, spec in SHAPES.items():
         for mode in ("lora", "full"):
-            if a.only and a.only != f"{shape}/{mode}":
+            if a.only:
+                if a.only != f"{shape}/{mode}":
+                    continue
+            elif spec[6] and not a.large or shape == "smollm2-135m" and mode == "full":
                 continue
             bench(shape, mode, a.steps)

@@ -1,4 +1,4 @@
--- 0005: eval-gated promotion (store/learning.go). A version is either
+-- 0006: eval-gated promotion (store/learning.go). A version is either
 -- promoted (it passed the retention check and was served) or rejected (it
 -- regressed; its samples stay trained, never trained again). serving says
 -- which version the engine must serve: the newest promoted one, unless a

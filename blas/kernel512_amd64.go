@@ -1,0 +1,20 @@
+//go:build !purego
+
+package blas
+
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
+
+// use512 selects the AVX-512 training kernels (kernel512_amd64.s), which
+// compute the AVX2 kernels' sums bitwise at twice the width. CLAWRL_AVX512=0
+// turns them off (to compare).
+var use512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && os.Getenv("CLAWRL_AVX512") != "0"
+
+//go:noescape
+func kern4x6C512(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func kernOP4x48C512(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int)

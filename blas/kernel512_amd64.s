@@ -1,0 +1,206 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX-512 versions of the two training GEMM kernels. Each computes exactly
+// the sums its AVX2 counterpart does (same lanes, same order, same
+// reductions), only twice as many of them per instruction, so results stay
+// bitwise those of the AVX2 kernels: a row's numbers do not depend on the
+// CPU's vector width, on its batch, or on which kernel ran it.
+
+// Horizontal sum of the 8 lanes of Y register acc (X alias xacc) into one
+// float32 stored at off(reg), in kern4x3C's order (HSUMAT). Clobbers tmp.
+#define HSUM8(acc, xacc, tmp, off, reg) \
+	VEXTRACTF128 $1, acc, tmp; \
+	VADDPS tmp, xacc, xacc; \
+	VHADDPS xacc, xacc, xacc; \
+	VHADDPS xacc, xacc, xacc; \
+	VMOVSS xacc, off(reg)
+
+// Both halves of ZMM accumulator n: the high half (row hi) first, through
+// Y14, then the low half (row lo) in place. Column offset off bytes.
+#define HSUMPAIR(zacc, yacc, xacc, off, lo, hi) \
+	VEXTRACTF32X8 $1, zacc, Y14; \
+	HSUM8(Y14, X14, X15, off, hi); \
+	HSUM8(yacc, xacc, X15, off, lo)
+
+// func kern4x6C512(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// C[r, q] = dot(a row r, b row q) over the first k8 elements for r < 4,
+// q < 6 (k8 % 8 == 0, k8 > 0), stored into C (row stride ldc elements): two
+// kern4x3C tiles side by side, bitwise. Each ZMM accumulator holds one
+// column's 8-lane partial sums for two rows of A (rows 0,1 or 2,3: a pair
+// of A rows is loaded into the two halves of one register, each B row
+// broadcast to both halves), reduced exactly as kern4x3C reduces its YMM
+// accumulators.
+TEXT ·kern4x6C512(SB), NOSPLIT, $0-56
+	MOVQ k8+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R9
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (SI)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (DI)(R9*1), R13
+	LEAQ (R13)(R9*1), R14
+	LEAQ (R14)(R9*1), R15
+	LEAQ (R15)(R9*1), DX
+	LEAQ (DX)(R9*1), BX
+	SHRQ $3, CX
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop4x6:
+	VMOVUPS (SI)(AX*1), Y12
+	VINSERTF32X8 $1, (R10)(AX*1), Z12, Z12
+	VMOVUPS (R11)(AX*1), Y13
+	VINSERTF32X8 $1, (R12)(AX*1), Z13, Z13
+	VBROADCASTF32X8 (DI)(AX*1), Z14
+	VFMADD231PS Z14, Z12, Z0
+	VFMADD231PS Z14, Z13, Z1
+	VBROADCASTF32X8 (R13)(AX*1), Z15
+	VFMADD231PS Z15, Z12, Z2
+	VFMADD231PS Z15, Z13, Z3
+	VBROADCASTF32X8 (R14)(AX*1), Z14
+	VFMADD231PS Z14, Z12, Z4
+	VFMADD231PS Z14, Z13, Z5
+	VBROADCASTF32X8 (R15)(AX*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VFMADD231PS Z15, Z13, Z7
+	VBROADCASTF32X8 (DX)(AX*1), Z14
+	VFMADD231PS Z14, Z12, Z8
+	VFMADD231PS Z14, Z13, Z9
+	VBROADCASTF32X8 (BX)(AX*1), Z15
+	VFMADD231PS Z15, Z12, Z10
+	VFMADD231PS Z15, Z13, Z11
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loop4x6
+
+	MOVQ c+40(FP), SI
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	// Z(2q) holds rows 0 (low) and 1 (high) of column q, Z(2q+1) rows 2
+	// and 3.
+	HSUMPAIR(Z0, Y0, X0, 0, SI, R10)
+	HSUMPAIR(Z1, Y1, X1, 0, R11, R12)
+	HSUMPAIR(Z2, Y2, X2, 4, SI, R10)
+	HSUMPAIR(Z3, Y3, X3, 4, R11, R12)
+	HSUMPAIR(Z4, Y4, X4, 8, SI, R10)
+	HSUMPAIR(Z5, Y5, X5, 8, R11, R12)
+	HSUMPAIR(Z6, Y6, X6, 12, SI, R10)
+	HSUMPAIR(Z7, Y7, X7, 12, R11, R12)
+	HSUMPAIR(Z8, Y8, X8, 16, SI, R10)
+	HSUMPAIR(Z9, Y9, X9, 16, R11, R12)
+	HSUMPAIR(Z10, Y10, X10, 20, SI, R10)
+	HSUMPAIR(Z11, Y11, X11, 20, R11, R12)
+	VZEROUPPER
+	RET
+
+// func kernOP4x48C512(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int)
+// kernOP4x24C over 48 columns: C[r, 0:48] (+)= Σ_p a(r, p)·B[p, 0:48] for
+// r < 4, each element one FMA chain over p in order (from C when acc is
+// non-zero, else from zero), bitwise two kernOP4x24C tiles side by side.
+TEXT ·kernOP4x48C512(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ ars+16(FP), R8
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ ldb+40(FP), R10
+	MOVQ c+48(FP), BX
+	MOVQ ldc+56(FP), R12
+	MOVQ acc+64(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $2, R10
+	SHLQ $2, R12
+	LEAQ (R8)(R8*2), R11
+	LEAQ (BX)(R12*1), R13
+	LEAQ (R13)(R12*1), R14
+	LEAQ (R14)(R12*1), R15
+	TESTQ DX, DX
+	JZ op48zero
+	VMOVUPS 0(BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVUPS 128(BX), Z2
+	VMOVUPS 0(R13), Z3
+	VMOVUPS 64(R13), Z4
+	VMOVUPS 128(R13), Z5
+	VMOVUPS 0(R14), Z6
+	VMOVUPS 64(R14), Z7
+	VMOVUPS 128(R14), Z8
+	VMOVUPS 0(R15), Z9
+	VMOVUPS 64(R15), Z10
+	VMOVUPS 128(R15), Z11
+	JMP op48loop
+
+op48zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+op48loop:
+	VMOVUPS (DI), Z12
+	VMOVUPS 64(DI), Z13
+	VMOVUPS 128(DI), Z14
+	VBROADCASTSS (SI), Z15
+	VFMADD231PS Z12, Z15, Z0
+	VFMADD231PS Z13, Z15, Z1
+	VFMADD231PS Z14, Z15, Z2
+	VBROADCASTSS (SI)(R8*1), Z15
+	VFMADD231PS Z12, Z15, Z3
+	VFMADD231PS Z13, Z15, Z4
+	VFMADD231PS Z14, Z15, Z5
+	VBROADCASTSS (SI)(R8*2), Z15
+	VFMADD231PS Z12, Z15, Z6
+	VFMADD231PS Z13, Z15, Z7
+	VFMADD231PS Z14, Z15, Z8
+	VBROADCASTSS (SI)(R11*1), Z15
+	VFMADD231PS Z12, Z15, Z9
+	VFMADD231PS Z13, Z15, Z10
+	VFMADD231PS Z14, Z15, Z11
+	ADDQ R9, SI
+	ADDQ R10, DI
+	DECQ CX
+	JNZ op48loop
+
+	VMOVUPS Z0, 0(BX)
+	VMOVUPS Z1, 64(BX)
+	VMOVUPS Z2, 128(BX)
+	VMOVUPS Z3, 0(R13)
+	VMOVUPS Z4, 64(R13)
+	VMOVUPS Z5, 128(R13)
+	VMOVUPS Z6, 0(R14)
+	VMOVUPS Z7, 64(R14)
+	VMOVUPS Z8, 128(R14)
+	VMOVUPS Z9, 0(R15)
+	VMOVUPS Z10, 64(R15)
+	VMOVUPS Z11, 128(R15)
+	VZEROUPPER
+	RET

@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package blas
+
+// use512 is a variable only so tests can set it as on amd64.
+var use512 = false
+
+func kern4x6C512(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func kernOP4x48C512(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int) {
+	panic("blas: no assembly kernels on this platform")
+}

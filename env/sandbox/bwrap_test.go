@@ -1,0 +1,243 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// newBwrap returns a bubblewrap provider, skipping (failing under
+// CLAWRL_REQUIRE_REFS=1, as CI runs) where bwrap is missing.
+func newBwrap(t *testing.T, l Limits) *Bwrap {
+	t.Helper()
+	b, err := NewBwrap(l)
+	if err != nil {
+		if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
+			t.Fatalf("bubblewrap sandbox required (CLAWRL_REQUIRE_REFS=1): %v", err)
+		}
+		t.Skipf("no bubblewrap sandbox here: %v", err)
+	}
+	return b
+}
+
+func run(t *testing.T, sb Sandbox, script string) Result {
+	t.Helper()
+	res, err := sb.Run(context.Background(), Command{Args: []string{"sh", "-c", script}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func newSandbox(t *testing.T, b *Bwrap) Sandbox {
+	t.Helper()
+	sb, err := b.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+func TestBwrapRunsAndKeepsFiles(t *testing.T) {
+	b := newBwrap(t, Limits{})
+	sb := newSandbox(t, b)
+	if err := sb.WriteFile("data/in.txt", []byte("21\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, sb, `python3 -c 'print(int(open("data/in.txt").read())*2)' > out.txt; cat out.txt; echo err >&2; exit 3`)
+	if res.ExitCode != 3 || res.Cut != "" || res.Output != "42\nerr\n" {
+		t.Fatalf("%+v", res)
+	}
+	// Files persist between the episode's commands.
+	if res := run(t, sb, "cat out.txt; pwd; id -u"); res.Output != "42\n/work\n1000\n" {
+		t.Fatalf("%+v", res)
+	}
+	if err := sb.WriteFile("../escape", []byte("x"), 0o644); err == nil {
+		t.Fatal("WriteFile outside the working folder succeeded")
+	}
+	// A symlink planted by a command does not redirect host-side writes.
+	run(t, sb, "ln -s /etc planted")
+	if err := sb.WriteFile("planted/x", []byte("x"), 0o644); err == nil {
+		t.Fatal("WriteFile through a planted symlink succeeded")
+	}
+}
+
+// The five refusals of the issue: writing outside the sandbox, network,
+// fork bombs, infinite output, a process ignoring SIGTERM. Each is cut off
+// (or simply fails) with its reason, and the host is untouched.
+func TestBwrapEscapesRefused(t *testing.T) {
+	b := newBwrap(t, Limits{WallTime: 3 * time.Second, CPUTime: 2 * time.Second, Output: 4096, KillGrace: 300 * time.Millisecond, Processes: 32, Memory: 256 << 20})
+	sb := newSandbox(t, b)
+	hostDir := t.TempDir()
+	marker := filepath.Join(hostDir, "marker")
+
+	t.Run("write outside", func(t *testing.T) {
+		res := run(t, sb, fmt.Sprintf(`for p in %s /usr/escape /etc/escape /root/escape /escape %s/../escape; do (echo x > "$p") 2>/dev/null && echo "wrote $p"; done; ls /; exit 0`, marker, hostDir))
+		if strings.Contains(res.Output, "wrote") {
+			t.Fatalf("a write outside the sandbox succeeded: %q", res.Output)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("the host file appeared")
+		}
+		for _, p := range []string{"/usr/escape", "/etc/escape", "/root/escape", "/escape"} {
+			if _, err := os.Stat(p); err == nil {
+				os.Remove(p)
+				t.Fatalf("%s appeared on the host", p)
+			}
+		}
+		for _, hidden := range []string{"etc", "root", "home", "var"} {
+			if strings.Contains(" "+strings.ReplaceAll(res.Output, "\n", " ")+" ", " "+hidden+" ") {
+				t.Errorf("host folder /%s visible inside: %q", hidden, res.Output)
+			}
+		}
+	})
+
+	t.Run("network", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		var accepted atomic.Int64
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted.Add(1)
+				c.Close()
+			}
+		}()
+		port := ln.Addr().(*net.TCPAddr).Port
+		res := run(t, sb, fmt.Sprintf(`python3 -c '
+import socket
+for host in ("127.0.0.1", "1.1.1.1", "10.0.0.1"):
+    try:
+        socket.create_connection((host, %d), timeout=1); print("connected", host)
+    except OSError as e:
+        print("refused", host, e.errno)
+'`, port))
+		if strings.Contains(res.Output, "connected") || accepted.Load() != 0 || strings.Count(res.Output, "refused") != 3 {
+			t.Fatalf("network reachable from the sandbox: %q (accepted %d)", res.Output, accepted.Load())
+		}
+	})
+
+	t.Run("fork bomb", func(t *testing.T) {
+		start := time.Now()
+		// The shell's "Cannot fork" complaints go to /dev/null, or they may
+		// hit the output cap first (a cut-off all the same).
+		res := run(t, sb, `{ bomb() { bomb | bomb & }; bomb; } 2>/dev/null; sleep 100`)
+		if (res.Cut != CutWallTime && res.Cut != CutOutput) || time.Since(start) > 10*time.Second {
+			t.Fatalf("fork bomb: cut %q after %v", res.Cut, time.Since(start))
+		}
+		assertNoneLeft(t, "bomb")
+		// The host still forks.
+		if err := exec.Command("true").Run(); err != nil {
+			t.Fatalf("host cannot fork after the bomb: %v", err)
+		}
+	})
+
+	t.Run("infinite output", func(t *testing.T) {
+		start := time.Now()
+		res := run(t, sb, `yes clawrl-flood`)
+		if res.Cut != CutOutput || len(res.Output) != 4096 || time.Since(start) > 3*time.Second {
+			t.Fatalf("flood: cut %q, %d bytes, %v", res.Cut, len(res.Output), time.Since(start))
+		}
+		assertNoneLeft(t, "clawrl-flood")
+	})
+
+	t.Run("ignores SIGTERM", func(t *testing.T) {
+		start := time.Now()
+		res := run(t, sb, `trap '' TERM; echo clawrl-stubborn; while :; do sleep 0.1; done`)
+		if res.Cut != CutWallTime || res.ExitCode != 128+9 && res.ExitCode != 128+15 {
+			t.Fatalf("stubborn: %+v", res)
+		}
+		if d := time.Since(start); d > 6*time.Second {
+			t.Fatalf("stubborn process took %v to kill", d)
+		}
+		assertNoneLeft(t, "clawrl-stubborn")
+	})
+
+	t.Run("cpu", func(t *testing.T) {
+		// A wall clock well past the CPU limit: on a busy machine a loop
+		// gets only part of a core.
+		b := newBwrap(t, Limits{CPUTime: time.Second, WallTime: 60 * time.Second})
+		res := run(t, newSandbox(t, b), `python3 -c 'while True: pass'`)
+		if res.Cut != CutCPU {
+			t.Fatalf("busy loop: %+v", res)
+		}
+	})
+
+	t.Run("memory", func(t *testing.T) {
+		res := run(t, sb, `python3 -c 'x = bytearray(1 << 30)'`)
+		if res.Cut != CutMemory || res.ExitCode == 0 {
+			t.Fatalf("1 GiB allocation under a 256 MiB limit: %+v", res)
+		}
+	})
+
+	t.Run("context", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		res, err := sb.Run(ctx, Command{Args: []string{"sleep", "100"}})
+		if err != nil || !strings.HasPrefix(res.Cut, CutKilled) {
+			t.Fatalf("cancelled: %+v %v", res, err)
+		}
+	})
+
+	// After all that, the sandbox still works.
+	if res := run(t, sb, "echo fine"); res.Output != "fine\n" || res.Cut != "" {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// assertNoneLeft fails if any host process still has marker in its command
+// line (the script text is in sh's argv).
+func assertNoneLeft(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		left := 0
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			b, err := os.ReadFile(p)
+			if err == nil && strings.Contains(string(b), marker) && !strings.Contains(string(b), "go test") && !strings.Contains(string(b), ".test") {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes with %q still running", left, marker)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestBwrapCloseRemovesFolder(t *testing.T) {
+	b := newBwrap(t, Limits{})
+	sb, err := b.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, sb, "mkdir -p ro/deep && echo x > ro/deep/f && chmod -R a-w ro")
+	root := sb.(*bwrapSandbox).root
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Fatalf("working folder left: %v", err)
+	}
+	if _, err := sb.Run(context.Background(), Command{Args: []string{"true"}}); err == nil {
+		t.Fatal("run after close succeeded")
+	}
+}

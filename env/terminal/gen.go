@@ -1,0 +1,91 @@
+package terminal
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/clawrl/clawrl/env"
+)
+
+// Generate makes n shell tasks from seed: each has starting files, a prompt
+// and a test script with one to three checks. The same seed gives the same
+// tasks.
+func Generate(n int, seed uint64, split, idPrefix string) []env.Task {
+	r := rand.New(rand.NewPCG(seed, seed^0xda942042e4dd58b5))
+	out := make([]env.Task, 0, n)
+	seen := map[string]bool{}
+	for len(out) < n {
+		t := task(r)
+		if seen[t.Prompt] {
+			continue
+		}
+		seen[t.Prompt] = true
+		t.ID, t.Env, t.Split = fmt.Sprintf("%s-%04d", idPrefix, len(out)+1), Name, split
+		out = append(out, t)
+	}
+	return out
+}
+
+var words = []string{"alpha", "bravo", "cedar", "delta", "ember", "fjord", "gamma", "harbor", "iris", "juniper", "kite", "lumen", "maple", "nova", "orbit", "pebble"}
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+// check is one test line: a shell condition and its name.
+func check(name, cond string) string {
+	return fmt.Sprintf("if %s; then echo 'ok %s'; else echo 'not ok %s'; fi\n", cond, name, name)
+}
+
+func task(r *rand.Rand) env.Task {
+	w1, w2 := pick(r, words), pick(r, words)
+	for w2 == w1 {
+		w2 = pick(r, words)
+	}
+	file := w1 + ".txt"
+	switch r.IntN(7) {
+	case 0:
+		return env.Task{Prompt: fmt.Sprintf("Create a file named %s containing the word %s.", file, w2),
+			Test: check("exists", fmt.Sprintf("[ -f %s ]", file)) + check("content", fmt.Sprintf("grep -qx '%s' %s", w2, file))}
+	case 1:
+		dir := w1 + "_" + w2
+		return env.Task{Prompt: fmt.Sprintf("Make a directory named %s.", dir), Test: check("dir", fmt.Sprintf("[ -d %s ]", dir))}
+	case 2:
+		lines := 2 + r.IntN(9)
+		var b strings.Builder
+		for range lines {
+			b.WriteString(pick(r, words) + "\n")
+		}
+		return env.Task{Prompt: "Count the lines of data.txt and write the number into count.txt.",
+			Files: map[string]string{"data.txt": b.String()},
+			Test:  check("exists", "[ -f count.txt ]") + check("count", fmt.Sprintf("[ \"$(tr -d ' \\n' < count.txt)\" = %d ]", lines))}
+	case 3:
+		return env.Task{Prompt: fmt.Sprintf("Rename %s to %s.txt.", file, w2+"_new"),
+			Files: map[string]string{file: w1 + "\n"},
+			Test:  check("old gone", fmt.Sprintf("[ ! -e %s ]", file)) + check("new", fmt.Sprintf("grep -qx %s %s_new.txt", w1, w2))}
+	case 4:
+		nums := make([]int, 3+r.IntN(5))
+		var b strings.Builder
+		for i := range nums {
+			nums[i] = r.IntN(100)
+			fmt.Fprintln(&b, nums[i])
+		}
+		slices.Sort(nums)
+		var want strings.Builder
+		for _, x := range nums {
+			fmt.Fprintln(&want, x)
+		}
+		return env.Task{Prompt: "Sort the numbers in nums.txt in increasing numeric order and write them, one per line, to sorted.txt.",
+			Files: map[string]string{"nums.txt": b.String()},
+			Test: check("exists", "[ -f sorted.txt ]") +
+				check("sorted", fmt.Sprintf("[ \"$(cat sorted.txt)\" = \"$(printf '%s')\" ]", strings.TrimRight(strings.ReplaceAll(want.String(), "\n", "\\n"), "\\n")))}
+	case 5:
+		return env.Task{Prompt: fmt.Sprintf("In notes.txt, replace every %s with %s.", w1, w2),
+			Files: map[string]string{"notes.txt": fmt.Sprintf("%s one\ntwo %s\n%s\n", w1, w1, w1)},
+			Test:  check("no old", fmt.Sprintf("! grep -q %s notes.txt", w1)) + check("new", fmt.Sprintf("[ \"$(grep -c %s notes.txt)\" -ge 3 ]", w2))}
+	default:
+		return env.Task{Prompt: fmt.Sprintf("Delete the file %s and create an empty file named done.", file),
+			Files: map[string]string{file: "x\n"},
+			Test:  check("deleted", fmt.Sprintf("[ ! -e %s ]", file)) + check("done", "[ -f done ] && [ ! -s done ]")}
+	}
+}

@@ -1,0 +1,133 @@
+package terminal
+
+import (
+	"context"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/env"
+	"github.com/clawrl/clawrl/env/sandbox"
+)
+
+func pool(t *testing.T) *env.Pool {
+	t.Helper()
+	b, err := sandbox.NewBwrap(sandbox.Limits{WallTime: 20 * time.Second})
+	if err != nil {
+		if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
+			t.Fatalf("bubblewrap required: %v", err)
+		}
+		t.Skipf("no bubblewrap sandbox: %v", err)
+	}
+	p, err := env.NewPool(env.PoolConfig{Limit: 4}, &Kind{Sandbox: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Shutdown() })
+	return p
+}
+
+func shell(cmds ...string) env.Action {
+	var m chat.Message
+	for i, c := range cmds {
+		m.ToolCalls = append(m.ToolCalls, chat.ToolCall{ID: string(rune('a' + i)), Type: "function",
+			Function: chat.FunctionCall{Name: "shell", Arguments: `{"command": ` + quote(c) + `}`}})
+	}
+	return env.Action{Message: m}
+}
+
+func quote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+func runEpisode(t *testing.T, p *env.Pool, task env.Task, actions ...env.Action) env.Evaluation {
+	t.Helper()
+	ctx := context.Background()
+	c, err := p.Create(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx, c.EpisodeID)
+	for _, a := range actions {
+		if _, err := p.Step(ctx, c.EpisodeID, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Step(ctx, c.EpisodeID, env.Action{Message: chat.Message{Content: "done"}}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := p.Evaluate(ctx, c.EpisodeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func TestRewardIsTwoAMinusOne(t *testing.T) {
+	p := pool(t)
+	task := env.Task{ID: "t", Env: Name, Prompt: "Put hi into a.txt and bye into b.txt", Files: map[string]string{"seed/x.txt": "x"},
+		Test: "grep -qx hi a.txt && echo 'ok a' || echo 'not ok a'\ngrep -qx bye b.txt && echo 'ok b' || echo 'not ok b'\n[ -f seed/x.txt ] && echo ok seed || echo not ok seed\necho noise\n"}
+	if ev := runEpisode(t, p, task, shell("echo hi > a.txt", "echo bye > b.txt")); !ev.Success || ev.Reward != 1 {
+		t.Fatalf("all checks: %+v", ev)
+	}
+	if ev := runEpisode(t, p, task, shell("echo hi > a.txt; rm -r seed")); ev.Success || math.Abs(ev.Reward+1.0/3) > 1e-9 {
+		t.Fatalf("one of three: %+v", ev)
+	}
+	ev := runEpisode(t, p, task, shell("cat "+testFile+"; ls -a"))
+	if math.Abs(ev.Reward+1.0/3) > 1e-9 {
+		t.Fatalf("nothing done: %+v", ev)
+	}
+	// A test script the agent tampered with beforehand is replaced.
+	ev = runEpisode(t, p, task, shell("echo 'echo ok a; echo ok b' > "+testFile+"; ln -sf /dev/null "+testFile))
+	if ev.Success {
+		t.Fatalf("planted test script counted: %+v", ev)
+	}
+}
+
+func TestCommandsAreSandboxed(t *testing.T) {
+	p := pool(t)
+	ctx := context.Background()
+	c, err := p.Create(ctx, env.Task{ID: "s", Env: Name, Prompt: "p", Test: "echo ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx, c.EpisodeID)
+	obs, err := p.Step(ctx, c.EpisodeID, shell("yes", "touch /usr/x", "cd sub 2>/dev/null; pwd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(obs.Messages[0].Content, "[stopped: output limit]") || !strings.Contains(obs.Messages[1].Content, "[exit status 1]") ||
+		!strings.HasPrefix(obs.Messages[2].Content, "/work") {
+		t.Fatalf("%+v", obs.Messages)
+	}
+}
+
+// Every generated task's test fails on the untouched starting files (so a
+// do-nothing agent earns nothing), and the generator is deterministic.
+func TestGeneratedTasksNeedWork(t *testing.T) {
+	p := pool(t)
+	tasks := Generate(21, 3, env.SplitTrain, "term")
+	again := Generate(21, 3, env.SplitTrain, "term")
+	for i, task := range tasks {
+		if task.Prompt != again[i].Prompt || task.Test != again[i].Test {
+			t.Fatal("same seed, different tasks")
+		}
+		if err := task.Check(); err != nil {
+			t.Fatal(err)
+		}
+		ev := runEpisode(t, p, task)
+		if ev.Success || ev.Details["total"].(int) == 0 {
+			t.Errorf("task %s %q passes with nothing done: %+v", task.ID, task.Prompt, ev)
+		}
+	}
+}
+
+func TestParseChecks(t *testing.T) {
+	got := ParseChecks("ok a\nnot ok b c\n  ok\nokay\nnoise\n")
+	if len(got) != 3 || !got[0].OK || got[1].OK || got[1].Name != "b c" || !got[2].OK {
+		t.Fatalf("%+v", got)
+	}
+}

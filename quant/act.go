@@ -1,0 +1,123 @@
+package quant
+
+import "math"
+
+// actRow is one activation row quantized for the dot products: int8
+// values, and per block either (d, d·Σq) pairs of 32 values (Q8 form) or
+// one d per 256 with the sums of each 16 (Q8_K form).
+type actRow struct {
+	qs    []int8
+	ds    []float32
+	bsums []int16
+}
+
+// kquant reports whether t's activations are quantized to Q8_K.
+func kquant(t Type) bool { return t == Q4_K || t == Q5_K || t == Q6_K }
+
+// Act is a [T, Cols] activation matrix quantized for dot products with
+// weights of one type; its buffers are reused across calls.
+type Act struct {
+	T, Cols int
+	K       bool // Q8_K form
+	qs      []int8
+	ds      []float32
+	bsums   []int16
+}
+
+// Quantize fills a from x[T, cols] for products with weights of type t.
+func (a *Act) Quantize(t Type, x []float32, T, cols int) {
+	a.T, a.Cols, a.K = T, cols, kquant(t)
+	a.qs = grow(a.qs, T*cols)
+	if a.K {
+		a.ds = grow(a.ds, T*cols/QKK)
+		a.bsums = grow(a.bsums, T*cols/16)
+		for b := 0; b < T*cols/QKK; b++ {
+			quantizeQ8K(a.qs[b*QKK:(b+1)*QKK], &a.ds[b], a.bsums[b*16:(b+1)*16], x[b*QKK:(b+1)*QKK])
+		}
+		return
+	}
+	a.ds = grow(a.ds, 2*T*cols/QK)
+	quantizeQ8(a.qs, a.ds, x[:T*cols])
+}
+
+func (a *Act) row(t int) actRow {
+	r := actRow{qs: a.qs[t*a.Cols : (t+1)*a.Cols]}
+	if a.K {
+		n := a.Cols / QKK
+		r.ds = a.ds[t*n : (t+1)*n]
+		r.bsums = a.bsums[t*a.Cols/16 : (t+1)*a.Cols/16]
+	} else {
+		n := 2 * a.Cols / QK
+		r.ds = a.ds[t*n : (t+1)*n]
+	}
+	return r
+}
+
+func grow[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n)
+	}
+	return s[:n]
+}
+
+// quantizeQ8 is llama.cpp's x86 quantize_row_q8_1 (and q8_0, which is the
+// same without the sum): per 32 values, d = amax/127 kept as float16,
+// q = round-half-even(x·127/amax), s = d·Σq kept as float16.
+func quantizeQ8(qs []int8, ds []float32, x []float32) {
+	if quantizeQ8Fast(qs, ds, x) {
+		return
+	}
+	quantizeQ8Ref(qs, ds, x)
+}
+
+func quantizeQ8Ref(qs []int8, ds []float32, x []float32) {
+	for b := 0; b < len(x)/QK; b++ {
+		xb := x[b*QK : (b+1)*QK]
+		var amax float32
+		for _, v := range xb {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		d := amax / 127
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		sum := 0
+		for j, v := range xb {
+			q := int(math.RoundToEven(float64(v * id)))
+			qs[b*QK+j] = int8(q)
+			sum += q
+		}
+		ds[2*b] = F16ToF32(F32ToF16(d))
+		ds[2*b+1] = F16ToF32(F32ToF16(d * float32(sum)))
+	}
+}
+
+// quantizeQ8K is quantize_row_q8_K_ref: the signed value of largest
+// magnitude maps to -127, d = 1/scale in float32, plus the sums of 16.
+func quantizeQ8K(qs []int8, d *float32, bsums []int16, x []float32) {
+	var amax, mx float32
+	for _, v := range x {
+		if a := float32(math.Abs(float64(v))); a > amax {
+			amax, mx = a, v
+		}
+	}
+	if amax == 0 {
+		*d = 0
+		clear(qs)
+		clear(bsums)
+		return
+	}
+	iscale := -127 / mx
+	for j, v := range x {
+		qs[j] = int8(min(127, int(math.RoundToEven(float64(iscale*v)))))
+	}
+	for j := range bsums {
+		s := 0
+		for _, q := range qs[16*j : 16*j+16] {
+			s += int(q)
+		}
+		bsums[j] = int16(s)
+	}
+	*d = 1 / iscale
+}

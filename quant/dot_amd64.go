@@ -1,0 +1,100 @@
+//go:build !purego
+
+package quant
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Which assembly runs: AVX2 (+FMA, F16C) kernels on every x86-64 CPU since
+// 2013–2015, their VPDPBUSD form where AVX-512 VNNI (with VL) is present.
+var (
+	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+	hasVNNI = hasAVX2 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+)
+
+//go:noescape
+func dotQ4_1VNNI(nb int, w *byte, qs *int8, ds *float32) float32
+
+//go:noescape
+func dotQ4_1AVX2(nb int, w *byte, qs *int8, ds *float32) float32
+
+//go:noescape
+func dotQ8_0VNNI(nb int, w *byte, qs *int8, ds *float32) float32
+
+//go:noescape
+func dotQ8_0AVX2(nb int, w *byte, qs *int8, ds *float32) float32
+
+//go:noescape
+func dotQ4KAVX2(nb int, w *byte, qs *int8, ds *float32, bsums *int16) float32
+
+//go:noescape
+func dotQ6KAVX2(nb int, w *byte, qs *int8, ds *float32) float32
+
+//go:noescape
+func dotQ4_1x4VNNI(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+//go:noescape
+func dotQ4_1x4AVX2(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+//go:noescape
+func dotQ8_0x4VNNI(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+//go:noescape
+func dotQ8_0x4AVX2(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+type asmDot4 func(nb int, w *byte, qs *int8, ds *float32, ldq, ldd int, out *[4]float32)
+
+// wrap4 adapts a four-token kernel: a holds at least t0+4 rows.
+func wrap4(k asmDot4) dot4Func {
+	return func(w []byte, a *Act, t0 int, out *[4]float32) {
+		nb := a.Cols / QK
+		k(nb, unsafe.SliceData(w), &a.qs[t0*a.Cols], &a.ds[t0*2*nb], a.Cols, 2*nb*4, out)
+	}
+}
+
+// fastDots4 are the four-token kernels by weight type.
+func fastDots4(vnni, avx2 bool) map[Type]dot4Func {
+	switch {
+	case vnni:
+		return map[Type]dot4Func{Q4_1: wrap4(dotQ4_1x4VNNI), Q8_0: wrap4(dotQ8_0x4VNNI)}
+	case avx2:
+		return map[Type]dot4Func{Q4_1: wrap4(dotQ4_1x4AVX2), Q8_0: wrap4(dotQ8_0x4AVX2)}
+	}
+	return map[Type]dot4Func{}
+}
+
+type asmDot func(nb int, w *byte, qs *int8, ds *float32) float32
+
+// wrap adapts an assembly kernel to the dot signature.
+func wrap(k asmDot) func(w []byte, a actRow) float32 {
+	return func(w []byte, a actRow) float32 {
+		nb := len(a.qs) / QK
+		return k(nb, unsafe.SliceData(w), unsafe.SliceData(a.qs), unsafe.SliceData(a.ds))
+	}
+}
+
+// fastDots are the kernels the matmul uses on this CPU, by weight type;
+// a type missing here runs its reference.
+func fastDots(vnni, avx2 bool) map[Type]func(w []byte, a actRow) float32 {
+	m := map[Type]func(w []byte, a actRow) float32{}
+	if avx2 {
+		m[Q4_K] = func(w []byte, a actRow) float32 {
+			return dotQ4KAVX2(len(a.qs)/QKK, unsafe.SliceData(w), unsafe.SliceData(a.qs), unsafe.SliceData(a.ds), unsafe.SliceData(a.bsums))
+		}
+		m[Q6_K] = func(w []byte, a actRow) float32 {
+			return dotQ6KAVX2(len(a.qs)/QKK, unsafe.SliceData(w), unsafe.SliceData(a.qs), unsafe.SliceData(a.ds))
+		}
+	}
+	switch {
+	case vnni:
+		m[Q4_1], m[Q8_0] = wrap(dotQ4_1VNNI), wrap(dotQ8_0VNNI)
+	case avx2:
+		m[Q4_1], m[Q8_0] = wrap(dotQ4_1AVX2), wrap(dotQ8_0AVX2)
+	}
+	return m
+}
+
+func quantizeQ8Fast(qs []int8, ds []float32, x []float32) bool { return false }

@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package quant
+
+const hasAVX2, hasVNNI = false, false
+
+func fastDots(vnni, avx2 bool) map[Type]func(w []byte, a actRow) float32 {
+	return map[Type]func(w []byte, a actRow) float32{}
+}
+
+func fastDots4(vnni, avx2 bool) map[Type]dot4Func { return map[Type]dot4Func{} }
+
+func quantizeQ8Fast(qs []int8, ds []float32, x []float32) bool { return false }

@@ -1,0 +1,119 @@
+package quant_test
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/clawrl/clawrl/gguf"
+	"github.com/clawrl/clawrl/quant"
+)
+
+// quant's dequantization equals package gguf's reference (itself checked
+// bit-exact against the gguf Python package) on random blocks of every
+// format: the kernels and the loader read the same layout.
+func TestDequantizeMatchesGGUF(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	halves := map[quant.Type][]int{ // byte offsets of the float16 fields
+		quant.Q4_0: {0}, quant.Q4_1: {0, 2}, quant.Q5_0: {0}, quant.Q5_1: {0, 2}, quant.Q8_0: {0},
+		quant.Q4_K: {0, 2}, quant.Q5_K: {0, 2}, quant.Q6_K: {208},
+	}
+	for ty, offs := range halves {
+		const blocks = 64
+		raw := make([]byte, blocks*ty.BlockBytes())
+		for i := range raw {
+			raw[i] = byte(rng.Uint32())
+		}
+		for b := 0; b < blocks; b++ {
+			for _, o := range offs {
+				h := quant.F32ToF16(float32(rng.NormFloat64() * 0.1))
+				binary.LittleEndian.PutUint16(raw[b*ty.BlockBytes()+o:], h)
+			}
+		}
+		n := blocks * ty.BlockSize()
+		got, want := make([]float32, n), make([]float32, n)
+		quant.DequantizeRow(ty, got, raw)
+		if err := gguf.Dequantize(gguf.Type(ty), raw, want); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v: value %d = %v, gguf %v", ty, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// demoGGUF is the SmolLM2-135M-Instruct Q4_1 file where `clawrl model
+// pull smollm2` puts it (the user cache folder; $CLAWRL_DEMO_GGUF
+// overrides), as model's tests find it; missing, the test skips, or fails
+// under CLAWRL_REQUIRE_REFS=1.
+func demoGGUF(t testing.TB) string {
+	t.Helper()
+	path := os.Getenv("CLAWRL_DEMO_GGUF")
+	if path == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache")
+		}
+		path = filepath.Join(cache, "clawrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
+	}
+	if _, err := os.Stat(path); err != nil {
+		msg := "demo GGUF not found at " + path + " (run `go run ./cmd/clawrl model pull smollm2`, or set CLAWRL_DEMO_GGUF)"
+		if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
+			t.Fatal(msg + " (CLAWRL_REQUIRE_REFS=1)")
+		}
+		t.Skip(msg)
+	}
+	return path
+}
+
+// On the demo file's real tensors (Q4_1 blocks from llama.cpp's quantizer,
+// the Q8_0 embedding) the fast matmul matches the float product of the
+// dequantized weights with the Q8-rounded activation.
+func TestDemoTensors(t *testing.T) {
+	f, err := gguf.Open(demoGGUF(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, name := range []string{"blk.0.ffn_down.weight", "blk.3.attn_q.weight", "token_embd.weight"} {
+		tn, err := f.Tensor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, rows := int(tn.Dims[0]), int(tn.Dims[1])
+		m, err := quant.NewMatrix(quant.Type(tn.Type), rows, cols, tn.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const T = 3
+		x := make([]float32, T*cols)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		out := make([]float32, T*rows)
+		quant.MatMul(out, x, T, m)
+		w := make([]float32, cols)
+		for _, r := range []int{0, rows / 2, rows - 1} {
+			m.DequantizeRows(w, r, r+1)
+			for tk := 0; tk < T; tk++ {
+				var want, mag float64
+				for i, v := range w {
+					want += float64(v) * float64(x[tk*cols+i])
+					mag += math.Abs(float64(v) * float64(x[tk*cols+i]))
+				}
+				// Q8 activations: each value within half a step (amax/254)
+				// of x, so the dot moves by well under 1% of Σ|w·x|.
+				if got := float64(out[tk*rows+r]); math.Abs(got-want) > 0.01*mag {
+					t.Errorf("%s (%v) row %d token %d: %v, float %v", name, m.Type, r, tk, got, want)
+				}
+			}
+		}
+	}
+}
