@@ -284,6 +284,12 @@ type versionView struct {
 	Method    string               `json:"method"`
 	CreatedAt string               `json:"created_at"`
 	Metrics   store.VersionMetrics `json:"metrics"`
+	// The promotion result: promoted (served) or rejected by the retention
+	// check, why, and the version it copies when a person asked to serve an
+	// earlier one again.
+	Status        string `json:"status"`
+	StatusReason  string `json:"status_reason,omitempty"`
+	SourceVersion int64  `json:"source_version,omitempty"`
 }
 
 // Throughput windows on the learning page.
@@ -326,7 +332,12 @@ func (h *Handler) learning(w http.ResponseWriter, r *http.Request) {
 	}
 	vs := make([]versionView, len(versions))
 	for i, v := range versions {
-		vs[i] = versionView{Version: v.Version, Method: v.Method, CreatedAt: stamp(v.CreatedAt), Metrics: v.Metrics}
+		status := v.Status
+		if status == "" {
+			status = store.VersionPromoted
+		}
+		vs[i] = versionView{Version: v.Version, Method: v.Method, CreatedAt: stamp(v.CreatedAt), Metrics: v.Metrics,
+			Status: status, StatusReason: v.StatusReason, SourceVersion: v.SourceVersion}
 	}
 	bench, benchErr := loadBench(h.cfg.BenchDir)
 	var latest int64

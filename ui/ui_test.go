@@ -281,6 +281,7 @@ func TestTurnPage(t *testing.T) {
 		Versions      []struct {
 			Version int64
 			Metrics store.VersionMetrics
+			Status  string
 		}
 		Activity []struct {
 			Judged  int
@@ -293,6 +294,7 @@ func TestTurnPage(t *testing.T) {
 	}
 	f.getJSON(t, "/ui/api/learning", &learning)
 	if learning.LatestVersion != 1 || len(learning.Versions) != 1 || learning.Versions[0].Metrics.Loss != 0.25 ||
+		learning.Versions[0].Status != store.VersionPromoted ||
 		learning.Activity[0].Judged != 1 || learning.Activity[0].Trained != 1 || learning.Queues.AwaitingJudge != 2 {
 		t.Errorf("learning: %+v", learning)
 	}

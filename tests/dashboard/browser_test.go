@@ -418,8 +418,8 @@ func TestDashboardLearning(t *testing.T) {
 		t.Errorf("latest version card = %q, want v1", v)
 	}
 	row := js[string](t, b, `document.querySelector("#versions-table .version-row").innerText`)
-	if !strings.Contains(row, "v1") {
-		t.Errorf("version row = %q", row)
+	if !strings.Contains(row, "v1") || !(strings.Contains(row, "promoted") || strings.Contains(row, "rejected")) {
+		t.Errorf("version row = %q, want v1 and its promotion result", row)
 	}
 	if n := js[int](t, b, `document.querySelectorAll("#learning-page svg.chart circle").length`); n < 1+2*3 {
 		t.Errorf("%d chart points, want the version's reward and the fixture's curves", n)

@@ -660,7 +660,11 @@ async function learningPage(token) {
       el("td", { class: "num" }, v.metrics.samples), el("td", { class: "num" }, sig(v.metrics.loss)),
       el("td", { class: "num" }, fmt(v.metrics.mean_reward, 2)), el("td", { class: "num" }, v.metrics.dropped_stale),
       el("td", { class: "num" }, v.metrics.rl_samples + " / " + v.metrics.opd_samples),
-      el("td", { class: "num" }, fmt(v.metrics.clip_fraction, 3)), el("td", { class: "num" }, ms(v.metrics.step_nanos / 1e6))));
+      el("td", { class: "num" }, fmt(v.metrics.clip_fraction, 3)), el("td", { class: "num" }, ms(v.metrics.step_nanos / 1e6)),
+      el("td", { class: "promotion", title: v.status_reason || "" },
+        badge(v.status === "rejected" ? "rejected" : "promoted", v.status === "rejected" ? "bad" : "good"),
+        v.source_version ? el("span", { class: "muted" }, " copy of v" + v.source_version) : "",
+        v.status_reason ? el("div", { class: "muted small" }, v.status_reason) : "")));
     const page = el("div", { class: "page", id: "learning-page" },
       el("div", { class: "page-head" }, el("h1", {}, "Learning"), el("span", { class: "sub" }, "live · refreshes every 5 s")),
       stats,
@@ -677,7 +681,7 @@ async function learningPage(token) {
       el("div", { class: "card table-wrap" }, el("h2", {}, "Versions"), d.versions.length ? el("table", { id: "versions-table" },
         el("thead", {}, el("tr", {}, el("th", {}, "Version"), el("th", {}, "Published"), el("th", {}, "Method"), el("th", { class: "num" }, "Samples"),
           el("th", { class: "num" }, "Loss"), el("th", { class: "num" }, "Mean reward"), el("th", { class: "num" }, "Stale drops"),
-          el("th", { class: "num" }, "RL / OPD"), el("th", { class: "num" }, "Clipped"), el("th", { class: "num" }, "Step time"))),
+          el("th", { class: "num" }, "RL / OPD"), el("th", { class: "num" }, "Clipped"), el("th", { class: "num" }, "Step time"), el("th", {}, "Promotion"))),
         el("tbody", {}, ...rows)) : el("p", { class: "empty" }, "No version yet.")),
       benchCard(d));
     clear(main).append(page);
