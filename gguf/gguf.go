@@ -22,6 +22,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/clawrl/clawrl/internal/mmap"
 )
 
 // Magic is the first four bytes of every GGUF file.
@@ -689,7 +691,7 @@ type File struct {
 
 // Open maps path and parses its header.
 func Open(path string) (*File, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mmap.File(path)
 	if err != nil {
 		return nil, fmt.Errorf("open gguf: %w", err)
 	}

@@ -4,88 +4,30 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/clawrl/clawrl/gguf"
 )
 
-// This file is the scalar reference of every block format: how a block's
-// bytes become float32 values (llama.cpp's dequantize_row_*), and a plain
-// quantizer per format that makes valid blocks for tests and benchmark
-// files. The quantizers pick scales by min/max, not by llama.cpp's
+// This file is the scalar side of every block format: how a block's bytes
+// become float32 values (package gguf's reference, llama.cpp's
+// dequantize_row_*), and a plain quantizer per format that makes valid
+// blocks for tests and benchmark files. The quantizers pick scales by min/max, not by llama.cpp's
 // error-minimising search: their blocks decode the same way, they are only
 // a little less accurate.
 
 func f16at(b []byte, off int) float32 { return F16ToF32(binary.LittleEndian.Uint16(b[off:])) }
 
 // DequantizeRow widens the blocks in src (len(dst)/BlockSize blocks of t)
-// into dst.
+// into dst, with gguf's reference dequantization (the one implementation of
+// each block format's decoding; the kernels here are checked against it).
 func DequantizeRow(t Type, dst []float32, src []byte) {
 	bs, bb := t.BlockSize(), t.BlockBytes()
 	n := len(dst) / bs
 	if len(src) < n*bb {
 		panic(fmt.Sprintf("quant: %v dequantize of %d values needs %d bytes, have %d", t, len(dst), n*bb, len(src)))
 	}
-	f := dequantBlock[t]
-	for i := 0; i < n; i++ {
-		f(dst[i*bs:(i+1)*bs], src[i*bb:(i+1)*bb])
-	}
-}
-
-var dequantBlock = map[Type]func(y []float32, b []byte){
-	Q4_0: dequantQ4_0, Q4_1: dequantQ4_1, Q5_0: dequantQ5_0, Q5_1: dequantQ5_1,
-	Q8_0: dequantQ8_0, Q4_K: dequantQ4K, Q5_K: dequantQ5K, Q6_K: dequantQ6K,
-}
-
-// Q4_0: d (f16), 16 bytes of nibbles; value j is (low nibble of qs[j]) - 8,
-// value j+16 is (high nibble of qs[j]) - 8, times d.
-func dequantQ4_0(y []float32, b []byte) {
-	d := f16at(b, 0)
-	qs := b[2:18]
-	for j := 0; j < 16; j++ {
-		y[j] = float32(int(qs[j]&15)-8) * d
-		y[j+16] = float32(int(qs[j]>>4)-8) * d
-	}
-}
-
-// Q4_1: d, m (f16), 16 bytes of nibbles; value = q·d + m.
-func dequantQ4_1(y []float32, b []byte) {
-	d, m := f16at(b, 0), f16at(b, 2)
-	qs := b[4:20]
-	for j := 0; j < 16; j++ {
-		y[j] = float32(qs[j]&15)*d + m
-		y[j+16] = float32(qs[j]>>4)*d + m
-	}
-}
-
-// Q5_0: d (f16), 32 high bits qh, 16 bytes of nibbles; value = (q5 - 16)·d.
-func dequantQ5_0(y []float32, b []byte) {
-	d := f16at(b, 0)
-	qh := binary.LittleEndian.Uint32(b[2:])
-	qs := b[6:22]
-	for j := 0; j < 16; j++ {
-		h0 := byte(qh>>j<<4) & 0x10
-		h1 := byte(qh>>(j+12)) & 0x10
-		y[j] = float32(int(qs[j]&15|h0)-16) * d
-		y[j+16] = float32(int(qs[j]>>4|h1)-16) * d
-	}
-}
-
-// Q5_1: d, m (f16), qh, nibbles; value = q5·d + m.
-func dequantQ5_1(y []float32, b []byte) {
-	d, m := f16at(b, 0), f16at(b, 2)
-	qh := binary.LittleEndian.Uint32(b[4:])
-	qs := b[8:24]
-	for j := 0; j < 16; j++ {
-		h0 := byte(qh>>j<<4) & 0x10
-		h1 := byte(qh>>(j+12)) & 0x10
-		y[j] = float32(qs[j]&15|h0)*d + m
-		y[j+16] = float32(qs[j]>>4|h1)*d + m
-	}
-}
-
-// Q8_0: d (f16), 32 int8.
-func dequantQ8_0(y []float32, b []byte) {
-	d := f16at(b, 0)
-	for j := 0; j < 32; j++ {
-		y[j] = float32(int8(b[2+j])) * d
+	if err := gguf.Dequantize(gguf.Type(t), src[:n*bb], dst[:n*bs]); err != nil {
+		panic(fmt.Sprintf("quant: %v: %v", t, err))
 	}
 }
 
@@ -96,76 +38,6 @@ func scaleMinK4(j int, q []byte) (sc, m uint8) {
 		return q[j] & 63, q[j+4] & 63
 	}
 	return q[j+4]&0xf | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
-}
-
-// Q4_K: d, dmin (f16), 12 bytes of 6-bit scales and mins for 8 sub-blocks
-// of 32, 128 bytes of nibbles: each 32 bytes hold two sub-blocks (low then
-// high nibbles); value = d·sc·q - dmin·m.
-func dequantQ4K(y []float32, b []byte) {
-	d, dmin := f16at(b, 0), f16at(b, 2)
-	scales := b[4:16]
-	qs := b[16:144]
-	for j := 0; j < 4; j++ {
-		sc1, m1 := scaleMinK4(2*j, scales)
-		sc2, m2 := scaleMinK4(2*j+1, scales)
-		d1, mm1 := d*float32(sc1), dmin*float32(m1)
-		d2, mm2 := d*float32(sc2), dmin*float32(m2)
-		q := qs[32*j : 32*j+32]
-		for l := 0; l < 32; l++ {
-			y[64*j+l] = d1*float32(q[l]&15) - mm1
-			y[64*j+32+l] = d2*float32(q[l]>>4) - mm2
-		}
-	}
-}
-
-// Q5_K: as Q4_K plus 32 bytes qh: bit 2j of qh[l] is the fifth bit of
-// value l of sub-block 2j, bit 2j+1 that of sub-block 2j+1.
-func dequantQ5K(y []float32, b []byte) {
-	d, dmin := f16at(b, 0), f16at(b, 2)
-	scales := b[4:16]
-	qh := b[16:48]
-	qs := b[48:176]
-	for j := 0; j < 4; j++ {
-		sc1, m1 := scaleMinK4(2*j, scales)
-		sc2, m2 := scaleMinK4(2*j+1, scales)
-		d1, mm1 := d*float32(sc1), dmin*float32(m1)
-		d2, mm2 := d*float32(sc2), dmin*float32(m2)
-		q := qs[32*j : 32*j+32]
-		u1, u2 := byte(1)<<(2*j), byte(2)<<(2*j)
-		for l := 0; l < 32; l++ {
-			h1, h2 := 0, 0
-			if qh[l]&u1 != 0 {
-				h1 = 16
-			}
-			if qh[l]&u2 != 0 {
-				h2 = 16
-			}
-			y[64*j+l] = d1*float32(int(q[l]&15)+h1) - mm1
-			y[64*j+32+l] = d2*float32(int(q[l]>>4)+h2) - mm2
-		}
-	}
-}
-
-// Q6_K: 128 bytes low nibbles ql, 64 bytes of 2-bit highs qh, 16 int8
-// scales (one per 16 values), d (f16) last; value = d·sc·(q6 - 32).
-func dequantQ6K(y []float32, b []byte) {
-	ql, qh, sc := b[0:128], b[128:192], b[192:208]
-	d := f16at(b, 208)
-	for n := 0; n < 2; n++ {
-		yy := y[128*n:]
-		l4, h4, s4 := ql[64*n:], qh[32*n:], sc[8*n:]
-		for l := 0; l < 32; l++ {
-			is := l / 16
-			q1 := int(l4[l]&15|(h4[l]>>0&3)<<4) - 32
-			q2 := int(l4[l+32]&15|(h4[l]>>2&3)<<4) - 32
-			q3 := int(l4[l]>>4|(h4[l]>>4&3)<<4) - 32
-			q4 := int(l4[l+32]>>4|(h4[l]>>6&3)<<4) - 32
-			yy[l] = d * float32(int8(s4[is])) * float32(q1)
-			yy[l+32] = d * float32(int8(s4[is+2])) * float32(q2)
-			yy[l+64] = d * float32(int8(s4[is+4])) * float32(q3)
-			yy[l+96] = d * float32(int8(s4[is+6])) * float32(q4)
-		}
-	}
 }
 
 // QuantizeRow quantizes src (a whole number of blocks of t) into dst.

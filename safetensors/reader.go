@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"unsafe"
+
+	"github.com/clawrl/clawrl/internal/mmap"
 )
 
 // File is one open, memory-mapped safetensors file. Tensor data slices point
@@ -23,7 +25,7 @@ type File struct {
 
 // Open maps path and parses its header.
 func Open(path string) (*File, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mmap.File(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

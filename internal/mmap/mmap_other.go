@@ -1,11 +1,11 @@
 //go:build !unix
 
-package safetensors
+package mmap
 
 import "os"
 
-// mapFile reads the whole file where mmap is not available.
-func mapFile(path string) ([]byte, func() error, error) {
+// File reads the whole file where mmap is not available.
+func File(path string) ([]byte, func() error, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err

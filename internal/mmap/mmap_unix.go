@@ -1,14 +1,15 @@
 //go:build unix
 
-package safetensors
+package mmap
 
 import (
 	"os"
 	"syscall"
 )
 
-// mapFile maps path read-only. An empty file maps to an empty slice.
-func mapFile(path string) ([]byte, func() error, error) {
+// File maps path read-only and returns the bytes and the function that
+// unmaps them. An empty file maps to an empty slice.
+func File(path string) ([]byte, func() error, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
