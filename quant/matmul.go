@@ -2,7 +2,6 @@ package quant
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/clawrl/clawrl/blas"
@@ -221,25 +220,20 @@ func MatMulNN(out, dy []float32, T int, m *Matrix, accumulate bool) {
 	}
 }
 
-// parallelRows splits [0, n) rows across GOMAXPROCS goroutines in
+// parallelRows splits [0, n) rows across GOMAXPROCS workers (pool.go) in
 // rowTile-aligned chunks when the bytes to stream justify the start-up.
 func parallelRows(n int, work int64, fn func(r0, r1 int)) {
-	workers := runtime.GOMAXPROCS(0)
+	workers := maxWorkers()
 	if work < 1<<15 || workers <= 1 || n <= rowTile {
 		fn(0, n)
 		return
 	}
 	chunks := min(workers, (n+rowTile-1)/rowTile)
 	per := ((n+chunks-1)/chunks + rowTile - 1) / rowTile * rowTile
-	var wg sync.WaitGroup
-	for lo := per; lo < n; lo += per {
+	fns := make([]func(), 0, chunks)
+	for lo := 0; lo < n; lo += per {
 		hi := min(lo+per, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
+		fns = append(fns, func() { fn(lo, hi) })
 	}
-	fn(0, min(per, n))
-	wg.Wait()
+	runParallel(fns)
 }
