@@ -91,8 +91,13 @@ var pool struct {
 	helpers []*helper
 }
 
-// runParallel runs fns[0] on the calling goroutine and the others
-// concurrently, and returns when all have finished.
+// Parallel runs fns[0] on the calling goroutine and the others
+// concurrently on the pool's helpers, and returns when all have finished:
+// for other per-token fork-join work (the engine's attention) to share the
+// spinning helpers.
+func Parallel(fns []func()) { runParallel(fns) }
+
+// runParallel is Parallel.
 func runParallel(fns []func()) {
 	if len(fns) == 1 {
 		fns[0]()
@@ -117,9 +122,13 @@ func runParallel(fns []func()) {
 		go h.loop()
 		pool.helpers = append(pool.helpers, h)
 	}
-	var seqs [64]uint64
+	var buf [64]uint64
+	seqs := buf[:0]
+	if len(fns) > len(buf) {
+		seqs = make([]uint64, 0, len(fns))
+	}
 	for i, fn := range fns[1:] {
-		seqs[i] = pool.helpers[i].start(fn)
+		seqs = append(seqs, pool.helpers[i].start(fn))
 	}
 	fns[0]()
 	for i := range fns[1:] {
@@ -127,5 +136,5 @@ func runParallel(fns []func()) {
 	}
 }
 
-// maxWorkers bounds the goroutines one region uses.
-func maxWorkers() int { return min(runtime.GOMAXPROCS(0), 64) }
+// maxWorkers is how many goroutines one region uses.
+func maxWorkers() int { return runtime.GOMAXPROCS(0) }
