@@ -178,7 +178,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		return jerr
 	}
 	md := fmt.Sprintf("model %s, feedback %s, %d persona(s) × %d seed(s), %d rated turns per version, %d held-out prompts per persona; %.0f s wall\n\n%s",
-		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums))
+		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums)+bench.PersonaMarkdown(runs))
 	svg := bench.SVG(sums, fmt.Sprintf("clawrl bench learn: %s, %s", strings.Join(o.personas, "+"), filepath.Base(report.Model)))
 	for name, data := range map[string]string{"learn.json": string(js), "learn.md": md, "learn.svg": svg} {
 		if werr := os.WriteFile(filepath.Join(o.out, name), []byte(data), 0o644); werr != nil {
