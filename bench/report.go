@@ -279,8 +279,8 @@ func FisherGreater(a, b Proportion) float64 {
 func PersonaMarkdown(runs []Run) string {
 	type key struct{ persona, arm string }
 	type acc struct {
-		s0, n0, sl, nl, r0, rn0, rl, rnl, h, hn int
-		last                                    int
+		s0, n0, sl, nl, r0, rn0, rl, rnl int
+		last                             int
 	}
 	var keys []key
 	accs := map[key]*acc{}
