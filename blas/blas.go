@@ -140,6 +140,10 @@ func parallelFor(n, align int, work int64, fn func(lo, hi int)) {
 // along k. Goroutines split the n (output column) range, so each streams its
 // own rows of B — for decode (m small) that is the whole memory traffic.
 func gemmNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if usePack512 && use512 && alpha == 1 && beta == 0 && k%8 == 0 && m >= 16 && n >= 128 {
+		gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
 	parallelFor(n, 12, 2*int64(m)*int64(n)*int64(k), func(j0, j1 int) {
 		if useAVX2 {
 			gemmNTRangeAVX2(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)

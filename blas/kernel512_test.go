@@ -24,10 +24,12 @@ func TestAVX512KernelsMatchAVX2(t *testing.T) {
 		return x
 	}
 	type shape struct{ m, n, k int }
-	shapes := []shape{{4, 6, 8}, {7, 13, 16}, {64, 96, 576}, {37, 50, 64}, {130, 200, 48}, {9, 1536, 576}, {190, 576, 1536}, {3, 47, 24}}
+	shapes := []shape{{4, 6, 8}, {7, 13, 16}, {64, 96, 576}, {37, 50, 64}, {130, 200, 48}, {9, 1536, 576}, {190, 576, 1536}, {3, 47, 24}, {61, 1536, 16}, {40, 192, 16}, {18, 100, 40}, {16, 64, 8}, {3040, 16, 576}, {301, 130, 1536}}
 	for _, sh := range shapes {
 		for _, tr := range [][2]bool{{false, true}, {false, false}, {true, false}} {
-			for _, beta := range []float32{0, 1} {
+			// alpha ≠ 1 and beta ∉ {0, 1}: LoRA's out += scale·(u·Bᵀ) (k = r).
+			for _, ab := range [][2]float32{{1, 0}, {1, 1}, {2, 1}, {0.37, 0}, {0.37, 0.5}} {
+				alpha, beta := ab[0], ab[1]
 				ar, ac := sh.m, sh.k
 				if tr[0] {
 					ar, ac = sh.k, sh.m
@@ -40,13 +42,13 @@ func TestAVX512KernelsMatchAVX2(t *testing.T) {
 				run := func(wide bool) []float32 {
 					use512 = wide
 					c := append([]float32(nil), c0...)
-					SgemmGo(tr[0], tr[1], sh.m, sh.n, sh.k, 1, a, ac, b, bc, beta, c, sh.n)
+					SgemmGo(tr[0], tr[1], sh.m, sh.n, sh.k, alpha, a, ac, b, bc, beta, c, sh.n)
 					return c
 				}
 				want, got := run(false), run(true)
 				for i := range want {
 					if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-						t.Fatalf("m=%d n=%d k=%d trans=%v beta=%v: element %d: AVX-512 %v, AVX2 %v", sh.m, sh.n, sh.k, tr, beta, i, got[i], want[i])
+						t.Fatalf("m=%d n=%d k=%d trans=%v alpha=%v beta=%v: element %d: AVX-512 %v, AVX2 %v", sh.m, sh.n, sh.k, tr, alpha, beta, i, got[i], want[i])
 					}
 				}
 			}
