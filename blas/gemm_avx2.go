@@ -138,6 +138,9 @@ func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
 // right, so C streams through once instead of once per column strip (when
 // k is small the stores were most of the work). No tail (k8 == k).
 func (g *avx2Gemm) block512Scaled(i0, i1, j0, j1 int) int {
+	if usePack512 {
+		return g.block512ScaledPacked(i0, i1, j0, j1)
+	}
 	var t [24]float32
 	j6 := j0 + (j1-j0)/6*6
 	if j6 == j0 {
@@ -166,6 +169,43 @@ func (g *avx2Gemm) block512Scaled(i0, i1, j0, j1 int) int {
 		}
 	}
 	return j6
+}
+
+// block512ScaledPacked is block512Scaled on kern4x8P512 (8 columns at a
+// time, each group of four rows of A packed as it is reached), for columns
+// j0 up to the last multiple of 8, which it returns. With k small (LoRA's
+// rank) the kernel's cost is mostly its reduction, which this one does a
+// whole register at a time.
+func (g *avx2Gemm) block512ScaledPacked(i0, i1, j0, j1 int) int {
+	var t [32]float32
+	j8 := j0 + (j1-j0)/8*8
+	if j8 == j0 {
+		return j0
+	}
+	_ = g.b[(j8-1)*g.ldb+g.k-1]
+	ap := make([]float32, 4*g.k)
+	alpha, beta := g.alpha, g.beta
+	for i := i0; i < i1; i += 4 {
+		packA4(ap, g.a[i*g.lda:], g.lda, 4, g.k)
+		_ = g.c[(i+3)*g.ldc+j8-1]
+		for j := j0; j < j8; j += 8 {
+			kern4x8P512(g.k8, &ap[0], &g.b[j*g.ldb], g.ldb, &t[0], 8)
+			for r := range 4 {
+				off := (i+r)*g.ldc + j
+				ci, tr := g.c[off:off+8:off+8], t[8*r:8*r+8:8*r+8]
+				if beta == 0 {
+					for q := range 8 {
+						ci[q] = alpha * tr[q]
+					}
+					continue
+				}
+				for q := range 8 {
+					ci[q] = float32(alpha*tr[q]) + float32(beta*ci[q])
+				}
+			}
+		}
+	}
+	return j8
 }
 
 // row computes C[i, j0:j1] for one row of A, four columns at a time.
