@@ -462,12 +462,14 @@ func (ws *workspace) pause() error {
 }
 
 // defaultPieceFlops bounds the work between two yield points inside the LM
-// head's matrix products: one to two milliseconds on two cores. Smaller
-// pieces cost more than they save: a piece of the logits is a column range
-// that every head row streams through once (at the SmolLM2 shape a 16 MFLOP
-// piece was 12 columns: one core's work, the 680 rows re-read per 12
-// columns), and a piece of dh = dz·W reads and writes all of dh.
-const defaultPieceFlops = 128 << 20
+// head's matrix products: about three milliseconds on two cores, a tenth of
+// the longest stretch without one (a block's largest projection, 5.4 GFLOP
+// at the SmolLM2 batch). Smaller pieces cost more than they save: a piece
+// of the logits is a column range that every head row streams through once
+// (blas packs the rows again for each piece; at the SmolLM2 shape a 16 MFLOP
+// piece was 12 columns, the 680 rows re-read per 12 columns), and a piece of
+// dh = dz·W reads and writes all of dh.
+const defaultPieceFlops = 512 << 20
 
 // defaultPieceElems bounds the softmax elements between two yield points:
 // about a millisecond of exp on one core.
