@@ -140,7 +140,10 @@ func parallelFor(n, align int, work int64, fn func(lo, hi int)) {
 // along k. Goroutines split the n (output column) range, so each streams its
 // own rows of B — for decode (m small) that is the whole memory traffic.
 func gemmNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if usePack512 && use512 && alpha == 1 && beta == 0 && k%8 == 0 && m >= 16 && n >= 128 {
+	// Many rows and enough columns to pay for packing A (at 3,040 rows
+	// and k = 576 the packed kernel breaks even near 64–96 columns; LoRA's
+	// 16-column x·Aᵀ loses a third with it).
+	if usePack512 && use512 && alpha == 1 && beta == 0 && k%8 == 0 && m >= 16 && n >= 96 {
 		gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
