@@ -147,6 +147,18 @@ func gemmNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb i
 		gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
+	if n < 24 && m >= 64 {
+		// Too few columns to share (LoRA's 16: 12 and 4 per goroutine):
+		// split the rows instead, each row's sums being the same either way.
+		parallelFor(m, 4, 2*int64(m)*int64(n)*int64(k), func(i0, i1 int) {
+			if useAVX2 {
+				gemmNTRangeAVX2(i1-i0, 0, n, k, alpha, a[i0*lda:], lda, b, ldb, beta, c[i0*ldc:], ldc)
+			} else {
+				gemmNTRange(i1-i0, 0, n, k, alpha, a[i0*lda:], lda, b, ldb, beta, c[i0*ldc:], ldc)
+			}
+		})
+		return
+	}
 	parallelFor(n, 12, 2*int64(m)*int64(n)*int64(k), func(j0, j1 int) {
 		if useAVX2 {
 			gemmNTRangeAVX2(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)
