@@ -58,7 +58,9 @@ func TestAVX512KernelsMatchAVX2(t *testing.T) {
 
 // BenchmarkTrainShapes times the SmolLM2-135M training step's two big
 // products (3,040 tokens: the up projection's x·Wᵀ and its backward dy·W)
-// with the AVX-512 kernels and with AVX2 (CLAWRL_AVX512=0):
+// with the AVX-512 kernels and with AVX2 (CLAWRL_AVX512=0); forward-xWt-4x6
+// is the forward without the packed kernel (kern4x6C512 on A in place), the
+// same sums:
 //
 //	go test ./blas -run '^$' -bench TrainShapes -benchtime 5x
 func BenchmarkTrainShapes(b *testing.B) {
@@ -69,6 +71,14 @@ func BenchmarkTrainShapes(b *testing.B) {
 	}
 	out, dx := make([]float32, m*n), make([]float32, m*k)
 	b.Run("forward-xWt", func(b *testing.B) {
+		for range b.N {
+			SgemmGo(false, true, m, n, k, 1, x, k, w, k, 0, out, n)
+		}
+		b.ReportMetric(2*m*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+	})
+	b.Run("forward-xWt-4x6", func(b *testing.B) {
+		defer func(v bool) { usePack512 = v }(usePack512)
+		usePack512 = false
 		for range b.N {
 			SgemmGo(false, true, m, n, k, 1, x, k, w, k, 0, out, n)
 		}
