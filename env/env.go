@@ -87,6 +87,11 @@ type Task struct {
 	// Test is a shell script run in the episode's sandbox at evaluation; it
 	// prints one line per check, "ok NAME" or "not ok NAME" (terminal).
 	Test string `json:"test,omitempty"`
+	// Solution is a reference solution the environment's demonstrations
+	// play (Python code printing the answer for toolcall; a shell script
+	// for terminal): the programmatic source of SFT warm-start transcripts.
+	// It is never shown to the agent.
+	Solution string `json:"solution,omitempty"`
 	// MaxSteps bounds the agent's actions (0: the environment's default).
 	MaxSteps int `json:"max_steps,omitempty"`
 	// Extra carries fields of environment kinds added later (a repository

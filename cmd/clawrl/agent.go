@@ -36,7 +36,7 @@ func init() {
 
 func newAgentCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "agent", Short: "Train and evaluate agents in tool-call and terminal environments"}
-	cmd.AddCommand(newAgentTrainCmd(), newAgentEvalCmd())
+	cmd.AddCommand(newAgentTrainCmd(), newAgentEvalCmd(), newAgentDemosCmd())
 	return cmd
 }
 
@@ -62,7 +62,7 @@ func (f *agentFlags) add(cmd *cobra.Command, split string, samples int, temperat
 	fs.StringVar(&f.env, "env", "", "environment kind: toolcall or terminal (required)")
 	fs.StringVar(&f.tasks, "tasks", "", "task file (JSONL; see clawrl env tasks --help) (required)")
 	fs.StringVar(&f.split, "split", split, "use the tasks of this split (\"\" for all)")
-	fs.StringVar(&f.model, "model", "", "Hugging Face model folder (default: the random tiny Qwen3 under --data)")
+	fs.StringVar(&f.model, "model", "", modelFlagHelp)
 	addDataFlag(cmd, &f.data)
 	fs.StringSliceVar(&f.envURLs, "env-url", nil, "an environment server (clawrl env serve) to run episodes on as well; repeatable")
 	fs.StringVar(&f.envKey, "env-key", os.Getenv("CLAWRL_ENV_KEY"), "Bearer key of the --env-url servers (default $CLAWRL_ENV_KEY)")
@@ -162,7 +162,7 @@ func newAgentTrainCmd() *cobra.Command {
 	var lr, prmCoef float64
 	var staleness, versions int64
 	var duration time.Duration
-	var metricsAddr, run string
+	var metricsAddr, run, initAdapter string
 	var dropUniform bool
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -195,10 +195,27 @@ trained twice). Progress: clawrl status --data DIR, or /metrics at
 			defer st.Close()
 			tc := train.Config{Mode: train.ModeLoRA, LoRA: train.DefaultLoRA(), MicroBatchTokens: microTokens, AdamW: train.DefaultAdamW(lr)}
 			tc.LoRA.Rank, tc.LoRA.Alpha = rank, 2*float64(rank)
-			tr, err := rl.NewNativeTrainerFor(eng.Model(), tc, rl.DefaultStepConfig())
+			w, err := train.FromModel(eng.Model(), false)
 			if err != nil {
 				return err
 			}
+			if initAdapter != "" {
+				// The policy starts from the adapter (its rank and alpha
+				// win over --lora-rank) with a fresh optimizer; version 0
+				// of the engine plays it, so rollouts and their behaviour
+				// logprobs come from the policy being trained.
+				if _, err := train.LoadAdapter(w, initAdapter); err != nil {
+					return fmt.Errorf("--init-adapter: %w", err)
+				}
+				if err := eng.SetStartAdapter(initAdapter); err != nil {
+					return fmt.Errorf("--init-adapter: %w", err)
+				}
+			}
+			ttr, err := train.New(w, tc)
+			if err != nil {
+				return err
+			}
+			tr := rl.NewNativeTrainer(ttr, rl.DefaultStepConfig())
 			sched := rl.NewScheduler(st, tr, eng, nil, rl.SchedulerConfig{Method: rl.MethodRL, BatchSize: batch, MaxStaleness: staleness,
 				VersionsDir: filepath.Join(f.data, "versions"), Poll: 500 * time.Millisecond}, log)
 			if err := sched.Recover(ctx); err != nil {
@@ -256,6 +273,7 @@ trained twice). Progress: clawrl status --data DIR, or /metrics at
 	fs.BoolVar(&dropUniform, "drop-uniform", false, "drop steps whose advantage is 0 (every episode of the task scored the same) instead of training on them")
 	fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus /metrics here (host:port)")
 	fs.StringVar(&run, "run", "run", "name of this run in the recorded session keys")
+	fs.StringVar(&initAdapter, "init-adapter", "", "start the policy from this PEFT adapter (a clawrl train sft --out folder: a warm start) instead of a fresh LoRA")
 	return cmd
 }
 
