@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os/exec"
@@ -49,11 +50,14 @@ func TestAgentOnVLLM(t *testing.T) {
 			t.Fatalf("turn %s: engine %q, %d ids, %d logprobs", tu.ID, tu.Engine, len(tu.ResponseIDs), len(tu.BehaviourLogprobs))
 		}
 	}
-	eval, err := exec.Command(exe, "agent", "eval", "--env", "toolcall", "--tasks", tasks, "--engine", "vllm:"+srv.URL,
+	cmd := exec.Command(exe, "agent", "eval", "--env", "toolcall", "--tasks", tasks, "--engine", "vllm:"+srv.URL,
 		"--model", ckpt, "--data", data, "--adapter", filepath.Join(data, "versions", "v000001"), "--max-tokens", "8",
-		"--max-steps", "1", "--json", "--log-level", "warn").Output()
+		"--max-steps", "1", "--concurrency", "4", "--json", "--log-level", "warn")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	eval, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("agent eval on vLLM: %v\n%s", err, eval)
+		t.Fatalf("agent eval on vLLM: %v\n%s\n%s\nvLLM:\n%s", err, eval, stderr.String(), srv.Log())
 	}
 	var res agent.EvalResult
 	if err := json.Unmarshal(eval, &res); err != nil || res.Episodes != 100 || res.Failed != 0 {
