@@ -223,7 +223,7 @@ func (r *Runner) runEpisode(ctx context.Context, task env.Task, key string, seed
 	}
 	msgs := append([]chat.Message(nil), c.Observation.Messages...)
 	tools := c.Observation.Tools
-	format := r.eng.Format()
+	format := WithTools(r.eng.Format())
 	maxSteps := r.cfg.MaxSteps
 	if task.MaxSteps > 0 {
 		maxSteps = min(maxSteps, task.MaxSteps)

@@ -34,6 +34,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/clawrl/clawrl/chat"
@@ -87,6 +88,11 @@ type Task struct {
 	// Test is a shell script run in the episode's sandbox at evaluation; it
 	// prints one line per check, "ok NAME" or "not ok NAME" (terminal).
 	Test string `json:"test,omitempty"`
+	// Solution is a reference solution the environment's demonstrations
+	// play (Python code printing the answer for toolcall; a shell script
+	// for terminal): the programmatic source of SFT warm-start transcripts.
+	// It is never shown to the agent.
+	Solution string `json:"solution,omitempty"`
 	// MaxSteps bounds the agent's actions (0: the environment's default).
 	MaxSteps int `json:"max_steps,omitempty"`
 	// Extra carries fields of environment kinds added later (a repository
@@ -182,4 +188,20 @@ func KeepAlive(ctx context.Context, e Env, id string, interval time.Duration) {
 
 func badRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, args...))
+}
+
+// ToolArgument checks that a call is of the environment's one tool and
+// returns its one string argument key (what describes it: "python code").
+// The error is the message the model sees in the tool's answer.
+func ToolArgument(c chat.ToolCall, tool, key, what string) (string, error) {
+	if c.Function.Name != tool {
+		return "", fmt.Errorf("error: unknown tool %q; the only tool is %s", c.Function.Name, tool)
+	}
+	var args map[string]json.RawMessage
+	var v string
+	if err := json.Unmarshal([]byte(c.Function.Arguments), &args); err != nil ||
+		json.Unmarshal(args[key], &v) != nil || strings.TrimSpace(v) == "" {
+		return "", fmt.Errorf(`error: arguments must be a JSON object {"%s": "<%s>"}`, key, what)
+	}
+	return v, nil
 }

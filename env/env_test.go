@@ -369,3 +369,20 @@ func TestStallDoesNotReap(t *testing.T) {
 		t.Fatalf("reaped %d once the lease really ran out", n)
 	}
 }
+
+func TestToolArgument(t *testing.T) {
+	call := func(name, args string) chat.ToolCall {
+		return chat.ToolCall{Function: chat.FunctionCall{Name: name, Arguments: args}}
+	}
+	if v, err := ToolArgument(call("python", `{"code": "print(1)", "other": 2}`), "python", "code", "python code"); err != nil || v != "print(1)" {
+		t.Errorf("got %q, %v", v, err)
+	}
+	for _, c := range []chat.ToolCall{
+		call("shell", `{"code": "x"}`), call("python", `{"code": 3}`), call("python", `{"code": "  "}`),
+		call("python", `{"cmd": "x"}`), call("python", `[1]`), call("python", `not json`), call("python", ``),
+	} {
+		if v, err := ToolArgument(c, "python", "code", "python code"); err == nil || !strings.HasPrefix(err.Error(), "error: ") {
+			t.Errorf("%+v: got %q, %v", c.Function, v, err)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 //	answer     toolcall: the exact answer (an integer for the shipped math tasks)
 //	files      terminal: starting files, relative path → content
 //	test       terminal: a shell script printing "ok NAME" / "not ok NAME" per check
+//	solution   a reference solution (toolcall: Python printing the answer), for demonstrations; never shown to the agent
 //	max_steps  the most actions the agent may take (0: the kind's default)
 //	extra      anything a newer kind needs, verbatim
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -24,6 +25,7 @@ import (
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/env"
 	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/store/sqlite"
 	"github.com/clawrl/clawrl/train"
@@ -36,7 +38,7 @@ func init() {
 
 func newAgentCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "agent", Short: "Train and evaluate agents in tool-call and terminal environments"}
-	cmd.AddCommand(newAgentTrainCmd(), newAgentEvalCmd())
+	cmd.AddCommand(newAgentTrainCmd(), newAgentEvalCmd(), newAgentDemosCmd())
 	return cmd
 }
 
@@ -44,6 +46,7 @@ func newAgentCmd() *cobra.Command {
 type agentFlags struct {
 	env, tasks, split string
 	model, data       string
+	engineURL         string
 	envURLs           []string
 	envKey            string
 	localEnv          bool
@@ -62,7 +65,8 @@ func (f *agentFlags) add(cmd *cobra.Command, split string, samples int, temperat
 	fs.StringVar(&f.env, "env", "", "environment kind: toolcall or terminal (required)")
 	fs.StringVar(&f.tasks, "tasks", "", "task file (JSONL; see clawrl env tasks --help) (required)")
 	fs.StringVar(&f.split, "split", split, "use the tasks of this split (\"\" for all)")
-	fs.StringVar(&f.model, "model", "", "Hugging Face model folder (default: the random tiny Qwen3 under --data)")
+	fs.StringVar(&f.model, "model", "", modelFlagHelp)
+	fs.StringVar(&f.engineURL, "engine", "", engineFlagHelp)
 	addDataFlag(cmd, &f.data)
 	fs.StringSliceVar(&f.envURLs, "env-url", nil, "an environment server (clawrl env serve) to run episodes on as well; repeatable")
 	fs.StringVar(&f.envKey, "env-key", os.Getenv("CLAWRL_ENV_KEY"), "Bearer key of the --env-url servers (default $CLAWRL_ENV_KEY)")
@@ -79,7 +83,7 @@ func (f *agentFlags) add(cmd *cobra.Command, split string, samples int, temperat
 }
 
 // setup loads the tasks, the engine and the environments.
-func (f *agentFlags) setup(log *slog.Logger) (tasks []env.Task, eng *native.Engine, e env.Env, cleanup func(), err error) {
+func (f *agentFlags) setup(log *slog.Logger) (tasks []env.Task, eng engine.Engine, e env.Env, cleanup func(), err error) {
 	if f.env == "" || f.tasks == "" {
 		return nil, nil, nil, nil, errors.New("--env and --tasks are required")
 	}
@@ -95,13 +99,9 @@ func (f *agentFlags) setup(log *slog.Logger) (tasks []env.Task, eng *native.Engi
 	if len(tasks) == 0 {
 		return nil, nil, nil, nil, fmt.Errorf("%s has no %s tasks of split %q", f.tasks, f.env, f.split)
 	}
-	served, err := openEngine(serveOptions{model: f.model, data: f.data}, log)
+	eng, err = openEngine(serveOptions{model: f.model, data: f.data, engineURL: f.engineURL}, log)
 	if err != nil {
 		return nil, nil, nil, nil, err
-	}
-	eng, ok := served.(*native.Engine)
-	if !ok {
-		return nil, nil, nil, nil, fmt.Errorf("agent: the native engine is needed (got %s)", served.Info().Engine)
 	}
 	var cleanups []func()
 	cleanup = func() {
@@ -109,7 +109,9 @@ func (f *agentFlags) setup(log *slog.Logger) (tasks []env.Task, eng *native.Engi
 			cleanups[i]()
 		}
 	}
-	cleanups = append(cleanups, func() { eng.Close() })
+	if c, ok := eng.(io.Closer); ok {
+		cleanups = append(cleanups, func() { c.Close() })
+	}
 	var envs []env.Env
 	if f.localEnv {
 		if !f.ef.kindsSet {
@@ -162,7 +164,7 @@ func newAgentTrainCmd() *cobra.Command {
 	var lr, prmCoef float64
 	var staleness, versions int64
 	var duration time.Duration
-	var metricsAddr, run string
+	var metricsAddr, run, initAdapter string
 	var dropUniform bool
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -195,11 +197,50 @@ trained twice). Progress: clawrl status --data DIR, or /metrics at
 			defer st.Close()
 			tc := train.Config{Mode: train.ModeLoRA, LoRA: train.DefaultLoRA(), MicroBatchTokens: microTokens, AdamW: train.DefaultAdamW(lr)}
 			tc.LoRA.Rank, tc.LoRA.Alpha = rank, 2*float64(rank)
-			tr, err := rl.NewNativeTrainerFor(eng.Model(), tc, rl.DefaultStepConfig())
+			// The trainer shares the native engine's weights; a remote
+			// engine's trainer loads its own copy of --model.
+			local, _ := eng.(*native.Engine)
+			var m *model.Model
+			if local != nil {
+				m = local.Model()
+			} else {
+				path, _, err := trainedModel(serveOptions{model: f.model, data: f.data}, log)
+				if err != nil {
+					return err
+				}
+				if m, err = model.Load(path); err != nil {
+					return err
+				}
+			}
+			pub, ok := eng.(engine.Publisher)
+			if !ok {
+				return fmt.Errorf("agent train: engine %s takes no adapter versions", eng.Info().Engine)
+			}
+			w, err := train.FromModel(m, false)
 			if err != nil {
 				return err
 			}
-			sched := rl.NewScheduler(st, tr, eng, nil, rl.SchedulerConfig{Method: rl.MethodRL, BatchSize: batch, MaxStaleness: staleness,
+			if initAdapter != "" {
+				if local == nil {
+					return errors.New("--init-adapter needs the native engine (version 0 plays the adapter)")
+				}
+				// The policy starts from the adapter (its rank and alpha
+				// win over --lora-rank) with a fresh optimizer; version 0
+				// of the engine plays it, so rollouts and their behaviour
+				// logprobs come from the policy being trained.
+				if _, err := train.LoadAdapter(w, initAdapter); err != nil {
+					return fmt.Errorf("--init-adapter: %w", err)
+				}
+				if err := local.SetStartAdapter(initAdapter); err != nil {
+					return fmt.Errorf("--init-adapter: %w", err)
+				}
+			}
+			ttr, err := train.New(w, tc)
+			if err != nil {
+				return err
+			}
+			tr := rl.NewNativeTrainer(ttr, rl.DefaultStepConfig())
+			sched := rl.NewScheduler(st, tr, pub, nil, rl.SchedulerConfig{Method: rl.MethodRL, BatchSize: batch, MaxStaleness: staleness,
 				VersionsDir: filepath.Join(f.data, "versions"), Poll: 500 * time.Millisecond}, log)
 			if err := sched.Recover(ctx); err != nil {
 				return err
@@ -256,6 +297,7 @@ trained twice). Progress: clawrl status --data DIR, or /metrics at
 	fs.BoolVar(&dropUniform, "drop-uniform", false, "drop steps whose advantage is 0 (every episode of the task scored the same) instead of training on them")
 	fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus /metrics here (host:port)")
 	fs.StringVar(&run, "run", "run", "name of this run in the recorded session keys")
+	fs.StringVar(&initAdapter, "init-adapter", "", "start the policy from this PEFT adapter (a clawrl train sft --out folder: a warm start) instead of a fresh LoRA")
 	return cmd
 }
 
@@ -307,7 +349,11 @@ Nothing is recorded. --adapter DIR evaluates a trained version folder
 			cfg := f.config()
 			cfg.Adapter = engine.AdapterBase
 			if adapter != "" {
-				if err := eng.Publish(ctx, 1, adapter); err != nil {
+				pub, ok := eng.(engine.Publisher)
+				if !ok {
+					return fmt.Errorf("--adapter: engine %s takes no adapters", eng.Info().Engine)
+				}
+				if err := pub.Publish(ctx, 1, adapter); err != nil {
 					return fmt.Errorf("--adapter %s: %w", adapter, err)
 				}
 				cfg.Adapter = engine.AdapterCurrent

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,7 +144,7 @@ func envLoad(t *testing.T, addr string) env.Load {
 
 func trainArgs(data, envAddr string, versions int) []string {
 	return []string{"agent", "train", "--env", "toolcall", "--tasks", filepath.Join("..", "..", "tasks", "toolcall.jsonl"),
-		"--data", data, "--samples", "2", "--batch-size", "4", "--versions", fmt.Sprint(versions), "--max-tokens", "12",
+		"--model", randomTinySpec, "--data", data, "--samples", "2", "--batch-size", "4", "--versions", fmt.Sprint(versions), "--max-tokens", "12",
 		"--max-steps", "2", "--concurrency", "4", "--lora-rank", "4", "--env-url", "http://" + envAddr, "--log-level", "warn"}
 }
 
@@ -174,13 +175,69 @@ func TestAgentTrainCompletesAVersion(t *testing.T) {
 		t.Fatalf("status: %v\n%s", err, status)
 	}
 	eval, err := exec.Command(exe, "agent", "eval", "--env", "toolcall", "--tasks", filepath.Join("..", "..", "tasks", "toolcall.jsonl"),
-		"--data", data, "--adapter", filepath.Join(data, "versions", "v000001"), "--max-tokens", "8", "--max-steps", "1", "--json", "--log-level", "warn").Output()
+		"--model", randomTinySpec, "--data", data, "--adapter", filepath.Join(data, "versions", "v000001"), "--max-tokens", "8", "--max-steps", "1", "--json", "--log-level", "warn").Output()
 	if err != nil {
 		t.Fatalf("agent eval: %v\n%s", err, eval)
 	}
 	var res agent.EvalResult
 	if err := json.Unmarshal(eval, &res); err != nil || res.Episodes != 100 {
 		t.Fatalf("eval %+v %v: %s", res, err, eval)
+	}
+}
+
+// The warm start: `agent demos` writes the training tasks' solutions as a
+// pre-tokenised SFT set, `train sft` trains an adapter on it, and `agent
+// train --init-adapter` starts RL from that adapter.
+func TestAgentWarmStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model")
+	}
+	needBwrap(t)
+	exe := buildClawrl(t)
+	dir := t.TempDir()
+	data, demos, sft := filepath.Join(dir, "data"), filepath.Join(dir, "demos.jsonl"), filepath.Join(dir, "sft")
+	tasks := filepath.Join("..", "..", "tasks", "toolcall.jsonl")
+	out, err := exec.Command(exe, "agent", "demos", "--env", "toolcall", "--tasks", tasks, "--model", randomTinySpec,
+		"--data", data, "--out", demos, "--limit", "4", "--log-level", "warn").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "4 of 4 training tasks demonstrated") {
+		t.Fatalf("agent demos: %v\n%s", err, out)
+	}
+	raw, err := os.ReadFile(demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) != 8 {
+		t.Fatalf("%d demonstration records, want 2 per task", len(lines))
+	}
+	for _, l := range lines {
+		var rec demoLine
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || len(rec.PromptIDs) == 0 || len(rec.CompletionIDs) == 0 {
+			t.Fatalf("record %s: %v", l, err)
+		}
+		if !strings.Contains(rec.Task, "-train-") {
+			t.Errorf("a demonstration of %s, not a training task", rec.Task)
+		}
+	}
+	out, err = exec.Command(exe, "train", "sft", "--model", filepath.Join(data, "models", "tiny-qwen3"), "--data", demos,
+		"--out", sft, "--rank", "4", "--alpha", "8", "--batch", "8").CombinedOutput()
+	if err != nil {
+		t.Fatalf("train sft: %v\n%s", err, out)
+	}
+	args := []string{"agent", "train", "--env", "toolcall", "--tasks", tasks, "--model", randomTinySpec, "--data", data,
+		"--samples", "2", "--batch-size", "4", "--versions", "1", "--max-tokens", "12", "--max-steps", "2", "--concurrency", "4",
+		"--init-adapter", sft, "--log-level", "warn"}
+	out, err = exec.Command(exe, args...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "policy version 1") {
+		t.Fatalf("agent train --init-adapter: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "versions", "v000001", "adapter_model.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	bad := slices.Clone(args)
+	bad[slices.Index(bad, sft)] = filepath.Join(dir, "missing")
+	if out, err := exec.Command(exe, bad...).CombinedOutput(); err == nil || !strings.Contains(string(out), "--init-adapter") {
+		t.Errorf("a missing --init-adapter: %v\n%s", err, out)
 	}
 }
 

@@ -69,7 +69,7 @@ type Engine struct {
 
 	mu       sync.RWMutex
 	current  int64
-	versions map[int64]*model.Adapter // 0 is never stored: it means base
+	versions map[int64]*model.Adapter // 0: stored only by SetStartAdapter (else base)
 }
 
 // Open loads the checkpoint in dir (config.json, *.safetensors,
@@ -195,6 +195,22 @@ func (e *Engine) Publish(ctx context.Context, v int64, dir string) error {
 	return nil
 }
 
+// SetStartAdapter makes version 0 (the policy before any published
+// version) run the PEFT adapter in dir instead of the bare base weights: the
+// policy a training run starts from, such as an SFT warm start. Requests for
+// engine.AdapterBase still get the base weights alone.
+func (e *Engine) SetStartAdapter(dir string) error {
+	a, err := e.m.LoadAdapter(dir)
+	if err != nil {
+		return fmt.Errorf("start adapter: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.versions[0] = a
+	e.versionsChanged.Store(true)
+	return nil
+}
+
 // resolve maps a request's adapter name to a version and its weights.
 func (e *Engine) resolve(name string) (int64, *model.Adapter, error) {
 	e.mu.RLock()
@@ -210,7 +226,7 @@ func (e *Engine) resolve(name string) (int64, *model.Adapter, error) {
 		return 0, nil, fmt.Errorf("adapter %q: want %q, %q or v<N>", name, engine.AdapterCurrent, engine.AdapterBase)
 	}
 	if v == 0 {
-		return 0, nil, nil
+		return 0, e.versions[0], nil
 	}
 	a, ok := e.versions[v]
 	if !ok {

@@ -217,3 +217,66 @@ func ids(g engine.Generation) []int32 {
 	}
 	return out
 }
+
+// SetStartAdapter: version 0 (the current policy before any publish) plays
+// the adapter, the base weights stay selectable, and a published version
+// still takes over.
+func TestSetStartAdapter(t *testing.T) {
+	e := openTiny(t, model.Qwen3, "qwen3")
+	ids := prompt(t, e)
+	ctx := context.Background()
+	gen := func(adapter string) engine.Generation {
+		t.Helper()
+		g, err := e.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: 6, Adapter: adapter}, func(engine.Token) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	same := func(a, b engine.Generation) bool {
+		for i := range a.Tokens {
+			if i >= len(b.Tokens) || a.Tokens[i].ID != b.Tokens[i].ID || a.Tokens[i].Logprob != b.Tokens[i].Logprob {
+				return false
+			}
+		}
+		return len(a.Tokens) == len(b.Tokens)
+	}
+	base := gen(engine.AdapterBase)
+	a, err := e.Model().NewAdapter(4, 8, []string{"q_proj", "v_proj"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range a.Layers {
+		for _, lo := range l {
+			if lo == nil {
+				continue
+			}
+			for i := range lo.B {
+				lo.B[i] = 0.5 * float32(i%7-3)
+			}
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "start")
+	if err := a.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetStartAdapter(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing start adapter was accepted")
+	}
+	if err := e.SetStartAdapter(dir); err != nil {
+		t.Fatal(err)
+	}
+	start, v0 := gen(engine.AdapterCurrent), gen("v0")
+	if start.PolicyVersion != 0 || same(start, base) || !same(start, v0) {
+		t.Errorf("version %d; current equals base: %v, equals v0: %v (want the start adapter, unlike base)", start.PolicyVersion, same(start, base), same(start, v0))
+	}
+	if again := gen(engine.AdapterBase); !same(again, base) {
+		t.Error("the base weights changed with a start adapter")
+	}
+	if err := e.Publish(ctx, 1, dir); err != nil {
+		t.Fatal(err)
+	}
+	if g := gen(engine.AdapterCurrent); g.PolicyVersion != 1 {
+		t.Errorf("after publishing v1: version %d", g.PolicyVersion)
+	}
+}

@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -166,4 +167,24 @@ func within(root, p string) bool {
 	}
 	rel, err := filepath.Rel(r, p)
 	return err == nil && filepath.IsLocal(rel) || rel == "."
+}
+
+// Observation is what a model sees of a command's result: the output cut
+// to max bytes, then why the sandbox stopped the command or its non-zero
+// exit status; empty stands in for a command that printed nothing.
+func (r Result) Observation(max int, empty string) string {
+	out := r.Output
+	if len(out) > max {
+		out = out[:max] + "\n…(output truncated)"
+	}
+	switch {
+	case r.Cut != "":
+		out += fmt.Sprintf("\n[stopped: %s]", r.Cut)
+	case r.ExitCode != 0:
+		out += fmt.Sprintf("\n[exit status %d]", r.ExitCode)
+	}
+	if strings.TrimSpace(out) == "" {
+		out = empty
+	}
+	return out
 }

@@ -109,37 +109,20 @@ func (e *episode) Step(ctx context.Context, a env.Action) (env.Observation, erro
 }
 
 func (e *episode) call(ctx context.Context, c chat.ToolCall) string {
-	if c.Function.Name != "shell" {
+	command, err := env.ToolArgument(c, "shell", "command", "shell command")
+	if err != nil {
 		e.badCalls++
-		return fmt.Sprintf("error: unknown tool %q; the only tool is shell", c.Function.Name)
-	}
-	var args struct {
-		Command string `json:"command"`
-	}
-	if err := json.Unmarshal([]byte(c.Function.Arguments), &args); err != nil || strings.TrimSpace(args.Command) == "" {
-		e.badCalls++
-		return `error: arguments must be a JSON object {"command": "<shell command>"}`
+		return err.Error()
 	}
 	e.commands++
-	res, err := e.sb.Run(ctx, sandbox.Command{Args: []string{"sh", "-c", args.Command}})
+	res, err := e.sb.Run(ctx, sandbox.Command{Args: []string{"sh", "-c", command}})
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	out := res.Output
-	if len(out) > MaxToolOutput {
-		out = out[:MaxToolOutput] + "\n…(output truncated)"
-	}
-	switch {
-	case res.Cut != "":
+	if res.Cut != "" {
 		e.cuts = append(e.cuts, res.Cut)
-		out += fmt.Sprintf("\n[stopped: %s]", res.Cut)
-	case res.ExitCode != 0:
-		out += fmt.Sprintf("\n[exit status %d]", res.ExitCode)
 	}
-	if out == "" {
-		out = "(no output)"
-	}
-	return out
+	return res.Observation(MaxToolOutput, "(no output)")
 }
 
 func (e *episode) Evaluate(ctx context.Context) (env.Evaluation, error) {

@@ -113,35 +113,19 @@ func (e *episode) Step(ctx context.Context, a env.Action) (env.Observation, erro
 
 // call runs one tool call and returns what the model sees.
 func (e *episode) call(ctx context.Context, c chat.ToolCall) string {
-	if c.Function.Name != "python" {
+	code, err := env.ToolArgument(c, "python", "code", "python code")
+	if err != nil {
 		e.badCalls++
-		return fmt.Sprintf("error: unknown tool %q; the only tool is python", c.Function.Name)
+		return err.Error()
 	}
-	var args struct {
-		Code string `json:"code"`
-	}
-	if err := json.Unmarshal([]byte(c.Function.Arguments), &args); err != nil || strings.TrimSpace(args.Code) == "" {
-		e.badCalls++
-		return `error: arguments must be a JSON object {"code": "<python code>"}`
-	}
-	res, err := e.sb.Run(ctx, sandbox.Command{Args: []string{e.python, "-"}, Stdin: args.Code})
+	res, err := e.sb.Run(ctx, sandbox.Command{Args: []string{e.python, "-"}, Stdin: code})
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	out := res.Output
-	if len(out) > MaxToolOutput {
-		out = out[:MaxToolOutput] + "\n…(output truncated)"
-	}
 	if res.Cut != "" {
 		e.cuts = append(e.cuts, res.Cut)
-		out += fmt.Sprintf("\n[stopped: %s]", res.Cut)
-	} else if res.ExitCode != 0 {
-		out += fmt.Sprintf("\n[exit status %d]", res.ExitCode)
 	}
-	if strings.TrimSpace(out) == "" {
-		out = "(no output; print the result)"
-	}
-	return out
+	return res.Observation(MaxToolOutput, "(no output; print the result)")
 }
 
 func (e *episode) Evaluate(context.Context) (env.Evaluation, error) {

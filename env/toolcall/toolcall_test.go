@@ -155,3 +155,34 @@ func TestGenerate(t *testing.T) {
 		t.Fatal("another seed gives the same tasks")
 	}
 }
+
+// Every generated task's reference solution, run by Python in the sandbox,
+// prints the task's answer.
+func TestSolutionsPrintTheAnswer(t *testing.T) {
+	sb, err := provider(t).New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	tasks := Generate(400, 1, env.SplitTrain, "tc-train")
+	var code strings.Builder
+	for _, task := range tasks {
+		code.WriteString(task.Solution + "\n")
+	}
+	res, err := sb.Run(context.Background(), sandbox.Command{Args: []string{"python3", "-"}, Stdin: code.String()})
+	if err != nil || res.ExitCode != 0 || res.Cut != "" {
+		t.Fatalf("run solutions: %v, %+v", err, res)
+	}
+	lines := strings.Split(strings.TrimSpace(res.Output), "\n")
+	if len(lines) != len(tasks) {
+		t.Fatalf("%d lines for %d tasks", len(lines), len(tasks))
+	}
+	for i, task := range tasks {
+		if !SameAnswer(lines[i], task.Answer) {
+			t.Errorf("task %q: solution %q printed %q, want %s", task.Prompt, task.Solution, lines[i], task.Answer)
+		}
+	}
+	if _, err := Demonstration(env.Task{ID: "x", Answer: "1"}); err == nil {
+		t.Error("a task without a solution was demonstrated")
+	}
+}
