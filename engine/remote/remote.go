@@ -478,17 +478,21 @@ func retryableErr(err error) bool {
 }
 
 // attempt runs fn on replicas in affinity order until one succeeds, a
-// failure is not the replica's fault, or fn says it cannot be retried.
+// failure is not the replica's fault, or fn says it cannot be retried. A
+// replica that no longer knows the request's adapter (it restarted) gets it
+// again and the request retries there, keeping the session's prefix cache.
 func (e *Engine) attempt(ctx context.Context, key string, v int64, fn func(r *replica) (retry bool, err error)) error {
 	var lastErr error
 	reps := e.order(key)
+	next := 0
 	for i := 0; i < e.opts.Attempts; i++ {
-		r := reps[i%len(reps)]
+		r := reps[next%len(reps)]
 		if err := e.ensure(ctx, r, v); err != nil {
 			lastErr = err
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			next++
 			continue
 		}
 		retry, err := fn(r)
@@ -508,6 +512,7 @@ func (e *Engine) attempt(ctx context.Context, key string, v int64, fn func(r *re
 		}
 		e.log.Warn("replica failed; trying another", "replica", r.url, "err", err)
 		r.markDown(e.opts.DownFor)
+		next++
 	}
 	return fmt.Errorf("%s: %d attempts failed: %w", e.proto.Name(), e.opts.Attempts, lastErr)
 }
