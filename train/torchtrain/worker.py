@@ -106,8 +106,19 @@ class Worker:
     # -- the model's per-token values --------------------------------------
 
     def local(self, seqs):
-        """This rank's share of a micro-batch: every world-th sequence."""
-        return list(range(self.rank, len(seqs), self.world))
+        """This rank's share of a micro-batch: every world-th sequence. Under
+        FSDP every rank must run the same number of forward passes (each one
+        gathers the shards), so a rank short of sequences repeats its first
+        one (or the batch's) as padding: index -1, its values unused and its
+        gradient zero."""
+        mine = list(range(self.rank, len(seqs), self.world))
+        if self.world > 1:
+            per_rank = -(-len(seqs) // self.world)
+            mine += [-1] * (per_rank - len(mine))
+        return mine
+
+    def values_of(self, seqs, index):
+        return self.token_values(seqs[index if index >= 0 else 0])
 
     def token_values(self, seq):
         prompt, response = seq["prompt"], seq["response"]
@@ -125,6 +136,8 @@ class Worker:
         """Per-sequence [logp list, entropy list] of the whole micro-batch, on rank 0."""
         out = [None] * len(seqs)
         for i, (lp, en) in zip(self.local(seqs), local_values):
+            if i < 0:
+                continue
             out[i] = [finite(lp.detach().float().cpu().tolist()), finite(en.detach().float().cpu().tolist())]
         if self.world > 1:
             parts = [None] * self.world if self.rank == 0 else None
@@ -143,26 +156,32 @@ class Worker:
         with torch.no_grad():
             if req.get("reference"):
                 with self.model.disable_adapter():
-                    values = [self.token_values(seqs[i]) for i in self.local(seqs)]
+                    values = [self.values_of(seqs, i) for i in self.local(seqs)]
             else:
-                values = [self.token_values(seqs[i]) for i in self.local(seqs)]
+                values = [self.values_of(seqs, i) for i in self.local(seqs)]
         got = self.gather(seqs, values)
         return {"logprobs": [g[0] for g in got], "entropy": [g[1] for g in got]} if self.rank == 0 else {}
 
     def forward(self, req):
         self.model.train()
         seqs = req["seqs"]
-        self.kept = [self.token_values(seqs[i]) for i in self.local(seqs)]
+        self.kept = [self.values_of(seqs, i) for i in self.local(seqs)]
         self.kept_index = self.local(seqs)
         got = self.gather(seqs, self.kept)
         return {"logprobs": [g[0] for g in got], "entropy": [g[1] for g in got]} if self.rank == 0 else {}
 
     def backward(self, req):
+        # FSDP averages gradients over the ranks; the loss is a sum over
+        # every rank's tokens, so each rank's share is scaled back up.
+        scale = float(self.world)
         outs, grads = [], []
         for i, (lp, en) in zip(self.kept_index, self.kept):
             outs += [lp, en]
-            grads += [torch.tensor(req["dlogp"][i], dtype=lp.dtype, device=self.device),
-                      torch.tensor(req["dentropy"][i], dtype=en.dtype, device=self.device)]
+            if i < 0:  # padding
+                grads += [torch.zeros_like(lp), torch.zeros_like(en)]
+                continue
+            grads += [torch.tensor(req["dlogp"][i], dtype=lp.dtype, device=self.device) * scale,
+                      torch.tensor(req["dentropy"][i], dtype=en.dtype, device=self.device) * scale]
         if outs:
             torch.autograd.backward(outs, grads)
         self.kept, self.kept_index = [], []
