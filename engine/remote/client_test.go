@@ -7,12 +7,12 @@ import (
 
 func TestErrorMessage(t *testing.T) {
 	cases := map[string]string{
-		`{"error":{"message":"boom","type":"BadRequestError"}}`:        "boom",
+		`{"error":{"message":"boom","type":"BadRequestError"}}`:       "boom",
 		`{"object":"error","message":"model x not found","code":404}`: "model x not found",
-		`{"success":false,"error_message":"bad adapter"}`:              "bad adapter",
-		`{"detail":[{"msg":"field required"}]}`:                        `[{"msg":"field required"}]`,
-		`{"error":"plain"}`:                                            "plain",
-		"Internal Server Error\n":                                      "Internal Server Error",
+		`{"success":false,"error_message":"bad adapter"}`:             "bad adapter",
+		`{"detail":[{"msg":"field required"}]}`:                       `[{"msg":"field required"}]`,
+		`{"error":"plain"}`:                                           "plain",
+		"Internal Server Error\n":                                     "Internal Server Error",
 	}
 	for body, want := range cases {
 		if got := ErrorMessage([]byte(body)); got != want {
