@@ -182,3 +182,29 @@ func FuzzParseLoopMetrics(f *testing.F) {
 	f.Add("clawrl_loop_train_steps_total 1e308\n{ }\n")
 	f.Fuzz(func(t *testing.T, text string) { _ = parseLoopMetrics(text) })
 }
+
+// PersonaMarkdown pools each persona × arm over seeds: first and last
+// evaluation, retention, and the control's teacher ceiling on every row of
+// that persona.
+func TestPersonaMarkdown(t *testing.T) {
+	runs := []Run{
+		{Arm: "off", Method: "off", Persona: "tldr", Seed: 1, Evals: []Eval{
+			{Round: 0, Asked: 10, RetentionRight: 8, RetentionAsked: 8, HintSatisfied: 3, HintAsked: 10},
+			{Round: 1, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
+		{Arm: "c", Method: "combine", Persona: "tldr", Seed: 1, Evals: []Eval{
+			{Round: 0, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
+			{Round: 2, Satisfied: 6, Asked: 10, RetentionRight: 7, RetentionAsked: 8}}},
+		{Arm: "c", Method: "combine", Persona: "tldr", Seed: 2, Evals: []Eval{
+			{Round: 0, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
+			{Round: 2, Satisfied: 4, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
+	}
+	md := PersonaMarkdown(runs)
+	for _, want := range []string{
+		"| tldr | off | 0.00 [0.00, 0.28] | 0.00 [0.00, 0.28] (v1) | 8/8 → 8/8 | 0.30 [0.11, 0.60] |",
+		"| tldr | c | 0.00 [0.00, 0.16] | 0.50 [0.30, 0.70] (v2) | 16/16 → 15/16 | 0.30 [0.11, 0.60] |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing row %q in\n%s", want, md)
+		}
+	}
+}

@@ -152,7 +152,9 @@ func Personas() []*Persona {
 			Name:       "signoff",
 			Preference: `the answer ends with "Hope this helps!"`,
 			Check:      EndsWith("Hope this helps!"),
-			Critique:   `Please always end your answer with the words "Hope this helps!"`,
+			// Of the wordings tried on the demo model (BENCHMARKS.md), this
+			// one the model itself follows most often with it in context.
+			Critique:   `Be brief. Your last words must be "Hope this helps!"`,
 			Correction: `You forgot to end with "Hope this helps!" again.`,
 			Thanks:     "Great, thanks.",
 		},

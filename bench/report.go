@@ -271,3 +271,49 @@ func FisherGreater(a, b Proportion) float64 {
 	}
 	return min(p, 1)
 }
+
+// PersonaMarkdown renders one row per persona and arm, pooled over seeds:
+// held-out satisfaction before training and at the run's last round, the
+// retention facts the same way, and the teacher's ceiling (the base model
+// with the persona's written feedback in context, measured on the control).
+func PersonaMarkdown(runs []Run) string {
+	type key struct{ persona, arm string }
+	type acc struct {
+		s0, n0, sl, nl, r0, rn0, rl, rnl int
+		last                             int
+	}
+	var keys []key
+	accs := map[key]*acc{}
+	ceil := map[string][2]int{}
+	for _, r := range runs {
+		k := key{r.Persona, r.Arm}
+		a := accs[k]
+		if a == nil {
+			a = &acc{}
+			accs[k] = a
+			keys = append(keys, k)
+		}
+		if len(r.Evals) == 0 {
+			continue
+		}
+		first, last := r.Evals[0], r.Evals[len(r.Evals)-1]
+		a.s0, a.n0, a.r0, a.rn0 = a.s0+first.Satisfied, a.n0+first.Asked, a.r0+first.RetentionRight, a.rn0+first.RetentionAsked
+		a.sl, a.nl, a.rl, a.rnl = a.sl+last.Satisfied, a.nl+last.Asked, a.rl+last.RetentionRight, a.rnl+last.RetentionAsked
+		a.last = max(a.last, last.Round)
+		c := ceil[r.Persona]
+		ceil[r.Persona] = [2]int{c[0] + first.HintSatisfied, c[1] + first.HintAsked}
+	}
+	var b strings.Builder
+	b.WriteString("| persona | arm | satisfaction v0 | satisfaction last (round) | retention v0 → last | teacher ceiling (base + hint) |\n|---|---|---|---|---|---|\n")
+	for _, k := range keys {
+		a := accs[k]
+		c := ceil[k.persona]
+		cs := "–"
+		if c[1] > 0 {
+			cs = Wilson(c[0], c[1]).String()
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s (v%d) | %d/%d → %d/%d | %s |\n", k.persona, k.arm, Wilson(a.s0, a.n0), Wilson(a.sl, a.nl), a.last,
+			a.r0, a.rn0, a.rl, a.rnl, cs)
+	}
+	return b.String()
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawrl/clawrl/judge"
 )
 
 // Feedback modes: how a simulated user reacts to an answer.
@@ -100,11 +102,18 @@ type Eval struct {
 	MeanWords      float64 `json:"mean_words"`
 	// TrainSatisfied/TrainRated count the round's rated training turns that
 	// led to this version (0/0 for round 0).
-	TrainSatisfied int      `json:"train_satisfied"`
-	TrainRated     int      `json:"train_rated"`
-	Seconds        float64  `json:"seconds"`           // since the run started
-	WaitSeconds    float64  `json:"wait_seconds"`      // last rated turn → version served
-	Answers        []string `json:"answers,omitempty"` // first answers, for reading
+	TrainSatisfied int `json:"train_satisfied"`
+	// HintSatisfied/HintAsked are the teacher's ceiling, measured on the
+	// control before training: the held-out prompts asked with the
+	// persona's written feedback appended to the user turn exactly as the
+	// loop's OPD teacher sees it (judge.HintHeader). Distillation from that
+	// teacher can hardly do better than the teacher itself.
+	HintSatisfied int      `json:"hint_satisfied,omitempty"`
+	HintAsked     int      `json:"hint_asked,omitempty"`
+	TrainRated    int      `json:"train_rated"`
+	Seconds       float64  `json:"seconds"`           // since the run started
+	WaitSeconds   float64  `json:"wait_seconds"`      // last rated turn → version served
+	Answers       []string `json:"answers,omitempty"` // first answers, for reading
 	// TrainAnswers are the round's first rated answers (sampled at the
 	// training temperature: what the user saw), for reading.
 	TrainAnswers []string `json:"train_answers,omitempty"`
@@ -189,6 +198,13 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 	ev, err := evaluate(ctx, cfg, cl, p, 0)
 	if err != nil {
 		return err
+	}
+	if r.Method == ArmControl {
+		if ev.HintSatisfied, err = ceiling(ctx, cfg, cl, p); err != nil {
+			return err
+		}
+		ev.HintAsked = cfg.EvalPrompts
+		log.Info("teacher ceiling", "satisfied", ev.HintSatisfied, "asked", ev.HintAsked)
 	}
 	ev.Seconds = time.Since(start).Seconds()
 	r.Evals = append(r.Evals, ev)
@@ -425,6 +441,25 @@ func evaluate(ctx context.Context, cfg Config, cl *Client, p *Persona, round int
 		ev.Answers = append(ev.Answers, a.Text)
 	}
 	return ev, nil
+}
+
+// ceiling asks the held-out prompts greedily with the persona's critique
+// appended to the user turn as the loop's teacher gets it, and counts the
+// answers that satisfy the persona.
+func ceiling(ctx context.Context, cfg Config, cl *Client, p *Persona) (int, error) {
+	var mu sync.Mutex
+	n := 0
+	err := parallel(ctx, cfg.EvalPrompts, cfg.Concurrency, func(i int) error {
+		msgs := []Message{{Role: "user", Content: p.Eval[i] + judge.HintHeader + p.Critique}}
+		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: cfg.MaxTokens})
+		if err == nil && p.Satisfied(a) {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+		return err
+	})
+	return n, err
 }
 
 // parallel runs f(0..n-1) with at most width calls at once and returns the

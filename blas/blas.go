@@ -140,6 +140,25 @@ func parallelFor(n, align int, work int64, fn func(lo, hi int)) {
 // along k. Goroutines split the n (output column) range, so each streams its
 // own rows of B — for decode (m small) that is the whole memory traffic.
 func gemmNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	// Many rows and enough columns to pay for packing A (at 3,040 rows
+	// and k = 576 the packed kernel breaks even near 64–96 columns; LoRA's
+	// 16-column x·Aᵀ loses a third with it).
+	if usePack512 && use512 && alpha == 1 && beta == 0 && k%8 == 0 && m >= 16 && n >= 96 {
+		gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
+	if n < 24 && m >= 64 {
+		// Too few columns to share (LoRA's 16: 12 and 4 per goroutine):
+		// split the rows instead, each row's sums being the same either way.
+		parallelFor(m, 4, 2*int64(m)*int64(n)*int64(k), func(i0, i1 int) {
+			if useAVX2 {
+				gemmNTRangeAVX2(i1-i0, 0, n, k, alpha, a[i0*lda:], lda, b, ldb, beta, c[i0*ldc:], ldc)
+			} else {
+				gemmNTRange(i1-i0, 0, n, k, alpha, a[i0*lda:], lda, b, ldb, beta, c[i0*ldc:], ldc)
+			}
+		})
+		return
+	}
 	parallelFor(n, 12, 2*int64(m)*int64(n)*int64(k), func(j0, j1 int) {
 		if useAVX2 {
 			gemmNTRangeAVX2(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -1,5 +1,7 @@
 package blas
 
+import "sync"
+
 // avx2BlockBytes is the size of the block of A and of the block of B that
 // stay hot in L2 (1 MiB or more on current x86 cores) while tiles are
 // computed from them.
@@ -67,6 +69,13 @@ func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
 	// the kernel stores its sums into C itself.
 	direct := g.k8 == g.k && g.alpha == 1 && g.beta == 0
 	j := j0
+	if !direct && g.k8 == g.k && use512 {
+		// alpha ≠ 1 or beta ≠ 0 with no tail (LoRA's out += scale·(u·Bᵀ),
+		// k = r): the same 4×6 sums into a tile, then alpha·s + beta·C.
+		// Row by row, so C (wide, k small) is written in order; every
+		// element's arithmetic is store's, so this changes no bits.
+		j = g.block512Scaled(i0, i1, j0, j1)
+	}
 	if direct && use512 {
 		// Two 4×3 tiles at once in ZMM registers, bitwise the same sums.
 		for ; j+6 <= j1; j += 6 {
@@ -123,6 +132,82 @@ func (g *avx2Gemm) block(i0, i1, j0, j1 int) {
 	}
 }
 
+// block512Scaled computes C[i0:i1, j0:j6] = alpha·(A·Bᵀ) + beta·C on the
+// 4×6 AVX-512 kernel, j6 the last multiple of 6 columns from j0, which it
+// returns. Rows outer: each group of four rows of C is finished left to
+// right, so C streams through once instead of once per column strip (when
+// k is small the stores were most of the work). No tail (k8 == k).
+func (g *avx2Gemm) block512Scaled(i0, i1, j0, j1 int) int {
+	if usePack512 {
+		return g.block512ScaledPacked(i0, i1, j0, j1)
+	}
+	var t [24]float32
+	j6 := j0 + (j1-j0)/6*6
+	if j6 == j0 {
+		return j0
+	}
+	_ = g.b[(j6-1)*g.ldb+g.k-1]
+	alpha, beta := g.alpha, g.beta
+	for i := i0; i < i1; i += 4 {
+		_ = g.a[(i+3)*g.lda+g.k-1]
+		_ = g.c[(i+3)*g.ldc+j6-1]
+		for j := j0; j < j6; j += 6 {
+			kern4x6C512(g.k8, &g.a[i*g.lda], g.lda, &g.b[j*g.ldb], g.ldb, &t[0], 6)
+			for r := range 4 {
+				off := (i+r)*g.ldc + j
+				ci, tr := g.c[off:off+6:off+6], t[6*r:6*r+6:6*r+6]
+				if beta == 0 {
+					for q := range 6 {
+						ci[q] = alpha * tr[q]
+					}
+					continue
+				}
+				for q := range 6 {
+					ci[q] = float32(alpha*tr[q]) + float32(beta*ci[q])
+				}
+			}
+		}
+	}
+	return j6
+}
+
+// block512ScaledPacked is block512Scaled on kern4x8P512 (8 columns at a
+// time, each group of four rows of A packed as it is reached), for columns
+// j0 up to the last multiple of 8, which it returns. With k small (LoRA's
+// rank) the kernel's cost is mostly its reduction, which this one does a
+// whole register at a time.
+func (g *avx2Gemm) block512ScaledPacked(i0, i1, j0, j1 int) int {
+	var t [32]float32
+	j8 := j0 + (j1-j0)/8*8
+	if j8 == j0 {
+		return j0
+	}
+	_ = g.b[(j8-1)*g.ldb+g.k-1]
+	ap := make([]float32, 4*g.k)
+	alpha, beta := g.alpha, g.beta
+	for i := i0; i < i1; i += 4 {
+		packA4(ap, g.a[i*g.lda:], g.lda, 4, g.k)
+		_ = g.c[(i+3)*g.ldc+j8-1]
+		for j := j0; j < j8; j += 8 {
+			kern4x8P512(g.k8, &ap[0], &g.b[j*g.ldb], g.ldb, &t[0], 8)
+			for r := range 4 {
+				off := (i+r)*g.ldc + j
+				ci, tr := g.c[off:off+8:off+8], t[8*r:8*r+8:8*r+8]
+				if beta == 0 {
+					for q := range 8 {
+						ci[q] = alpha * tr[q]
+					}
+					continue
+				}
+				for q := range 8 {
+					ci[q] = float32(alpha*tr[q]) + float32(beta*ci[q])
+				}
+			}
+		}
+	}
+	return j8
+}
+
 // row computes C[i, j0:j1] for one row of A, four columns at a time.
 func (g *avx2Gemm) row(i, j0, j1 int) {
 	var t [4]float32
@@ -143,5 +228,74 @@ func (g *avx2Gemm) row(i, j0, j1 int) {
 	}
 	for ; j < j1; j++ {
 		g.store(i, j, kern1x1(g.k8, &ai[0], &g.b[j*g.ldb]))
+	}
+}
+
+// packPool holds packA4's buffers between calls.
+var packPool sync.Pool
+
+// packA4 copies the first m4 rows (a multiple of 4) of A, k8 columns, into
+// kern4x8P512's layout: for each group of four rows and each 8-element
+// chunk of k, the chunk of rows 0, 1, 2, 3 in turn (32 floats).
+func packA4(dst, a []float32, lda, m4, k8 int) {
+	chunks := k8 / 8
+	for g := 0; g < m4; g += 4 {
+		d := dst[g*k8 : (g+4)*k8]
+		for r := range 4 {
+			row := a[(g+r)*lda : (g+r)*lda+k8]
+			for ch := range chunks {
+				copy(d[ch*32+r*8:ch*32+r*8+8], row[ch*8:ch*8+8])
+			}
+		}
+	}
+}
+
+// gemmNTPacked is gemmNT for C = A·Bᵀ (alpha 1, beta 0, k a multiple of 8:
+// the forward's x·Wᵀ and the LM head's logits, many rows) on the AVX-512
+// kernel kern4x8P512. Goroutines split the rows; each packs a block of its
+// rows (packA4) right before computing it, so the copy is read back from
+// L2, and walks that block against B's columns in blocks that stay in L2,
+// 8 columns (an L1-resident strip of B) at a time. Columns past the last
+// multiple of 8 and rows past the last multiple of 4 take the other
+// kernels. Every element is kern4x3C's sum, so the results are
+// gemmNTRangeAVX2's bit for bit, whatever the split.
+func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	m4, n8 := m&^3, n&^7
+	g := avx2Gemm{k: k, k8: k, alpha: 1, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
+	blockRows := max(4, avx2BlockBytes/(4*k)&^3)
+	blockCols := max(8, avx2BlockBytes/(4*k)&^7)
+	_ = a[(m4-1)*lda+k-1]
+	_ = b[(n8-1)*ldb+k-1]
+	_ = c[(m4-1)*ldc+n-1]
+	parallelFor(m4, 4, 2*int64(m4)*int64(n)*int64(k), func(i0, i1 int) {
+		var buf *[]float32
+		if v := packPool.Get(); v != nil {
+			buf = v.(*[]float32)
+		} else {
+			buf = new([]float32)
+		}
+		if cap(*buf) < blockRows*k {
+			*buf = make([]float32, blockRows*k)
+		}
+		ap := (*buf)[:blockRows*k]
+		for ib := i0; ib < i1; ib += blockRows {
+			ib1 := min(ib+blockRows, i1)
+			packA4(ap, a[ib*lda:], lda, ib1-ib, k)
+			for jb := 0; jb < n8; jb += blockCols {
+				jb1 := min(jb+blockCols, n8)
+				for j := jb; j < jb1; j += 8 {
+					for i := ib; i < ib1; i += 4 {
+						kern4x8P512(k, &ap[(i-ib)*k], &b[j*ldb], ldb, &c[i*ldc+j], ldc)
+					}
+				}
+			}
+			if n8 < n {
+				g.block(ib, ib1, n8, n)
+			}
+		}
+		packPool.Put(buf)
+	})
+	for i := m4; i < m; i++ {
+		g.row(i, 0, n)
 	}
 }

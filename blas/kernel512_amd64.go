@@ -18,3 +18,10 @@ func kern4x6C512(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, l
 
 //go:noescape
 func kernOP4x48C512(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+// usePack512 adds the packed-A forward kernel (kern4x8P512), which also
+// needs AVX-512VL (its epilogue stores a Y16+ register).
+var usePack512 = use512 && cpu.X86.HasAVX512VL
+
+//go:noescape
+func kern4x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int)

@@ -204,3 +204,127 @@ op48loop:
 	VMOVUPS Z11, 128(R15)
 	VZEROUPPER
 	RET
+
+// One pair-accumulator group's epilogue for kern4x8P512: the eight ZMM
+// accumulators z0..z7 (columns 0..7; rows lo in the low half, hi in the
+// high half, 8 lanes each) are reduced to 16 sums in HSUM8's order,
+// ((L0+L4) + (L1+L5)) + ((L2+L6) + (L3+L7)), with the additions done eight
+// or sixteen at a time after shuffles: the same additions on the same
+// operands, so the same bits as kern4x3C. Row lo's eight sums go to
+// (rlo), row hi's to (rhi). Clobbers Z16–Z27.
+//
+// Step 1 pairs column q with q+4: S = [q.lo L0-3, q.hi L0-3, q'.lo L0-3,
+// q'.hi L0-3] + the same lanes' L4-7, that is Lj + Lj+4. Steps 2 and 3 are
+// horizontal adds within 128-bit lanes (even + odd elements), which leave
+// the sums as [lo c0-3, hi c0-3, lo c4-7, hi c4-7]; a last lane shuffle
+// puts row lo's eight columns in the low half.
+#define PAIRS8(z0, z1, z2, z3, z4, z5, z6, z7, rlo, rhi) \
+	VSHUFF32X4 $0x88, z4, z0, Z16; \
+	VSHUFF32X4 $0xDD, z4, z0, Z17; \
+	VADDPS Z17, Z16, Z16; \
+	VSHUFF32X4 $0x88, z5, z1, Z18; \
+	VSHUFF32X4 $0xDD, z5, z1, Z19; \
+	VADDPS Z19, Z18, Z18; \
+	VSHUFF32X4 $0x88, z6, z2, Z20; \
+	VSHUFF32X4 $0xDD, z6, z2, Z21; \
+	VADDPS Z21, Z20, Z20; \
+	VSHUFF32X4 $0x88, z7, z3, Z22; \
+	VSHUFF32X4 $0xDD, z7, z3, Z23; \
+	VADDPS Z23, Z22, Z22; \
+	VSHUFPS $0x88, Z18, Z16, Z24; \
+	VSHUFPS $0xDD, Z18, Z16, Z25; \
+	VADDPS Z25, Z24, Z24; \
+	VSHUFPS $0x88, Z22, Z20, Z26; \
+	VSHUFPS $0xDD, Z22, Z20, Z27; \
+	VADDPS Z27, Z26, Z26; \
+	VSHUFPS $0x88, Z26, Z24, Z16; \
+	VSHUFPS $0xDD, Z26, Z24, Z17; \
+	VADDPS Z17, Z16, Z16; \
+	VSHUFF32X4 $0xD8, Z16, Z16, Z16; \
+	VMOVUPS Y16, (rlo); \
+	VEXTRACTF32X8 $1, Z16, (rhi)
+
+// func kern4x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int)
+// C[r, q] = dot(a row r, b row q) over the first k8 elements for r < 4,
+// q < 8 (k8 % 8 == 0, k8 > 0), stored into C: kern4x3C's sums, bitwise.
+// A comes packed (packA4): for each 8-element chunk of k, rows 0 and 1's
+// chunks side by side (one ZMM load) and then rows 2 and 3's, so the loop
+// has no lane inserts and is all FMAs and loads; its 16 accumulators are
+// reduced with whole-register shuffles (PAIRS8) rather than one sum at a
+// time.
+TEXT ·kern4x8P512(SB), NOSPLIT, $0-48
+	MOVQ k8+0(FP), CX
+	MOVQ ap+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ ldb+24(FP), R8
+	SHLQ $2, R8
+	LEAQ (DI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	LEAQ (R13)(R8*1), R14
+	LEAQ (R14)(R8*1), R15
+	SHRQ $3, CX
+	XORQ AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+loop4x8p:
+	VMOVUPS 0(SI), Z30
+	VMOVUPS 64(SI), Z31
+	VBROADCASTF32X8 (DI)(AX*1), Z28
+	VFMADD231PS Z28, Z30, Z0
+	VFMADD231PS Z28, Z31, Z1
+	VBROADCASTF32X8 (R9)(AX*1), Z29
+	VFMADD231PS Z29, Z30, Z2
+	VFMADD231PS Z29, Z31, Z3
+	VBROADCASTF32X8 (R10)(AX*1), Z28
+	VFMADD231PS Z28, Z30, Z4
+	VFMADD231PS Z28, Z31, Z5
+	VBROADCASTF32X8 (R11)(AX*1), Z29
+	VFMADD231PS Z29, Z30, Z6
+	VFMADD231PS Z29, Z31, Z7
+	VBROADCASTF32X8 (R12)(AX*1), Z28
+	VFMADD231PS Z28, Z30, Z8
+	VFMADD231PS Z28, Z31, Z9
+	VBROADCASTF32X8 (R13)(AX*1), Z29
+	VFMADD231PS Z29, Z30, Z10
+	VFMADD231PS Z29, Z31, Z11
+	VBROADCASTF32X8 (R14)(AX*1), Z28
+	VFMADD231PS Z28, Z30, Z12
+	VFMADD231PS Z28, Z31, Z13
+	VBROADCASTF32X8 (R15)(AX*1), Z29
+	VFMADD231PS Z29, Z30, Z14
+	VFMADD231PS Z29, Z31, Z15
+	ADDQ $128, SI
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loop4x8p
+
+	MOVQ c+32(FP), SI
+	MOVQ ldc+40(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	// Z(2q) holds rows 0 (low) and 1 (high) of column q, Z(2q+1) rows 2
+	// and 3.
+	PAIRS8(Z0, Z2, Z4, Z6, Z8, Z10, Z12, Z14, SI, R10)
+	PAIRS8(Z1, Z3, Z5, Z7, Z9, Z11, Z13, Z15, R11, R12)
+	VZEROUPPER
+	RET

@@ -12,3 +12,9 @@ func kern4x6C512(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, l
 func kernOP4x48C512(k int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, acc int) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+var usePack512 = false
+
+func kern4x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int) {
+	panic("blas: no assembly kernels on this platform")
+}

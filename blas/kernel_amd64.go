@@ -61,3 +61,6 @@ func kern4x3C(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc 
 
 //go:noescape
 func scal8(n8 int, s float32, x *float32)
+
+//go:noescape
+func swigluBwd8(n8 int, gate *float32, up *float32, dout *float32, dgate *float32, dup *float32)

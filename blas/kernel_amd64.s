@@ -913,3 +913,77 @@ loopscal:
 	JNZ loopscal
 	VZEROUPPER
 	RET
+
+// func swigluBwd8(n8 int, gate *float32, up *float32, dout *float32, dgate *float32, dup *float32)
+// SwiGLU's backward for i < n8 (n8 % 8 == 0, n8 > 0), the same float32
+// operations in the same order as the scalar loop in SwiGLUBackward:
+// e = exp(−|g|) as expShift8 computes it, s = 1/(1+e), s = e·s where g < 0,
+// dup = dy·(g·s), dgate = ((dy·up)·s)·(1 + g·(1−s)).
+TEXT ·swigluBwd8(SB), NOSPLIT, $0-48
+	MOVQ n8+0(FP), CX
+	MOVQ gate+8(FP), SI
+	MOVQ up+16(FP), R8
+	MOVQ dout+24(FP), R9
+	MOVQ dgate+32(FP), R10
+	MOVQ dup+40(FP), R11
+	VBROADCASTSS expconst<>+0(SB), Y14
+	VBROADCASTSS expconst<>+4(SB), Y13
+	VBROADCASTSS expconst<>+8(SB), Y12
+	VBROADCASTSS expconst<>+36(SB), Y11
+	VBROADCASTSS expconst<>+40(SB), Y10
+	VBROADCASTSS expconst<>+32(SB), Y9
+	VPCMPEQD Y8, Y8, Y8
+	VPSRLD $1, Y8, Y8               // 0x7fffffff: |·| mask
+	SHRQ $3, CX
+	XORQ AX, AX
+
+loopswiglu:
+	VMOVUPS (SI)(AX*1), Y0          // g
+	VANDPS Y8, Y0, Y1
+	VXORPS Y15, Y15, Y15
+	VSUBPS Y1, Y15, Y1              // −|g| (0 − |g|: exact)
+	VMAXPS Y10, Y1, Y1              // clamp
+	VMOVAPS Y1, Y2
+	VFMADD213PS Y9, Y14, Y2         // t·log2e + 0.5
+	VROUNDPS $1, Y2, Y2             // n = floor(·)
+	VFNMADD231PS Y13, Y2, Y1        // r = t − n·C1
+	VFNMADD231PS Y12, Y2, Y1        // r −= n·C2
+	VBROADCASTSS expconst<>+12(SB), Y3
+	VBROADCASTSS expconst<>+16(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // p0·r + p1
+	VBROADCASTSS expconst<>+20(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p2
+	VBROADCASTSS expconst<>+24(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p3
+	VBROADCASTSS expconst<>+28(SB), Y4
+	VFMADD213PS Y4, Y1, Y3          // ·r + p4
+	VFMADD213PS Y9, Y1, Y3          // ·r + p5
+	VMULPS Y1, Y1, Y5               // z = r²
+	VFMADD213PS Y1, Y5, Y3          // y = poly·z + r
+	VADDPS Y11, Y3, Y3              // + 1
+	VCVTTPS2DQ Y2, Y6               // n as int32
+	VPBROADCASTD expconst<>+44(SB), Y7
+	VPADDD Y7, Y6, Y6
+	VPSLLD $23, Y6, Y6              // 2^n
+	VMULPS Y6, Y3, Y3               // e
+	VADDPS Y11, Y3, Y4              // 1 + e
+	VDIVPS Y4, Y11, Y4              // s = 1/(1+e)
+	VMULPS Y4, Y3, Y5               // e·s
+	VCMPPS $1, Y15, Y0, Y6          // g < 0
+	VBLENDVPS Y6, Y5, Y4, Y4        // s = e·s where g < 0
+	VMOVUPS (R9)(AX*1), Y1          // dy
+	VMULPS Y4, Y0, Y2               // g·s
+	VMULPS Y2, Y1, Y2               // dy·(g·s)
+	VMOVUPS Y2, (R11)(AX*1)
+	VMULPS (R8)(AX*1), Y1, Y1       // dy·up
+	VMULPS Y4, Y1, Y1               // ·s
+	VSUBPS Y4, Y11, Y5              // 1 − s
+	VMULPS Y5, Y0, Y5               // g·(1−s)
+	VADDPS Y11, Y5, Y5              // 1 + g·(1−s)
+	VMULPS Y5, Y1, Y1
+	VMOVUPS Y1, (R10)(AX*1)
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loopswiglu
+	VZEROUPPER
+	RET

@@ -75,3 +75,7 @@ func kern4x3C(k8 int, a *float32, lda int, b *float32, ldb int, c *float32, ldc 
 func scal8(n8 int, s float32, x *float32) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func swigluBwd8(n8 int, gate *float32, up *float32, dout *float32, dgate *float32, dup *float32) {
+	panic("blas: no assembly kernels on this platform")
+}

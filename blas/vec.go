@@ -1,5 +1,7 @@
 package blas
 
+import "math"
+
 // DotRows computes out[j] = x·row j of rows for j < len(out), where row j
 // starts at rows[j*ld] and has len(x) elements: a serial matrix-vector
 // product for callers that parallelise themselves (attention scores, one
@@ -178,5 +180,44 @@ func Scale(x []float32, s float32) {
 	}
 	for ; j < len(x); j++ {
 		x[j] *= s
+	}
+}
+
+// SwiGLUBackward overwrites dgate and dup with SwiGLU's backward (act =
+// silu(g)·up, dy = d(loss)/d(act)) for every element:
+//
+//	e = exp(−|g|), s = 1/(1+e) (g ≥ 0) or e·(1/(1+e)) (g < 0) = sigmoid(g)
+//	dup = dy·(g·s), dgate = ((dy·up)·s)·(1 + g·(1−s))
+//
+// e comes from ExpShift's exponential (about one float32 ulp; its argument
+// is never positive, so it cannot overflow). With AVX2 eight elements at a
+// time, the same float32 operations as the scalar loop, so the same bits.
+func SwiGLUBackward(dgate, dup, dout, gate, up []float32) {
+	n := len(gate)
+	dgate, dup, dout, up = dgate[:n], dup[:n], dout[:n], up[:n]
+	i := 0
+	if n8 := n &^ 7; useAVX2 && n8 > 0 {
+		swigluBwd8(n8, &gate[0], &up[0], &dout[0], &dgate[0], &dup[0])
+		i = n8
+	}
+	for ; i < n; i++ {
+		g := gate[i]
+		e := -float32(math.Abs(float64(g)))
+		if useAVX2 {
+			// The vector exponential for the tail too, so an element's
+			// bits do not depend on where the array ends.
+			var t [8]float32
+			t[0] = e
+			expShift8(8, &t[0], 0)
+			e = t[0]
+		} else {
+			e = float32(math.Exp(float64(e)))
+		}
+		s := 1 / (1 + e)
+		if g < 0 {
+			s = e * s
+		}
+		dup[i] = dout[i] * (g * s)
+		dgate[i] = dout[i] * up[i] * s * (1 + float32(g*(1-s)))
 	}
 }

@@ -97,3 +97,34 @@ func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hin
 	}
 	return text, nil
 }
+
+// Write has the teacher answer the prompt itself, with the hint in context
+// (context distillation): greedy, at most maxTokens tokens, ending at the
+// model's stop token (kept, so the student learns where the answer ends).
+// It returns the response ids, the teacher's logprob of each, and the policy
+// version it ran on. The student is then trained toward a response it
+// would not have sampled — a sign-off or a language it never produces, which
+// re-scoring its own response cannot teach.
+func (t *Teacher) Write(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, hint string, maxTokens int) ([]int32, []float32, int64, error) {
+	text, err := t.Prompt(msgs, tools, promptText, hint)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if maxTokens < 1 {
+		return nil, nil, 0, fmt.Errorf("teacher write: max tokens %d: want ≥ 1", maxTokens)
+	}
+	g, err := t.Engine.Generate(ctx, engine.GenerateRequest{PromptIDs: t.Engine.Format().Encode(text), MaxTokens: maxTokens,
+		Adapter: t.Adapter}, func(engine.Token) error { return nil })
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("teacher write on adapter %q: %w", t.Adapter, err)
+	}
+	if len(g.Tokens) == 0 {
+		return nil, nil, 0, fmt.Errorf("teacher write on adapter %q: empty response", t.Adapter)
+	}
+	ids := make([]int32, len(g.Tokens))
+	lps := make([]float32, len(g.Tokens))
+	for i, tok := range g.Tokens {
+		ids[i], lps[i] = tok.ID, tok.Logprob
+	}
+	return ids, lps, g.PolicyVersion, nil
+}

@@ -217,7 +217,14 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 				return false, err
 			}
 		}
-		lp, v, err := r.teacher.Logprobs(ctx, t.Messages, t.Tools, t.PromptText, t.ResponseIDs, j.Hint)
+		var lp []float32
+		var wrote []int32
+		var v int64
+		if r.cfg.TeacherWrites {
+			wrote, lp, v, err = r.teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, j.Hint, r.cfg.TeacherTokens)
+		} else {
+			lp, v, err = r.teacher.Logprobs(ctx, t.Messages, t.Tools, t.PromptText, t.ResponseIDs, j.Hint)
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return false, ctx.Err()
@@ -228,6 +235,12 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 			return false, nil
 		default:
 			smp.TeacherLogprobs, smp.TeacherVersion, smp.TeacherAdapter = lp, v, r.teacher.Adapter
+			if wrote != nil {
+				// The reward rated the policy's response, not the
+				// teacher's: a teacher-written sample is OPD only.
+				smp.TeacherResponseIDs, smp.UseRL, smp.Reward = wrote, false, 0
+				smp.Why += "; trained on the teacher's response"
+			}
 		}
 	}
 	if err := r.store.AddSample(ctx, smp); err != nil {

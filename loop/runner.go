@@ -46,6 +46,12 @@ type Config struct {
 	NoYield        bool
 	YieldToServing bool
 	IdleWait       time.Duration // default 5s (see rl.SchedulerConfig.IdleWait)
+	// TeacherWrites makes OPD samples train on a response the teacher
+	// writes with the hint in context (context distillation) instead of
+	// the teacher re-scoring the policy's own response; TeacherTokens
+	// bounds it (default 128). See judge.Teacher.Write.
+	TeacherWrites bool
+	TeacherTokens int
 	// Training: batch size, staleness bound, versions folder.
 	Train rl.SchedulerConfig
 }
@@ -66,6 +72,9 @@ func (c Config) withDefaults() Config {
 	c.YieldToServing = !c.NoYield
 	if c.IdleWait <= 0 {
 		c.IdleWait = 5 * time.Second
+	}
+	if c.TeacherTokens <= 0 {
+		c.TeacherTokens = 128
 	}
 	c.Train.Method = c.Method
 	if c.Train.IdleWait <= 0 {

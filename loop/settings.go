@@ -53,6 +53,11 @@ type Settings struct {
 	Baseline string
 	OPDClip  float64
 	KLCoef   float64
+	// OPDResponse: "student" (the teacher re-scores the policy's sampled
+	// response) or "teacher" (the teacher writes the response; context
+	// distillation). TeacherTokens bounds a teacher-written response.
+	OPDResponse   string
+	TeacherTokens int
 	// Promotion: the retention gate (see rl.RetentionConfig).
 	NoRetentionGate  bool
 	RetentionMaxLost int
@@ -94,6 +99,8 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.NoGeneratedHints, "no-generated-hints", false, "never ask the judge model to write a hint")
 	fs.StringVar(&s.Baseline, "baseline", string(DefaultBaseline), "reward baseline for single samples: batch (normalise over the step, PRPO), center (subtract the mean) or none")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
+	fs.StringVar(&s.OPDResponse, "opd-response", DefaultOPDResponse, "which response OPD trains on: student (the teacher re-scores the policy's sampled answer) or teacher (the teacher, shown the hint, writes the answer: context distillation)")
+	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher)")
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
@@ -106,6 +113,9 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 const (
 	DefaultBaseline = rl.BaselineBatch
 	DefaultOPDClip  = 1.0
+	// DefaultOPDResponse: see BENCHMARKS.md, "Learning a person's
+	// preferences".
+	DefaultOPDResponse = "student"
 	// DefaultLoRALearningRate: the seed's 1e-4 moved nothing on SmolLM2 in
 	// three versions of 8 samples; 1e-3 moved it in one and forgot facts
 	// in the next (rejected by the retention gate); 5e-4 went 0 → 0.2 →
@@ -166,6 +176,11 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if _, err := rl.ParseBaseline(s.Baseline); err != nil {
 		return nil, err
 	}
+	switch s.OPDResponse {
+	case "", "student", "teacher":
+	default:
+		return nil, fmt.Errorf("--opd-response %q: want student or teacher", s.OPDResponse)
+	}
 	switch judge.FeedbackMode(s.Feedback) {
 	case judge.FeedbackDecides, judge.FeedbackVotes, "":
 		jcfg.Feedback = judge.FeedbackMode(s.Feedback)
@@ -209,7 +224,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		}
 	}
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
-		Config: Config{Method: method, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
+		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
 			VersionsDir: filepath.Join(p.DataDir, "versions")}}}
 	if _, ok := trainer.(rl.Evaluator); ok && !s.NoRetentionGate && p.Engine != nil {
 		eng := p.Engine

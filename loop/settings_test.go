@@ -42,7 +42,8 @@ func TestSettingsBuild(t *testing.T) {
 		check   func(t *testing.T, r *Runner)
 	}{
 		{name: "defaults", check: func(t *testing.T, r *Runner) {
-			if r.cfg.Method != rl.MethodCombine || r.judge.Config().EvalVotes != 1 || r.teacher.Adapter != engine.AdapterCurrent || r.scheduler != nil {
+			if r.cfg.Method != rl.MethodCombine || r.judge.Config().EvalVotes != 1 || r.teacher.Adapter != engine.AdapterCurrent || r.scheduler != nil ||
+				r.cfg.TeacherWrites {
 				t.Errorf("defaults: %+v votes %d teacher %q", r.cfg, r.judge.Config().EvalVotes, r.teacher.Adapter)
 			}
 		}},
@@ -63,6 +64,12 @@ func TestSettingsBuild(t *testing.T) {
 					t.Error("no train loop")
 				}
 			}},
+		{name: "teacher writes", args: []string{"--opd-response", "teacher", "--teacher-max-tokens", "32"}, check: func(t *testing.T, r *Runner) {
+			if !r.cfg.TeacherWrites || r.cfg.TeacherTokens != 32 {
+				t.Errorf("--opd-response teacher: %+v", r.cfg)
+			}
+		}},
+		{name: "bad opd response", args: []string{"--opd-response", "both"}, wantErr: "--opd-response"},
 		{name: "bad method", args: []string{"--method", "ppo"}, wantErr: "training method"},
 		{name: "judge url without model", args: []string{"--judge-url", "http://x"}, wantErr: "--judge-model"},
 		{name: "bad teacher", args: []string{"--teacher", "oracle"}, wantErr: "--teacher"},

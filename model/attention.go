@@ -3,9 +3,9 @@ package model
 import (
 	"math"
 	"runtime"
-	"sync"
 
 	"github.com/clawrl/clawrl/blas"
+	"github.com/clawrl/clawrl/quant"
 )
 
 // attendOne computes causal grouped-query attention for one query row:
@@ -93,20 +93,19 @@ func attentionForward(out, q []float32, rows []batchRow, layer, nHeads, nKV, hea
 	}
 	// Work grows with the positions attended; split items into chunks of
 	// roughly equal cost so a prefill's late rows do not all land on one core.
+	// The chunks run on quant's spinning worker pool: a decode step has one
+	// such region per layer, too short to pay a thread wake-up each.
 	per := total/int64(workers) + 1
-	var wg sync.WaitGroup
+	var fns []func()
 	lo := 0
 	var acc int64
 	for i, it := range items {
 		acc += int64(rows[it.row].pos + 1)
 		if acc >= per || i == len(items)-1 {
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
-				work(lo, hi)
-			}(lo, i+1)
-			lo, acc = i+1, 0
+			a, b := lo, i+1
+			fns = append(fns, func() { work(a, b) })
+			lo, acc = b, 0
 		}
 	}
-	wg.Wait()
+	quant.Parallel(fns)
 }

@@ -3,6 +3,8 @@ package model
 import (
 	"context"
 	"fmt"
+
+	"github.com/clawrl/clawrl/quant"
 )
 
 // batchRow is one token being run through the model: which sequence it
@@ -42,8 +44,49 @@ func (m *Model) newActivations(N int) *activations {
 // linearForward is the base matmul plus, for rows whose adapter adapts this
 // module, their LoRA update.
 func (m *Model) linearForward(out, inp []float32, l *Linear, a *activations, rows []batchRow, layer int, mod Module) {
+	matmulForward(out, inp, l, len(rows))
+	m.loraAdd(out, inp, l, a, rows, layer, mod)
+}
+
+// sharedLinear is one of several layers that read the same input.
+type sharedLinear struct {
+	out []float32
+	l   *Linear
+	mod Module
+}
+
+// linearsForward is linearForward for layers that share their input (q, k,
+// v; gate, up): on quantized weights they run as one MatMulShared (the
+// input quantized once, one parallel region), with equal results.
+func (m *Model) linearsForward(ls []sharedLinear, inp []float32, a *activations, rows []batchRow, layer int) {
 	N := len(rows)
-	matmulForward(out, inp, l, N)
+	ms := make([]*quant.Matrix, 0, len(ls))
+	outs := make([][]float32, 0, len(ls))
+	for _, s := range ls {
+		if s.l.Q == nil {
+			ms = nil
+			break
+		}
+		ms = append(ms, s.l.Q)
+		outs = append(outs, s.out[:N*s.l.Out])
+	}
+	if ms == nil {
+		for _, s := range ls {
+			m.linearForward(s.out, inp, s.l, a, rows, layer, s.mod)
+		}
+		return
+	}
+	quant.MatMulShared(outs, inp, N, ms)
+	for _, s := range ls {
+		addBias(s.out, s.l, N)
+		m.loraAdd(s.out, inp, s.l, a, rows, layer, s.mod)
+	}
+}
+
+// loraAdd adds, for rows whose adapter adapts this module, their LoRA
+// update to out.
+func (m *Model) loraAdd(out, inp []float32, l *Linear, a *activations, rows []batchRow, layer int, mod Module) {
+	N := len(rows)
 	if !a.adapted {
 		return
 	}
@@ -102,9 +145,7 @@ func (m *Model) forward(ctx context.Context, ids []int32, rows []batchRow) ([]fl
 		b := &w.Blocks[l]
 		// Attention sublayer.
 		rmsnormForward(a.xn, nil, a.x, b.InputNorm, N, H, eps)
-		m.linearForward(a.q, a.xn, &b.Q, a, rows, l, ModQ)
-		m.linearForward(a.k, a.xn, &b.K, a, rows, l, ModK)
-		m.linearForward(a.v, a.xn, &b.V, a, rows, l, ModV)
+		m.linearsForward([]sharedLinear{{a.q, &b.Q, ModQ}, {a.k, &b.K, ModK}, {a.v, &b.V, ModV}}, a.xn, a, rows, l)
 		if c.QKNorm() {
 			rmsnormForward(a.q, nil, a.q, b.QNorm, N*nH, hd, eps)
 			rmsnormForward(a.k, nil, a.k, b.KNorm, N*nKV, hd, eps)
@@ -119,8 +160,7 @@ func (m *Model) forward(ctx context.Context, ids []int32, rows []batchRow) ([]fl
 		residualForward(a.x, a.tmp)
 		// MLP sublayer.
 		rmsnormForward(a.xn, nil, a.x, b.PostAttnNorm, N, H, eps)
-		m.linearForward(a.gate, a.xn, &b.Gate, a, rows, l, ModGate)
-		m.linearForward(a.up, a.xn, &b.Up, a, rows, l, ModUp)
+		m.linearsForward([]sharedLinear{{a.gate, &b.Gate, ModGate}, {a.up, &b.Up, ModUp}}, a.xn, a, rows, l)
 		swigluForward(a.swiglu[:N*I], a.gate, a.up)
 		m.linearForward(a.tmp, a.swiglu, &b.Down, a, rows, l, ModDown)
 		residualForward(a.x, a.tmp)

@@ -76,7 +76,11 @@ func (s *Sequence) reserve(n int) {
 // order (pos == current length) or overwrite a position already reserved.
 func (c *kvCache) store(pos, kvDim int, k, v []float32) {
 	end := (pos + 1) * kvDim
-	if len(c.k) < end {
+	switch {
+	case len(c.k) >= end:
+	case cap(c.k) >= end && cap(c.v) >= end: // reserved, or rewound by Truncate
+		c.k, c.v = c.k[:end], c.v[:end]
+	default:
 		c.k = append(c.k, make([]float32, end-len(c.k))...)
 		c.v = append(c.v, make([]float32, end-len(c.v))...)
 	}

@@ -54,6 +54,11 @@ func matmulForward(out, inp []float32, l *Linear, T int) {
 	default:
 		blas.Sgemm(false, true, T, l.Out, l.In, 1, inp, l.In, l.W, l.In, 0, out, l.Out)
 	}
+	addBias(out, l, T)
+}
+
+// addBias adds l's bias (if any) to each of the T rows of out.
+func addBias(out []float32, l *Linear, T int) {
 	if l.Bias != nil {
 		for t := 0; t < T; t++ {
 			row := out[t*l.Out : (t+1)*l.Out]

@@ -22,6 +22,8 @@ type Act struct {
 	qs      []int8
 	ds      []float32
 	bsums   []int16
+	isums   []int32 // exact Σq per block of 32 (Q8 form)
+	sums4   []int32 // 128·Σq per four values (fillSums4), for the packed Q8_0 kernel
 }
 
 // Quantize fills a from x[T, cols] for products with weights of type t.
@@ -37,7 +39,17 @@ func (a *Act) Quantize(t Type, x []float32, T, cols int) {
 		return
 	}
 	a.ds = grow(a.ds, 2*T*cols/QK)
-	quantizeQ8(a.qs, a.ds, x[:T*cols])
+	a.isums = grow(a.isums, T*cols/QK)
+	quantizeQ8(a.qs, a.ds, a.isums, x[:T*cols])
+}
+
+// fillSums4 computes sums4 from qs (Q8 form).
+func (a *Act) fillSums4() {
+	a.sums4 = grow(a.sums4, a.T*a.Cols/4)
+	for i := range a.sums4 {
+		q := a.qs[4*i : 4*i+4]
+		a.sums4[i] = 128 * (int32(q[0]) + int32(q[1]) + int32(q[2]) + int32(q[3]))
+	}
 }
 
 func (a *Act) row(t int) actRow {
@@ -63,14 +75,15 @@ func grow[E any](s []E, n int) []E {
 // quantizeQ8 is llama.cpp's x86 quantize_row_q8_1 (and q8_0, which is the
 // same without the sum): per 32 values, d = amax/127 kept as float16,
 // q = round-half-even(x·127/amax), s = d·Σq kept as float16.
-func quantizeQ8(qs []int8, ds []float32, x []float32) {
-	if quantizeQ8Fast(qs, ds, x) {
+// isums receives each block's Σq exactly.
+func quantizeQ8(qs []int8, ds []float32, isums []int32, x []float32) {
+	if quantizeQ8Fast(qs, ds, isums, x) {
 		return
 	}
-	quantizeQ8Ref(qs, ds, x)
+	quantizeQ8Ref(qs, ds, isums, x)
 }
 
-func quantizeQ8Ref(qs []int8, ds []float32, x []float32) {
+func quantizeQ8Ref(qs []int8, ds []float32, isums []int32, x []float32) {
 	for b := 0; b < len(x)/QK; b++ {
 		xb := x[b*QK : (b+1)*QK]
 		var amax float32
@@ -88,6 +101,7 @@ func quantizeQ8Ref(qs []int8, ds []float32, x []float32) {
 			qs[b*QK+j] = int8(q)
 			sum += q
 		}
+		isums[b] = int32(sum)
 		ds[2*b] = F16ToF32(F32ToF16(d))
 		ds[2*b+1] = F16ToF32(F32ToF16(d * float32(sum)))
 	}

@@ -97,4 +97,40 @@ func fastDots(vnni, avx2 bool) map[Type]func(w []byte, a actRow) float32 {
 	return m
 }
 
-func quantizeQ8Fast(qs []int8, ds []float32, x []float32) bool { return false }
+//go:noescape
+func quantizeQ8AVX2(nb int, x *float32, qs *int8, ds *float32, isums *int32)
+
+// quantizeQ8Fast runs the assembly quantizer where the CPU has AVX2 and
+// reports whether it did.
+func quantizeQ8Fast(qs []int8, ds []float32, isums []int32, x []float32) bool {
+	if !hasAVX2 || len(x) < QK {
+		return false
+	}
+	nb := len(x) / QK
+	_, _, _ = qs[nb*QK-1], ds[2*nb-1], isums[nb-1]
+	quantizeQ8AVX2(nb, &x[0], &qs[0], &ds[0], &isums[0])
+	return true
+}
+
+//go:noescape
+func gemvQ4_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+
+//go:noescape
+func gemvQ4_1x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+
+//go:noescape
+func gemvQ8_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+
+//go:noescape
+func gemvQ8_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+
+// fastGemv8 are the packed eight-row kernels (packed.go) by weight type.
+func fastGemv8(vnni, avx2 bool) map[Type]gemv8Func {
+	switch {
+	case vnni:
+		return map[Type]gemv8Func{Q4_1: gemvQ4_1x8VNNI, Q8_0: gemvQ8_0x8VNNI}
+	case avx2:
+		return map[Type]gemv8Func{Q4_1: gemvQ4_1x8AVX2, Q8_0: gemvQ8_0x8AVX2}
+	}
+	return map[Type]gemv8Func{}
+}

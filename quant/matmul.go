@@ -2,7 +2,6 @@ package quant
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/clawrl/clawrl/blas"
@@ -65,6 +64,10 @@ func MatMul(out, x []float32, T int, m *Matrix) {
 	a := actPool.Get().(*Act)
 	defer actPool.Put(a)
 	a.Quantize(m.Type, x, T, m.Cols)
+	if pk := m.packedData(); pk != nil && T < packedMaxT {
+		matMulPacked(out, a, T, m, pk)
+		return
+	}
 	dot, dot4 := dots[m.Type], dots4[m.Type]
 	T4 := 0 // tokens done four at a time
 	if dot4 != nil {
@@ -93,6 +96,85 @@ func MatMul(out, x []float32, T int, m *Matrix) {
 					o[r] = dot(m.Data[r*m.rowBytes:(r+1)*m.rowBytes], ar)
 				}
 			}
+		}
+	})
+}
+
+// packedMaxT is the batch below which MatMul runs the packed eight-row
+// kernels (packed.go) where the CPU has them; from it on, the four-token
+// one-row kernels would. The packed ones won at every batch measured (1 to
+// 256 tokens: BENCHMARKS.md, "packed decode kernels"), so it is unlimited;
+// the results are the same bitwise either way.
+var packedMaxT = 1 << 30
+
+// matMulPacked runs the packed kernel for each group of eight rows and each
+// token: one group's blocks (nb·160 bytes for Q4_1) stay in L1 while the
+// tokens pass.
+func matMulPacked(out []float32, a *Act, T int, m *Matrix, pk []byte) {
+	if m.Type == Q8_0 {
+		a.fillSums4()
+	}
+	parallelRows(m.Rows, int64(T)*int64(len(m.Data)), func(r0, r1 int) {
+		packedGroups(out, a, T, m, pk, r0/packRows, r1/packRows)
+	})
+}
+
+// packedGroups runs groups [g0, g1) of m's packed copy pk for T tokens.
+func packedGroups(out []float32, a *Act, T int, m *Matrix, pk []byte, g0, g1 int) {
+	k := gemv8[m.Type]
+	nb := m.Cols / QK
+	gsize := nb * packedBlockBytes(m.Type)
+	var sums4 *int32
+	for g := g0; g < g1; g++ {
+		w := &pk[g*gsize]
+		for t := 0; t < T; t++ {
+			if m.Type == Q8_0 {
+				sums4 = &a.sums4[t*nb*8]
+			}
+			k(nb, w, &a.qs[t*m.Cols], &a.ds[t*2*nb], sums4, &out[t*m.Rows+g*packRows])
+		}
+	}
+}
+
+// MatMulShared computes outs[i][T, ms[i].Rows] = x[T, Cols]·ms[i]ᵀ for
+// matrices that read the same input (a layer's q, k and v; gate and up).
+// Where all of them run the packed kernels, x is quantized once and one
+// parallel region covers all their rows (a decode step's matrices are
+// small, so each region's start and join is a real share of the time);
+// otherwise it is MatMul on each. Results equal separate MatMul calls.
+func MatMulShared(outs [][]float32, x []float32, T int, ms []*Matrix) {
+	pks := make([][]byte, len(ms))
+	rows := 0
+	var work int64
+	for i, m := range ms {
+		pks[i] = m.packedData()
+		if pks[i] == nil || T >= packedMaxT || m.Cols != ms[0].Cols || kquant(m.Type) != kquant(ms[0].Type) ||
+			len(x) < T*m.Cols || len(outs[i]) < T*m.Rows {
+			for j, m := range ms {
+				MatMul(outs[j], x, T, m)
+			}
+			return
+		}
+		rows += m.Rows
+		work += int64(T) * int64(len(m.Data))
+	}
+	a := actPool.Get().(*Act)
+	defer actPool.Put(a)
+	a.Quantize(ms[0].Type, x, T, ms[0].Cols)
+	for _, m := range ms {
+		if m.Type == Q8_0 {
+			a.fillSums4()
+			break
+		}
+	}
+	parallelRows(rows, work, func(r0, r1 int) {
+		off := 0 // first row of ms[i] in the joint numbering
+		for i, m := range ms {
+			lo, hi := max(r0, off), min(r1, off+m.Rows)
+			if lo < hi {
+				packedGroups(outs[i], a, T, m, pks[i], (lo-off)/packRows, (hi-off)/packRows)
+			}
+			off += m.Rows
 		}
 	})
 }
@@ -138,25 +220,20 @@ func MatMulNN(out, dy []float32, T int, m *Matrix, accumulate bool) {
 	}
 }
 
-// parallelRows splits [0, n) rows across GOMAXPROCS goroutines in
+// parallelRows splits [0, n) rows across GOMAXPROCS workers (pool.go) in
 // rowTile-aligned chunks when the bytes to stream justify the start-up.
 func parallelRows(n int, work int64, fn func(r0, r1 int)) {
-	workers := runtime.GOMAXPROCS(0)
+	workers := maxWorkers()
 	if work < 1<<15 || workers <= 1 || n <= rowTile {
 		fn(0, n)
 		return
 	}
 	chunks := min(workers, (n+rowTile-1)/rowTile)
 	per := ((n+chunks-1)/chunks + rowTile - 1) / rowTile * rowTile
-	var wg sync.WaitGroup
-	for lo := per; lo < n; lo += per {
+	fns := make([]func(), 0, chunks)
+	for lo := 0; lo < n; lo += per {
 		hi := min(lo+per, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
+		fns = append(fns, func() { fn(lo, hi) })
 	}
-	fn(0, min(per, n))
-	wg.Wait()
+	runParallel(fns)
 }

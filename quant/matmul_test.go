@@ -96,19 +96,24 @@ func BenchmarkMatMul(b *testing.B) {
 			}
 			x := randRow(rng, T*s.cols, 1)
 			out := make([]float32, T*s.rows)
-			for _, path := range []string{"int8", "dequant"} {
-				if path == "dequant" && T < 16 {
+			for _, path := range []string{"int8", "packed", "dequant"} {
+				if path == "dequant" && T < 16 || path == "packed" && m.packedData() == nil {
 					continue
 				}
 				b.Run(fmt.Sprintf("%s_%v_%dx%d/T=%d/%s", s.name, s.t, s.rows, s.cols, T, path), func(b *testing.B) {
-					defer func(v int) { dequantMinT = v }(dequantMinT)
-					dequantMinT = 1 << 30
-					if path == "dequant" {
+					defer func(v, p int) { dequantMinT, packedMaxT = v, p }(dequantMinT, packedMaxT)
+					dequantMinT, packedMaxT = 1<<30, 0
+					switch path {
+					case "dequant":
 						dequantMinT = 1
+					case "packed":
+						packedMaxT = 1 << 30
 					}
+					cpu0 := processCPU()
 					for b.Loop() {
 						MatMul(out, x, T, m)
 					}
+					b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 					sec := b.Elapsed().Seconds() / float64(b.N)
 					b.ReportMetric(float64(len(m.Data))/sec/1e9, "GB/s")
 					b.ReportMetric(2*float64(T)*float64(s.rows*s.cols)/sec/1e9, "GFLOP/s")

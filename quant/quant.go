@@ -97,6 +97,7 @@ type Matrix struct {
 	Rows, Cols int
 	Data       []byte
 	rowBytes   int
+	pk         *packedState // interleaved copy for decode, made on first use
 	// owner is kept reachable as long as the matrix is: a loader whose
 	// Data lives in a file mapping attaches the mapping's closer to it.
 	owner any
@@ -115,7 +116,7 @@ func NewMatrix(t Type, rows, cols int, data []byte) (*Matrix, error) {
 	if len(data) != rows*rb {
 		return nil, fmt.Errorf("quant: %v matrix [%d, %d] needs %d bytes, have %d", t, rows, cols, rows*rb, len(data))
 	}
-	return &Matrix{Type: t, Rows: rows, Cols: cols, Data: data, rowBytes: rb}, nil
+	return &Matrix{Type: t, Rows: rows, Cols: cols, Data: data, rowBytes: rb, pk: new(packedState)}, nil
 }
 
 // SetOwner ties owner's lifetime to m's: owner stays reachable while m is

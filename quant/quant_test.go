@@ -162,10 +162,19 @@ func TestQuantizeQ8MatchesReference(t *testing.T) {
 	x := randRow(rng, 4096, 3)
 	x[5] = 0
 	copy(x[64:96], make([]float32, 32)) // an all-zero block
-	qs, ds := make([]int8, len(x)), make([]float32, len(x)/16)
-	qr, dr := make([]int8, len(x)), make([]float32, len(x)/16)
-	quantizeQ8(qs, ds, x)
-	quantizeQ8Ref(qr, dr, x)
+	x[100] = 1e-30                      // a block of one tiny value (its d rounds to a float16 zero)
+	x[200], x[201] = 2.5/127, -3.5/127  // halves: round to even
+	x[300] = 3e38                       // large, finite
+	qs, ds, is := make([]int8, len(x)), make([]float32, len(x)/16), make([]int32, len(x)/32)
+	qr, dr, ir := make([]int8, len(x)), make([]float32, len(x)/16), make([]int32, len(x)/32)
+	t.Logf("assembly quantizer: %v", quantizeQ8Fast(qs, ds, is, x))
+	quantizeQ8(qs, ds, is, x)
+	quantizeQ8Ref(qr, dr, ir, x)
+	for i := range is {
+		if is[i] != ir[i] {
+			t.Fatalf("Σq[%d] = %d, reference %d", i, is[i], ir[i])
+		}
+	}
 	for i := range qs {
 		if qs[i] != qr[i] {
 			t.Fatalf("q[%d] = %d, reference %d", i, qs[i], qr[i])

@@ -56,6 +56,9 @@ type Sample struct {
 	// TeacherLogprobs, when set, adds the OPD term:
 	// A_t += w_opd·(TeacherLogprobs[t] − log π_old(a_t)).
 	TeacherLogprobs []float32
+	// TeacherWrote: ResponseIDs are the teacher's response (written with
+	// the hint in context), not the policy's; BehaviourLogprobs is nil.
+	TeacherWrote bool
 
 	// Why says why the turn became a sample, for export and debugging.
 	Why string
@@ -70,7 +73,10 @@ func (s Sample) Validate() error {
 	if n == 0 {
 		return fmt.Errorf("sample for turn %s: empty response", s.TurnID)
 	}
-	if len(s.BehaviourLogprobs) != n {
+	if s.TeacherWrote && s.TeacherLogprobs == nil {
+		return fmt.Errorf("sample for turn %s: a teacher-written response without teacher logprobs", s.TurnID)
+	}
+	if !s.TeacherWrote && len(s.BehaviourLogprobs) != n {
 		return fmt.Errorf("sample for turn %s: %d behaviour logprobs for %d response tokens", s.TurnID, len(s.BehaviourLogprobs), n)
 	}
 	if s.TeacherLogprobs != nil && len(s.TeacherLogprobs) != n {

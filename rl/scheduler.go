@@ -583,12 +583,20 @@ func versionMetrics(m StepMetrics, batch []Sample, stale int, current int64, too
 	return vm
 }
 
-// FromStore joins a stored sample with its turn's tokens.
+// FromStore joins a stored sample with its turn's tokens. A sample on a
+// response the teacher wrote (context distillation) takes the turn's prompt
+// and the teacher's response; it has no behaviour logprobs: the student
+// never sampled it, so the step treats it as on-policy (no importance
+// weight), and the teacher − old gap says how far to move each token.
 func FromStore(s store.Sample, t store.Turn) Sample {
-	return Sample{
+	out := Sample{
 		TurnID: s.TurnID, SessionID: s.SessionID,
 		PromptIDs: t.PromptIDs, ResponseIDs: t.ResponseIDs, BehaviourLogprobs: t.BehaviourLogprobs,
 		PolicyVersion: t.PolicyVersion,
 		UseRL:         s.UseRL, Reward: s.Reward, TeacherLogprobs: s.TeacherLogprobs, Why: s.Why,
 	}
+	if s.TeacherResponseIDs != nil {
+		out.ResponseIDs, out.BehaviourLogprobs, out.TeacherWrote = s.TeacherResponseIDs, nil, true
+	}
+	return out
 }

@@ -58,10 +58,14 @@ type Sample struct {
 	TeacherLogprobs []float32 // nil without the OPD term
 	TeacherAdapter  string    // the adapter the teacher ran on
 	TeacherVersion  int64
-	PolicyVersion   int64  // the version that generated the turn
-	Why             string // why the turn became a sample
-	CreatedAt       time.Time
-	TrainedVersion  int64 // 0 until a version trained on it
+	// TeacherResponseIDs, when set, is the response the teacher wrote with
+	// the hint in context; the sample trains on it (with TeacherLogprobs,
+	// one per id) instead of the turn's own response. nil = the turn's.
+	TeacherResponseIDs []int32
+	PolicyVersion      int64  // the version that generated the turn
+	Why                string // why the turn became a sample
+	CreatedAt          time.Time
+	TrainedVersion     int64 // 0 until a version trained on it
 }
 
 // VersionMetrics are a trainer step's numbers, kept with the version.

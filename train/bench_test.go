@@ -45,7 +45,9 @@ import (
 //	python3 train/testdata/bench_torch.py --threads 2 --only smollm2-135m/lora
 //
 // (add -tags openblas with CGO_ENABLED=1 for the OpenBLAS matmuls;
-// CLAWRL_BENCH_TORCH=0 skips the reference. With -benchtime Nx for N > 1
+// CLAWRL_BENCH_TORCH=0 skips the reference; CLAWRL_BENCH_TORCH_LOGITS=response
+// makes the reference compute logits only where a response token is
+// predicted, as clawrl does, instead of HF's default of every position. With -benchtime Nx for N > 1
 // the testing package runs the function once with N = 1 first, so the
 // SmolLM2 shape, torch included, would run twice: keep it at 1x.)
 
@@ -173,8 +175,12 @@ func torchTokensPerSec(shape string, mode Mode, steps int) (float64, float64, er
 	if out, err := exec.Command(py, "-c", "import torch, transformers, peft").CombinedOutput(); err != nil {
 		return 0, 0, fmt.Errorf("%s cannot import torch, transformers, peft (set CLAWRL_PYTHON): %s", py, lastLine(string(out)))
 	}
-	cmd := exec.Command(py, "testdata/bench_torch.py", "--threads", strconv.Itoa(runtime.GOMAXPROCS(0)),
-		"--steps", strconv.Itoa(steps), "--only", shape+"/"+string(mode))
+	args := []string{"testdata/bench_torch.py", "--threads", strconv.Itoa(runtime.GOMAXPROCS(0)),
+		"--steps", strconv.Itoa(steps), "--only", shape + "/" + string(mode)}
+	if os.Getenv("CLAWRL_BENCH_TORCH_LOGITS") == "response" {
+		args = append(args, "--response-logits")
+	}
+	cmd := exec.Command(py, args...)
 	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -182,7 +188,7 @@ func torchTokensPerSec(shape string, mode Mode, steps int) (float64, float64, er
 	}
 	// "torch+peft SHAPE/MODE: N tokens/s, M tokens/cpu-s, ..."
 	for _, line := range strings.Split(string(out), "\n") {
-		if _, rest, ok := strings.Cut(line, shape+"/"+string(mode)+": "); ok {
+		if _, rest, ok := strings.Cut(line, " "+shape+"/"+string(mode)+": "); ok {
 			f := strings.Fields(rest)
 			if len(f) >= 4 {
 				wall, err1 := strconv.ParseFloat(f[0], 64)

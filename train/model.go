@@ -355,6 +355,15 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) error {
 // forward runs the micro-batch prepared in ws and fills ws.logp and
 // ws.entropy for every response token, in sequence order.
 func (ws *workspace) forward(seed uint64, train bool) error {
+	if err := ws.forwardBlocks(seed, train); err != nil {
+		return err
+	}
+	return ws.headChunks(len(ws.rowTok), ws.headForward)
+}
+
+// forwardBlocks is forward up to the LM head: the blocks, the final norm and
+// the head rows gathered into ws.hrows.
+func (ws *workspace) forwardBlocks(seed uint64, train bool) error {
 	a := ws.w.Arch
 	T := len(ws.ids)
 	D := a.Hidden
@@ -374,7 +383,72 @@ func (ws *workspace) forward(seed uint64, train bool) error {
 	for r, t := range ws.rowTok {
 		copy(ws.hrows[r*D:r*D+D], ws.lnf[int(t)*D:int(t)*D+D])
 	}
-	return ws.headChunks(len(ws.rowTok), ws.headForward)
+	return nil
+}
+
+// headGroups splits the head rows into runs of whole sequences (seqRows[i]
+// rows each, in order) of at most headChunk rows: {first sequence, end
+// sequence, first row, end row}. It returns nil when one sequence alone has
+// more rows than a chunk.
+func (ws *workspace) headGroups(seqRows []int) [][4]int {
+	c := ws.headChunk()
+	var groups [][4]int
+	s0, r0, r := 0, 0, 0
+	for i, n := range seqRows {
+		if n > c {
+			return nil
+		}
+		if r+n-r0 > c {
+			groups = append(groups, [4]int{s0, i, r0, r})
+			s0, r0 = i, r
+		}
+		r += n
+	}
+	return append(groups, [4]int{s0, len(seqRows), r0, r})
+}
+
+// trainPass is forward and backward of one training micro-batch, with
+// loss(s0, s1) run between them for sequences [s0, s1): it reads their rows
+// of ws.logp and ws.entropy and writes their ws.dlogp and ws.dentropy
+// (scaled). seqRows[i] is sequence i's number of response tokens.
+//
+// When whole sequences fit in the head's chunks, each chunk's logits are
+// computed once: head forward, the loss of the chunk's sequences, head
+// backward, chunk after chunk, then the blocks' backward. (Taking all the
+// logits first and the backward after would keep only the last chunk's
+// probabilities and compute every other chunk's twice: at SmolLM2's shape,
+// 2,016 head rows in 680-row chunks, two thirds of the LM head's forward
+// again.) The loss of a sequence depends only on its own rows, and a row's
+// logits, log-probabilities and gradient do not depend on the other rows
+// of its chunk, so both orders give the same numbers.
+func (ws *workspace) trainPass(seed uint64, seqRows []int, loss func(s0, s1 int)) error {
+	groups := ws.headGroups(seqRows)
+	if groups == nil {
+		if err := ws.forward(seed, true); err != nil {
+			return err
+		}
+		loss(0, len(seqRows))
+		return ws.backward(seed)
+	}
+	if err := ws.forwardBlocks(seed, true); err != nil {
+		return err
+	}
+	D := ws.w.Arch.Hidden
+	dh := ws.dln[:len(ws.rowTok)*D] // dln is free until the blocks run
+	for _, g := range groups {
+		if g[3] == g[2] {
+			loss(g[0], g[1])
+			continue
+		}
+		if err := ws.headForward(g[2], g[3]); err != nil {
+			return err
+		}
+		loss(g[0], g[1])
+		if err := ws.headBackward(dh[g[2]*D:g[3]*D], g[2], g[3]); err != nil {
+			return err
+		}
+	}
+	return ws.backwardBlocks(seed)
 }
 
 // pause is a yield point. Everything the pass has computed so far sits in
@@ -388,12 +462,14 @@ func (ws *workspace) pause() error {
 }
 
 // defaultPieceFlops bounds the work between two yield points inside the LM
-// head's matrix products: one to two milliseconds on two cores. Smaller
-// pieces cost more than they save: a piece of the logits is a column range
-// that every head row streams through once (at the SmolLM2 shape a 16 MFLOP
-// piece was 12 columns: one core's work, the 680 rows re-read per 12
-// columns), and a piece of dh = dz·W reads and writes all of dh.
-const defaultPieceFlops = 128 << 20
+// head's matrix products: about three milliseconds on two cores, a tenth of
+// the longest stretch without one (a block's largest projection, 5.4 GFLOP
+// at the SmolLM2 batch). Smaller pieces cost more than they save: a piece
+// of the logits is a column range that every head row streams through once
+// (blas packs the rows again for each piece; at the SmolLM2 shape a 16 MFLOP
+// piece was 12 columns, the 680 rows re-read per 12 columns), and a piece of
+// dh = dz·W reads and writes all of dh.
+const defaultPieceFlops = 512 << 20
 
 // defaultPieceElems bounds the softmax elements between two yield points:
 // about a millisecond of exp on one core.
@@ -459,9 +535,7 @@ func (ws *workspace) headChunks(R int, fn func(lo, hi int) error) error {
 // backward starts from ws.dlogp and ws.dentropy (already scaled) and
 // accumulates gradients into every trainable tensor.
 func (ws *workspace) backward(seed uint64) error {
-	a := ws.w.Arch
-	T := len(ws.ids)
-	D := a.Hidden
+	D := ws.w.Arch.Hidden
 	R := len(ws.rowTok)
 	dh := ws.dln[:R*D] // dln is free until the blocks run
 	chunked := R > ws.headChunk()
@@ -478,6 +552,16 @@ func (ws *workspace) backward(seed uint64) error {
 	if err != nil {
 		return err
 	}
+	return ws.backwardBlocks(seed)
+}
+
+// backwardBlocks is backward after the LM head: it takes the head rows'
+// gradient from ws.dln and runs the final norm and the blocks.
+func (ws *workspace) backwardBlocks(seed uint64) error {
+	a := ws.w.Arch
+	T := len(ws.ids)
+	D := a.Hidden
+	dh := ws.dln[:len(ws.rowTok)*D]
 	// Scatter the head rows' gradient back to the tokens they came from.
 	dlnf := ws.dlnf[:T*D]
 	clear(dlnf)

@@ -1,8 +1,6 @@
 package train
 
 import (
-	"math"
-
 	"github.com/clawrl/clawrl/blas"
 	"github.com/clawrl/clawrl/model"
 )
@@ -17,36 +15,14 @@ func swigluForward(out, gate, up []float32) {
 	})
 }
 
-// swigluBackward overwrites dgate and dup, on every core.
-//
-//	s = sigmoid(g), dup = dy·g·s, dgate = dy·up·s·(1 + g·(1 − s))
-//
-// The sigmoid takes e = exp(−|g|) from blas's vector exponential (about one
-// float32 ulp; its argument is never positive, so it cannot overflow):
-// s = 1/(1+e) for g ≥ 0, e/(1+e) below.
+// swigluBackward overwrites dgate and dup, on every core: blas.SwiGLUBackward
+// (s = sigmoid(g), dup = dy·g·s, dgate = dy·up·s·(1 + g·(1 − s))) over
+// pieces of the elements.
 func swigluBackward(dgate, dup, dout, gate, up []float32) {
 	const piece = 4096
 	n := len(gate)
 	parallelRows((n+piece-1)/piece, 8*n, func(lo, hi int) {
-		for p0 := lo * piece; p0 < min(hi*piece, n); p0 += piece {
-			p1 := min(p0+piece, n)
-			e := dgate[p0:p1] // scratch until overwritten below
-			for i, g := range gate[p0:p1] {
-				e[i] = -float32(math.Abs(float64(g)))
-			}
-			done, _ := blas.ExpShift(e, 0)
-			for i := done; i < len(e); i++ {
-				e[i] = float32(math.Exp(float64(e[i])))
-			}
-			for i, g := range gate[p0:p1] {
-				s := 1 / (1 + e[i])
-				if g < 0 {
-					s = e[i] * s
-				}
-				j := p0 + i
-				dup[j] = dout[j] * (g * s)
-				dgate[j] = dout[j] * up[j] * s * (1 + g*(1-s))
-			}
-		}
+		p0, p1 := lo*piece, min(hi*piece, n)
+		blas.SwiGLUBackward(dgate[p0:p1], dup[p0:p1], dout[p0:p1], gate[p0:p1], up[p0:p1])
 	})
 }

@@ -330,24 +330,30 @@ func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective
 		seed := t.cfg.Seed ^ (t.micro * 0x9e3779b97f4a7c15)
 		ws := t.ws
 		ws.prepare(batch)
-		if err := ws.forward(seed, true); err != nil {
-			return 0, 0, err
-		}
-		off := 0
+		rows := make([]int, len(batch))
 		for j, s := range batch {
-			n := len(s.ResponseIDs)
-			dl, de := ws.dlogp[off:off+n], ws.dentropy[off:off+n]
-			clear(dl)
-			clear(de)
-			loss += obj.TokenLoss(mb[0]+j, ws.logp[off:off+n], ws.entropy[off:off+n], dl, de)
-			off += n
+			rows[j] = len(s.ResponseIDs)
 		}
 		sc := float32(scale)
-		for i := range ws.dlogp {
-			ws.dlogp[i] *= sc
-			ws.dentropy[i] *= sc
-		}
-		if err := ws.backward(seed); err != nil {
+		off := 0
+		// TokenLoss runs once per sequence, in order, as the LM head
+		// reaches it (see workspace.trainPass).
+		err := ws.trainPass(seed, rows, func(s0, s1 int) {
+			lo := off
+			for j := s0; j < s1; j++ {
+				n := rows[j]
+				dl, de := ws.dlogp[off:off+n], ws.dentropy[off:off+n]
+				clear(dl)
+				clear(de)
+				loss += obj.TokenLoss(mb[0]+j, ws.logp[off:off+n], ws.entropy[off:off+n], dl, de)
+				off += n
+			}
+			for i := lo; i < off; i++ {
+				ws.dlogp[i] *= sc
+				ws.dentropy[i] *= sc
+			}
+		})
+		if err != nil {
 			return 0, 0, err
 		}
 	}

@@ -68,14 +68,17 @@ combined method at --lr=1e-3, 2 rounds of 8 rated turns, answers of at most
 	f.StringVar(&o.addr, "addr", "", "use this running clawrl instead of starting servers (one arm, persona and seed; the arm names its --method)")
 	f.StringVar(&o.out, "out", "bench-learn", "folder for learn.json, learn.md, learn.svg and the servers' logs")
 	f.StringVar(&o.feedback, "feedback", bench.FeedbackText, "how users react: text (👍, or 👎 with written feedback), rating (👍/👎 only) or implicit (next message only)")
-	f.StringSliceVar(&o.arms, "arms", []string{"off", "rl", "opd", "combine"}, "arms to compare: a method (off = the control, rl, opd, combine) or name:method:--flag=value:... for other serve flags")
+	// The default grid (control and the loop's default method, four
+	// personas, three versions of 8) is what fits in about 30 minutes on
+	// two cores; --arms off,rl,opd,combine puts the methods side by side.
+	f.StringSliceVar(&o.arms, "arms", []string{"off", "combine"}, "arms to compare: a method (off = the control, rl, opd, combine) or name:method:--flag=value:... for other serve flags")
 	f.StringSliceVar(&o.personas, "personas", []string{"concise", "signoff", "tldr", "french"}, "simulated users")
 	f.StringArrayVar(&o.serveArgs, "serve-arg", nil, "extra flag for every server, e.g. --serve-arg=--lr=2e-4 (repeatable)")
 	f.IntVar(&o.seeds, "seeds", 1, "seeds per arm and persona")
-	f.IntVar(&o.versions, "versions", 4, "training rounds (one policy version each) per learning arm")
-	f.IntVar(&o.perVersion, "per-version", 16, "rated interactions per round (the servers' --batch-size)")
+	f.IntVar(&o.versions, "versions", 3, "training rounds (one policy version each) per learning arm")
+	f.IntVar(&o.perVersion, "per-version", 8, "rated interactions per round (the servers' --batch-size)")
 	f.IntVar(&o.evalPrompts, "eval-prompts", 10, "held-out prompts per persona and evaluation")
-	f.IntVar(&o.retention, "retention", 16, "retention facts per evaluation")
+	f.IntVar(&o.retention, "retention", 8, "retention facts per evaluation")
 	f.IntVar(&o.maxTokens, "max-tokens", 64, "most tokens per answer")
 	f.IntVar(&o.retentionTokens, "retention-tokens", 24, "most tokens per retention answer")
 	f.IntVar(&o.concurrency, "concurrency", 16, "requests in flight at once (the engine batches them)")
@@ -178,7 +181,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		return jerr
 	}
 	md := fmt.Sprintf("model %s, feedback %s, %d persona(s) × %d seed(s), %d rated turns per version, %d held-out prompts per persona; %.0f s wall\n\n%s",
-		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums))
+		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums)+bench.PersonaMarkdown(runs))
 	svg := bench.SVG(sums, fmt.Sprintf("clawrl bench learn: %s, %s", strings.Join(o.personas, "+"), filepath.Base(report.Model)))
 	for name, data := range map[string]string{"learn.json": string(js), "learn.md": md, "learn.svg": svg} {
 		if werr := os.WriteFile(filepath.Join(o.out, name), []byte(data), 0o644); werr != nil {

@@ -52,6 +52,10 @@ func TestBenchLearnPlumbing(t *testing.T) {
 			if len(r.Evals) != 2 || r.Evals[1].TrainRated != 3 || r.Stalled != "" {
 				t.Errorf("control run %+v", r)
 			}
+			// The teacher's ceiling is measured once, on the control.
+			if r.Evals[0].HintAsked != 2 || r.Evals[1].HintAsked != 0 {
+				t.Errorf("control run's teacher ceiling: %+v", r.Evals)
+			}
 		case "rl":
 			if len(r.Evals) != 1 || !strings.Contains(r.Stalled, "no new version") {
 				t.Errorf("rl run on the test engine should stall after its base evaluation: %+v", r)
@@ -71,7 +75,7 @@ func TestBenchLearnPlumbing(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if !strings.Contains(string(b), "| off |") {
+	if !strings.Contains(string(b), "| concise | off |") || !strings.Contains(string(b), "teacher ceiling") {
 		t.Errorf("no table on stdout:\n%s", b)
 	}
 

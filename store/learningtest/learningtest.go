@@ -175,6 +175,31 @@ func testSample(t *testing.T, open Opener) {
 	if len(todo) != 1 || todo[0].TurnID != turns[0].ID {
 		t.Errorf("JudgedToSample after one sample: %+v", todo)
 	}
+	if got.TeacherResponseIDs != nil {
+		t.Errorf("sample without a teacher response read back %v", got.TeacherResponseIDs)
+	}
+	// A sample on a response the teacher wrote keeps its ids.
+	tw := store.Sample{TurnID: turns[0].ID, SessionID: turns[0].SessionID, Method: "opd",
+		TeacherLogprobs: []float32{-0.5, -0.25}, TeacherResponseIDs: []int32{7, 49152}, Why: "teacher wrote"}
+	if err := s.AddSample(ctx, tw); err != nil {
+		t.Fatal(err)
+	}
+	samples, _, err = s.ReadySamples(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, g := range samples {
+		if g.TurnID == tw.TurnID {
+			found = true
+			if !reflect.DeepEqual(g.TeacherResponseIDs, tw.TeacherResponseIDs) || !reflect.DeepEqual(g.TeacherLogprobs, tw.TeacherLogprobs) {
+				t.Errorf("teacher-written sample round trip: %+v", g)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("teacher-written sample not ready: %+v", samples)
+	}
 }
 
 // ready brings n fresh turns to ready.

@@ -37,13 +37,13 @@ func scanJudgment(r pgx.Row) (store.Judgment, error) {
 }
 
 const sampleColumns = `s.turn_id, s.session_id, s.method, s.use_rl, s.reward, s.teacher_logprobs, s.teacher_adapter,
-	s.teacher_version, s.policy_version, s.why, s.created_at, s.trained_version`
+	s.teacher_version, s.policy_version, s.why, s.created_at, s.trained_version, s.teacher_response_ids`
 
 func scanSample(r pgx.Row) (store.Sample, error) {
 	var s store.Sample
 	var created int64
 	if err := r.Scan(&s.TurnID, &s.SessionID, &s.Method, &s.UseRL, &s.Reward, &s.TeacherLogprobs, &s.TeacherAdapter,
-		&s.TeacherVersion, &s.PolicyVersion, &s.Why, &created, &s.TrainedVersion); err != nil {
+		&s.TeacherVersion, &s.PolicyVersion, &s.Why, &created, &s.TrainedVersion, &s.TeacherResponseIDs); err != nil {
 		return s, err
 	}
 	s.CreatedAt = fromNanos(created)
@@ -167,10 +167,10 @@ func (s *Store) AddSample(ctx context.Context, smp store.Sample) error {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO samples (turn_id, session_id, method, use_rl, reward, teacher_logprobs,
-			teacher_adapter, teacher_version, policy_version, why, created_at)
-			SELECT id, session_id, $1, $2, $3, $4, $5, $6, policy_version, $7, $8 FROM turns WHERE id = $9`,
+			teacher_adapter, teacher_version, policy_version, why, created_at, teacher_response_ids)
+			SELECT id, session_id, $1, $2, $3, $4, $5, $6, policy_version, $7, $8, $10 FROM turns WHERE id = $9`,
 			smp.Method, smp.UseRL, smp.Reward, smp.TeacherLogprobs, smp.TeacherAdapter,
-			smp.TeacherVersion, smp.Why, nanos(smp.CreatedAt), smp.TurnID)
+			smp.TeacherVersion, smp.Why, nanos(smp.CreatedAt), smp.TurnID, smp.TeacherResponseIDs)
 		return classify(err)
 	})
 	if err != nil {

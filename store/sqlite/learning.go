@@ -38,21 +38,26 @@ func scanJudgment(r rowScanner) (store.Judgment, error) {
 }
 
 const sampleColumns = `s.turn_id, s.session_id, s.method, s.use_rl, s.reward, s.teacher_logprobs, s.teacher_adapter,
-	s.teacher_version, s.policy_version, s.why, s.created_at, s.trained_version`
+	s.teacher_version, s.policy_version, s.why, s.created_at, s.trained_version, s.teacher_response_ids`
 
 func scanSample(r rowScanner) (store.Sample, error) {
 	var s store.Sample
 	var useRL int
-	var teacher []byte
+	var teacher, teacherResp []byte
 	var created int64
 	if err := r.Scan(&s.TurnID, &s.SessionID, &s.Method, &useRL, &s.Reward, &teacher, &s.TeacherAdapter,
-		&s.TeacherVersion, &s.PolicyVersion, &s.Why, &created, &s.TrainedVersion); err != nil {
+		&s.TeacherVersion, &s.PolicyVersion, &s.Why, &created, &s.TrainedVersion, &teacherResp); err != nil {
 		return s, err
 	}
 	s.UseRL, s.CreatedAt = useRL == 1, fromNanos(created)
 	var err error
 	if s.TeacherLogprobs, err = decodeFloat32s(teacher); err != nil {
 		return s, fmt.Errorf("sample of turn %s: teacher logprobs: %w", s.TurnID, err)
+	}
+	if teacherResp != nil {
+		if s.TeacherResponseIDs, err = decodeInt32s(teacherResp); err != nil {
+			return s, fmt.Errorf("sample of turn %s: teacher response ids: %w", s.TurnID, err)
+		}
 	}
 	return s, nil
 }
@@ -241,10 +246,10 @@ func (s *Store) AddSample(ctx context.Context, smp store.Sample) error {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO samples (turn_id, session_id, method, use_rl, reward, teacher_logprobs,
-			teacher_adapter, teacher_version, policy_version, why, created_at)
-			SELECT id, session_id, ?, ?, ?, ?, ?, ?, policy_version, ?, ? FROM turns WHERE id = ?`,
+			teacher_adapter, teacher_version, policy_version, why, created_at, teacher_response_ids)
+			SELECT id, session_id, ?, ?, ?, ?, ?, ?, policy_version, ?, ?, ? FROM turns WHERE id = ?`,
 			smp.Method, b2i(smp.UseRL), smp.Reward, encodeFloat32s(smp.TeacherLogprobs), smp.TeacherAdapter,
-			smp.TeacherVersion, smp.Why, nanos(smp.CreatedAt), smp.TurnID)
+			smp.TeacherVersion, smp.Why, nanos(smp.CreatedAt), teacherResponse(smp.TeacherResponseIDs), smp.TurnID)
 		return classify(err)
 	})
 	if err != nil {
@@ -591,4 +596,12 @@ func (s *Store) LearningStats(ctx context.Context) (store.LearningStats, error) 
 		return st, fmt.Errorf("learning stats: latest version: %w", err)
 	}
 	return st, nil
+}
+
+// teacherResponse stores nil (the turn's own response) as NULL.
+func teacherResponse(ids []int32) []byte {
+	if ids == nil {
+		return nil
+	}
+	return encodeInt32s(ids)
 }

@@ -8,7 +8,14 @@ on CPU, SFT loss on the response tokens. Batches as in bench_test.go:
 - smollm2-135m (SmolLM2-135M's llama shape): 16 sequences of 64 prompt +
   126 response (16 x 190 tokens).
 
-    OMP_WAIT_POLICY=PASSIVE python3 train/testdata/bench_torch.py --threads 2 [--large] [--steps 3] [--only smollm2-135m/lora]
+    OMP_WAIT_POLICY=PASSIVE python3 train/testdata/bench_torch.py --threads 2 [--large] [--steps 3] [--only smollm2-135m/lora] [--response-logits]
+
+The loss is what HF computes for `model(input_ids, labels=labels)`: logits
+for every position (3,040 × 49,152 at the SmolLM2 batch), shifted, cross
+entropy averaged over the response tokens. --response-logits is the leaner
+reference: `model(input_ids, logits_to_keep=positions)` with the positions
+that predict a response token (16 × 126 rows, as clawrl's LM head), and the
+same cross entropy taken on them.
 
 Prints one line per (shape, mode): tokens/s and peak RSS (MB, whole process).
 """
@@ -34,7 +41,7 @@ SHAPES = {
 }
 
 
-def bench(shape, mode, steps):
+def bench(shape, mode, steps, response_logits=False):
     cfg_cls, model_cls, kw, nseq, prompt, response, _ = SHAPES[shape]
     cfg = cfg_cls(**kw)
     torch.manual_seed(0)
@@ -52,10 +59,17 @@ def bench(shape, mode, steps):
     labels = ids.clone()
     labels[:, :prompt] = -100
 
+    keep = torch.arange(prompt - 1, prompt + response - 1)
+    targets = ids[:, prompt:].reshape(-1)
+
     def step():
         opt.zero_grad()
-        out = m(input_ids=ids, labels=labels)
-        out.loss.backward()
+        if response_logits:
+            out = m(input_ids=ids, logits_to_keep=keep)
+            loss = torch.nn.functional.cross_entropy(out.logits.reshape(-1, cfg.vocab_size).float(), targets)
+        else:
+            loss = m(input_ids=ids, labels=labels).loss
+        loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
 
@@ -68,7 +82,8 @@ def bench(shape, mode, steps):
     tokens = nseq * (prompt + response)
     # tokens per CPU-second (user + system, all threads) counts only this
     # process's work on a shared machine, where the wall clock does not.
-    print(f"torch+peft {shape}/{mode}: {tokens * steps / dt:.0f} tokens/s, {tokens * steps / cpu:.0f} tokens/cpu-s, "
+    logits = "response-logits " if response_logits else ""
+    print(f"torch+peft {logits}{shape}/{mode}: {tokens * steps / dt:.0f} tokens/s, {tokens * steps / cpu:.0f} tokens/cpu-s, "
           f"peak RSS {rss:.0f} MB, threads {torch.get_num_threads()}, {dt / steps:.2f} s/step", flush=True)
 
 
@@ -83,6 +98,8 @@ if __name__ == "__main__":
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--large", action="store_true", help="also the Qwen3-0.6B shape")
     ap.add_argument("--only", default="", help="shape/mode to run, e.g. smollm2-135m/lora")
+    ap.add_argument("--response-logits", action="store_true",
+                    help="logits only at the positions that predict a response token (logits_to_keep)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     for shape, spec in SHAPES.items():
@@ -92,4 +109,4 @@ if __name__ == "__main__":
                     continue
             elif spec[6] and not a.large or shape == "smollm2-135m" and mode == "full":
                 continue
-            bench(shape, mode, a.steps)
+            bench(shape, mode, a.steps, a.response_logits)

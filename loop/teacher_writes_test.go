@@ -1,0 +1,92 @@
+package loop
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/rl/rltest"
+	"github.com/clawrl/clawrl/store"
+)
+
+// TestTeacherWritesResponse: with --opd-response teacher, a thumbs-down with
+// written feedback becomes a sample on the response the teacher writes with
+// that feedback as its hint (exactly what the engine generates greedily for
+// the teacher's prompt, stop token included), OPD only, and the trainer
+// receives the turn's prompt with the teacher's response and no behaviour
+// logprobs.
+func TestTeacherWritesResponse(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+	t.Cleanup(func() { f.store.Close() })
+	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+	teacher := &judge.Teacher{Engine: f.engine}
+	r, err := New(Options{Store: f.store, Judge: j, Teacher: teacher, Trainer: f.trainer, Publisher: f.engine, Log: quiet(),
+		Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true, TeacherTokens: 40,
+			Train: rl.SchedulerConfig{BatchSize: 1, VersionsDir: filepath.Join(dir, "versions")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runner = r
+	if err := r.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []chat.Message{{Role: chat.RoleUser, Content: "write a haiku"}}
+	rated := f.serve(t, "rated", msgs)
+	const critique = `[[say:Short.]] Be brief.`
+	if err := f.store.AddFeedback(ctx, rated.ID, store.Feedback{Rating: -1, Text: critique, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	samples, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: rated.SessionID})
+	if err != nil || len(samples) != 1 {
+		t.Fatalf("samples: %v %v", samples, err)
+	}
+	s := samples[0]
+	// What the teacher writes: the engine's greedy answer to the prompt
+	// with the hint appended, at most TeacherTokens tokens.
+	prompt, err := teacher.Prompt(msgs, nil, rated.PromptText, critique)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: f.engine.Format().Encode(prompt), MaxTokens: 40}, func(engine.Token) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int32
+	var wantLP []float32
+	for _, tok := range g.Tokens {
+		want, wantLP = append(want, tok.ID), append(wantLP, tok.Logprob)
+	}
+	if !reflect.DeepEqual(s.TeacherResponseIDs, want) || !reflect.DeepEqual(s.TeacherLogprobs, wantLP) {
+		t.Fatalf("teacher response %v (logprobs %v), want %v (%v)", s.TeacherResponseIDs, s.TeacherLogprobs, want, wantLP)
+	}
+	if reflect.DeepEqual(want, rated.ResponseIDs) {
+		t.Fatalf("the scripted teacher wrote the policy's own response; the test shows nothing")
+	}
+	if s.UseRL || s.Reward != 0 {
+		t.Errorf("teacher-written sample carries the RL term (use %v, reward %v): the rating was of another response", s.UseRL, s.Reward)
+	}
+	if _, err := r.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.trainer.Batches) != 1 || len(f.trainer.Batches[0]) != 1 {
+		t.Fatalf("trainer batches: %+v", f.trainer.Batches)
+	}
+	got := f.trainer.Batches[0][0]
+	if !reflect.DeepEqual(got.PromptIDs, rated.PromptIDs) || !reflect.DeepEqual(got.ResponseIDs, want) || got.BehaviourLogprobs != nil ||
+		!got.TeacherWrote || len(got.TeacherLogprobs) != len(want) {
+		t.Errorf("trained sample: prompt %d ids, response %v, behaviour %v, teacher wrote %v", len(got.PromptIDs), got.ResponseIDs, got.BehaviourLogprobs, got.TeacherWrote)
+	}
+}

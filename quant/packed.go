@@ -1,0 +1,100 @@
+package quant
+
+import "sync"
+
+// Interleaved ("packed") weights for decode. The one-row dot products spend
+// most of their instructions per 32-value block on the block's scales
+// (widen two float16s, broadcast, multiply) and end each row with a
+// horizontal sum. Packing eight rows together puts the eight rows' scales
+// side by side, so one vector instruction handles all eight, and each of
+// the eight int32 lanes of a VPDPBUSD accumulates one row: the output is
+// eight rows in one vector, with no horizontal sums. llama.cpp's "repack"
+// buffers (ggml-cpu/repack.cpp) use the same idea for Q4_0 and Q4_K.
+//
+// Layout, per group g of packRows rows and block b, at (g·nb + b)·size:
+//
+//	Q4_1 (160 bytes): four 32-byte vectors, vector k holding bytes
+//	4k..4k+3 of each row's 16 nibble bytes (row r at 4r: the low nibbles
+//	are values 4k..4k+3, the high ones 16+4k..16+4k+3); then the eight
+//	rows' d (float16), then their m.
+//	Q8_0 (272 bytes): eight 32-byte vectors, vector k holding values
+//	4k..4k+3 of each row as unsigned bytes (w+128, so VPDPBUSD can take
+//	them; the kernel subtracts 128·Σa per four values); then the eight
+//	rows' d.
+//
+// The packed copy is as large as the blocks it comes from; Data stays as
+// it is (the trainer and DequantizeRows read it). Each row's float
+// arithmetic is the one-row kernel's (and llama.cpp's), so the results are
+// bitwise those of the one-row path.
+const packRows = 8
+
+// packedBlockBytes is the size of one packed (group, block) for t, 0 when t
+// has no packed form.
+func packedBlockBytes(t Type) int {
+	switch t {
+	case Q4_1:
+		return 160
+	case Q8_0:
+		return 272
+	}
+	return 0
+}
+
+// packedState is a matrix's packed copy, made once on first use.
+type packedState struct {
+	once sync.Once
+	data []byte
+}
+
+// packedData returns m's interleaved copy, or nil when this CPU has no
+// kernel for it or the rows are not a whole number of groups.
+func (m *Matrix) packedData() []byte {
+	if gemv8[m.Type] == nil || m.Rows%packRows != 0 {
+		return nil
+	}
+	if m.pk == nil {
+		return nil
+	}
+	m.pk.once.Do(func() { m.pk.data = pack(m) })
+	return m.pk.data
+}
+
+// pack builds the interleaved layout of m (see packRows).
+func pack(m *Matrix) []byte {
+	nb := m.Cols / QK
+	size := packedBlockBytes(m.Type)
+	out := make([]byte, m.Rows/packRows*nb*size)
+	bb := m.Type.BlockBytes()
+	for g := 0; g < m.Rows/packRows; g++ {
+		for b := 0; b < nb; b++ {
+			dst := out[(g*nb+b)*size : (g*nb+b+1)*size]
+			for r := 0; r < packRows; r++ {
+				blk := m.Row(g*packRows + r)[b*bb : (b+1)*bb]
+				switch m.Type {
+				case Q4_1:
+					for k := 0; k < 4; k++ {
+						copy(dst[32*k+4*r:32*k+4*r+4], blk[4+4*k:8+4*k])
+					}
+					copy(dst[128+2*r:130+2*r], blk[0:2])
+					copy(dst[144+2*r:146+2*r], blk[2:4])
+				case Q8_0:
+					for k := 0; k < 8; k++ {
+						for j := 0; j < 4; j++ {
+							dst[32*k+4*r+j] = blk[2+4*k+j] ^ 0x80
+						}
+					}
+					copy(dst[256+2*r:258+2*r], blk[0:2])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// gemv8Func computes out[0:8] for one packed group (nb blocks at w)
+// against one activation row: qs, its (d, d·Σq) pairs ds and (Q8_0) the
+// sums of each four of its values times 128, sums4.
+type gemv8Func func(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+
+// gemv8 are the packed kernels this CPU runs.
+var gemv8 = fastGemv8(hasVNNI, hasAVX2)
