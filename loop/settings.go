@@ -62,6 +62,9 @@ type Settings struct {
 	NoRetentionGate  bool
 	RetentionMaxLost int
 	RetentionMaxDrop float64
+	// TrainBackend is native (the Go trainer) or torch:PYTHON (see
+	// torchTrainer).
+	TrainBackend string
 }
 
 // AddFlags registers the flags on fs.
@@ -102,6 +105,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
 	fs.Float64Var(&s.RetentionMaxDrop, "retention-max-drop", 0.5, "how far (nats) the mean log-probability of the retention answers may fall below the base model's")
+	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
 }
 
 // Defaults of the learning signal, chosen with `clawrl bench learn` (see
@@ -215,7 +219,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	trainer := p.Trainer
 	if trainer == nil && (p.Model != nil || p.ModelDir != "") && method != rl.MethodOff {
-		if trainer, err = s.nativeTrainer(p.Model, p.ModelDir); err != nil {
+		if trainer, err = s.trainer(p.Model, p.ModelDir, p.Log); err != nil {
 			return nil, err
 		}
 	}
@@ -247,6 +251,20 @@ func (s Settings) nativeTrainer(m *model.Model, modelDir string) (rl.Trainer, er
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
+	tr, err := train.New(w, s.trainConfig())
+	if err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	step, err := s.stepConfig()
+	if err != nil {
+		return nil, err
+	}
+	return rl.NewNativeTrainer(tr, step), nil
+}
+
+// trainConfig is the trainer configuration the flags ask for (either
+// backend).
+func (s Settings) trainConfig() train.Config {
 	cfg := train.Config{Mode: train.Mode(s.TrainMode), MicroBatchTokens: s.MicroTokens}
 	if cfg.Mode == train.ModeLoRA || cfg.Mode == "" {
 		cfg.LoRA = train.DefaultLoRA()
@@ -261,16 +279,18 @@ func (s Settings) nativeTrainer(m *model.Model, modelDir string) (rl.Trainer, er
 	if lr > 0 {
 		cfg.AdamW = train.DefaultAdamW(lr)
 	}
-	tr, err := train.New(w, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("trainer: %w", err)
-	}
+	return cfg
+}
+
+// stepConfig is the advantage and loss configuration the flags ask for.
+func (s Settings) stepConfig() (rl.StepConfig, error) {
 	step := rl.DefaultStepConfig()
 	step.Advantage.WRL, step.Advantage.WOPD = s.WRL, s.WOPD
+	var err error
 	if step.Advantage.Baseline, err = rl.ParseBaseline(s.Baseline); err != nil {
-		return nil, err
+		return step, err
 	}
 	step.Advantage.OPDClip = s.OPDClip
 	step.Loss.KLCoef = s.KLCoef
-	return rl.NewNativeTrainer(tr, step), nil
+	return step, nil
 }

@@ -130,7 +130,7 @@ func (o *batchObjective) inputsFor(i int) TokenInputs {
 }
 
 // PolicyStep takes one optimizer step of tr on samples.
-func PolicyStep(ctx context.Context, tr *train.Trainer, cfg StepConfig, samples []TrainSample) (Metrics, error) {
+func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []TrainSample) (Metrics, error) {
 	if len(samples) == 0 {
 		return Metrics{}, errors.New("policy step: no samples")
 	}

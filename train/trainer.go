@@ -229,11 +229,18 @@ func (t *Trainer) check(seqs []Sequence) error {
 // microBatches packs consecutive sequences into groups of at most the token
 // budget.
 func (t *Trainer) microBatches(seqs []Sequence) [][2]int {
+	return MicroBatches(seqs, t.cfg.MicroBatchTokens)
+}
+
+// MicroBatches packs consecutive sequences into [start, end) groups of at
+// most budget tokens (prompt + response); a longer sequence gets a group of
+// its own. Other trainers (train/torchtrain) pack the same way.
+func MicroBatches(seqs []Sequence, budget int) [][2]int {
 	var out [][2]int
 	start, tokens := 0, 0
 	for i, s := range seqs {
 		n := len(s.PromptIDs) + len(s.ResponseIDs)
-		if i > start && tokens+n > t.cfg.MicroBatchTokens {
+		if i > start && tokens+n > budget {
 			out = append(out, [2]int{start, i})
 			start, tokens = i, 0
 		}
@@ -392,3 +399,7 @@ func (t *Trainer) Step(ctx context.Context, seqs []Sequence, obj Objective) (Sta
 		"tokens", st.Tokens, "micro_batches", mbs, "elapsed", st.Elapsed)
 	return st, nil
 }
+
+// WithDefaults is c with every unset field at its default, as New uses it
+// (for trainers outside this package that must train exactly alike).
+func (c Config) WithDefaults() Config { return c.withDefaults() }

@@ -31,8 +31,8 @@ const exportPageSize = 128
 
 func newExportCmd() *cobra.Command {
 	var (
-		dataDir, out, sessionID, since, states, typ string
-		withIDs                                     bool
+		dataDir, storeURL, out, sessionID, since, states, typ string
+		withIDs                                               bool
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -69,7 +69,7 @@ recorded after the export starts are not included.`,
 			if typ != "" && f.Type != store.Main && f.Type != store.Side {
 				return fmt.Errorf("--type %q: want main or side", typ)
 			}
-			st, err := openStoreReadOnly(cmd.Context(), dataDir)
+			st, err := openReadStore(cmd.Context(), storeURL, dataDir)
 			if err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ recorded after the export starts are not included.`,
 			})
 		},
 	}
-	addDataFlag(cmd, &dataDir)
+	addReadStoreFlags(cmd, &dataDir, &storeURL)
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (default: standard output)")
 	cmd.Flags().StringVar(&sessionID, "session", "", "only this session: the client's id for it, or clawrl's internal id")
 	cmd.Flags().StringVar(&since, "since", "", "only turns created since: RFC 3339 time, a date (2006-01-02), or a duration ago (24h)")

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/clawrl/clawrl/store"
 	"github.com/clawrl/clawrl/store/learningtest"
+	"github.com/clawrl/clawrl/store/postgres"
+	"github.com/clawrl/clawrl/store/postgres/pgtest"
 	"github.com/clawrl/clawrl/store/sqlite"
 )
 
@@ -15,12 +18,41 @@ import (
 // judgments and samples (the seed's PRM and OPD record fields) to each turn,
 // and `clawrl status` reports versions.
 func TestExportAndStatusCarryTheLearningLoop(t *testing.T) {
-	ctx := t.Context()
 	dir := t.TempDir()
-	st, err := sqlite.OpenDir(ctx, dir, sqlite.Options{})
+	st, err := sqlite.OpenDir(t.Context(), dir, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	exportAndStatusCarryTheLearningLoop(t, st, "--data", dir)
+}
+
+// TestExportAndStatusOnPostgres: the same on a Postgres store, named with
+// --store (what several gateways and a trainer share).
+func TestExportAndStatusOnPostgres(t *testing.T) {
+	srv := pgtest.New(t)
+	url := srv.Database(t, "exportstatus")
+	st, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exportAndStatusCarryTheLearningLoop(t, st, "--store", url)
+	out, err := runCLI(t, "status", "--store", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "/exportstatus (schema ") || !strings.Contains(out, "latest_version") {
+		t.Errorf("status table on Postgres:\n%s", out)
+	}
+	if _, err := runCLI(t, "export", "--store", srv.URL("nosuchdb")); err == nil {
+		t.Error("export of a database that does not exist succeeded")
+	}
+}
+
+// exportAndStatusCarryTheLearningLoop seeds st (closing it after), then
+// reads it back with export and status given storeArgs.
+func exportAndStatusCarryTheLearningLoop(t *testing.T, st store.LearningStore, storeArgs ...string) {
+	t.Helper()
+	ctx := t.Context()
 	turns := learningtest.Seed(t, st, "export", 2, true)
 	j := store.Judgment{TurnID: turns[0].ID, SessionID: turns[0].SessionID, Score: 1, Keep: true, Why: "score +1 and an accepted hint",
 		Hint: "Answer in kilometres.", HintAccepted: true, Judge: "engine:base", Reason: "majority",
@@ -45,7 +77,7 @@ func TestExportAndStatusCarryTheLearningLoop(t *testing.T) {
 	var out bytes.Buffer
 	root := newRootCmd()
 	root.SetOut(&out)
-	root.SetArgs([]string{"export", "--data", dir})
+	root.SetArgs(append([]string{"export"}, storeArgs...))
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +118,7 @@ func TestExportAndStatusCarryTheLearningLoop(t *testing.T) {
 	out.Reset()
 	root = newRootCmd()
 	root.SetOut(&out)
-	root.SetArgs([]string{"status", "--data", dir, "--json"})
+	root.SetArgs(append([]string{"status", "--json"}, storeArgs...))
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}

@@ -186,12 +186,67 @@ func TestBenchGatewayOnVLLM(t *testing.T) {
 	if err := gateway(0, -1); err != nil {
 		t.Fatal(err)
 	}
+	// Latency: each client alternates direct and gateway requests, so both
+	// sides see the same load on a shared machine; requests/s: windows of
+	// one side only, alternated twice so a drift in load hits both.
 	for _, clients := range []int{1, 4} {
-		d := drive(clients, 15*time.Second, direct)
-		g := drive(clients, 15*time.Second, gateway)
-		t.Logf("%d client(s) direct vLLM:   %v", clients, d)
-		t.Logf("%d client(s) through clawrl: %v", clients, g)
-		t.Logf("%d client(s) added p50 %.2f ms, p99 %.2f ms; requests/s ratio %.2f", clients, msOf(g.p50-d.p50), msOf(g.p99-d.p99),
-			(float64(g.requests)/g.elapsed.Seconds())/(float64(d.requests)/d.elapsed.Seconds()))
+		d, g := drivePair(clients, 30*time.Second, direct, gateway)
+		t.Logf("%d client(s) interleaved, direct vLLM:   %v", clients, d)
+		t.Logf("%d client(s) interleaved, through clawrl: %v", clients, g)
+		t.Logf("%d client(s) added latency p50 %.2f ms, p99 %.2f ms", clients, msOf(g.p50-d.p50), msOf(g.p99-d.p99))
+		var dn, gn int
+		var de, ge time.Duration
+		for range 2 {
+			r := drive(clients, 10*time.Second, direct)
+			dn, de = dn+r.requests, de+r.elapsed
+			r = drive(clients, 10*time.Second, gateway)
+			gn, ge = gn+r.requests, ge+r.elapsed
+		}
+		t.Logf("%d client(s) requests/s: direct %.2f, through clawrl %.2f, ratio %.2f", clients,
+			float64(dn)/de.Seconds(), float64(gn)/ge.Seconds(), (float64(gn)/ge.Seconds())/(float64(dn)/de.Seconds()))
 	}
+}
+
+// drivePair runs clients that alternate a and b for d and collects each
+// side's latencies apart.
+func drivePair(clients int, d time.Duration, a, b func(client, i int) error) (loadResult, loadResult) {
+	var mu sync.Mutex
+	lat := [2][]time.Duration{}
+	errs := [2]int{}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Since(start) < d; i++ {
+				side, do := (i+c)%2, a
+				if side == 1 {
+					do = b
+				}
+				t0 := time.Now()
+				err := do(c, i)
+				el := time.Since(t0)
+				mu.Lock()
+				if err != nil {
+					errs[side]++
+				} else {
+					lat[side] = append(lat[side], el)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var out [2]loadResult
+	for side := range 2 {
+		l := lat[side]
+		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+		out[side] = loadResult{requests: len(l), errors: errs[side], elapsed: elapsed}
+		if len(l) > 0 {
+			out[side].p50, out[side].p99 = l[len(l)/2], l[min(len(l)-1, len(l)*99/100)]
+		}
+	}
+	return out[0], out[1]
 }

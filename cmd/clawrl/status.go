@@ -13,13 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawrl/clawrl/store"
+	"github.com/clawrl/clawrl/store/postgres"
 	"github.com/clawrl/clawrl/store/sqlite"
 )
 
 func init() { subcommands = append(subcommands, newStatusCmd) }
 
 func newStatusCmd() *cobra.Command {
-	var dataDir, addr, apiKey string
+	var dataDir, storeURL, addr, apiKey string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -40,7 +41,7 @@ It reads the store read-only, so it is safe while clawrl serve runs. With
 					return err
 				}
 			} else {
-				st, err := openStoreReadOnly(cmd.Context(), dataDir)
+				st, err := openReadStore(cmd.Context(), storeURL, dataDir)
 				if err != nil {
 					return err
 				}
@@ -60,7 +61,7 @@ It reads the store read-only, so it is safe while clawrl serve runs. With
 			return writeStatus(cmd.OutOrStdout(), rep)
 		},
 	}
-	addDataFlag(cmd, &dataDir)
+	addReadStoreFlags(cmd, &dataDir, &storeURL)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	cmd.Flags().StringVar(&addr, "addr", "", "ask the server at this address (host:port) instead of reading --data")
 	cmd.Flags().StringVar(&apiKey, "api-key", os.Getenv("CLAWRL_API_KEY"), "Bearer key for --addr, if the server requires one (env CLAWRL_API_KEY)")
@@ -111,7 +112,7 @@ func addStatusSections(rep *statusReport, dataDir string) error {
 	return nil
 }
 
-func collectStatus(ctx context.Context, st *sqlite.Store) (statusReport, error) {
+func collectStatus(ctx context.Context, st readStore) (statusReport, error) {
 	stats, err := st.Stats(ctx)
 	if err != nil {
 		return statusReport{}, err
@@ -121,9 +122,6 @@ func collectStatus(ctx context.Context, st *sqlite.Store) (statusReport, error) 
 		return statusReport{}, err
 	}
 	rep := statusReport{
-		Database:        st.Path(),
-		DatabaseBytes:   fileSize(st.Path()),
-		WALBytes:        fileSize(st.Path() + "-wal"),
 		SchemaVersion:   version,
 		Sessions:        stats.Sessions,
 		ExpiredSessions: stats.ExpiredSessions,
@@ -133,6 +131,12 @@ func collectStatus(ctx context.Context, st *sqlite.Store) (statusReport, error) 
 		AwaitingJudge:   stats.AwaitingJudge,
 		AwaitingTrainer: stats.AwaitingTrainer,
 		PolicyVersion:   stats.PolicyVersion,
+	}
+	switch st := st.(type) {
+	case *sqlite.Store:
+		rep.Database, rep.DatabaseBytes, rep.WALBytes = st.Path(), fileSize(st.Path()), fileSize(st.Path()+"-wal")
+	case *postgres.Store:
+		rep.Database = st.Name()
 	}
 	// The learning loop's tables arrive in later migrations; a store that
 	// knows them reports through store.Reporter.
@@ -156,6 +160,8 @@ func writeStatus(w io.Writer, rep statusReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if rep.Server != "" {
 		fmt.Fprintf(tw, "server\t%s\n", rep.Server)
+	} else if rep.DatabaseBytes == 0 && rep.WALBytes == 0 {
+		fmt.Fprintf(tw, "database\t%s (schema %d)\n", rep.Database, rep.SchemaVersion)
 	} else {
 		fmt.Fprintf(tw, "database\t%s (%s, WAL %s, schema %d)\n", rep.Database, humanBytes(rep.DatabaseBytes), humanBytes(rep.WALBytes), rep.SchemaVersion)
 	}

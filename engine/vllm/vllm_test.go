@@ -218,7 +218,7 @@ func TestFailover(t *testing.T) {
 	session := ""
 	for i := range 64 {
 		key := "session-" + string(rune('a'+i))
-		if e.order(key)[0].url == second.URL {
+		if e.ReplicaOrder(key)[0] == second.URL {
 			session = key
 			break
 		}

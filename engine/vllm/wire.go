@@ -3,13 +3,13 @@ package vllm
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/remote"
 )
 
 // The wire shapes of vLLM's OpenAI-compatible /v1/completions with a
@@ -70,7 +70,7 @@ type apiError struct {
 
 // errGarbage marks an answer that does not have the shape asked for: the
 // replica is unwell, so the request may be retried elsewhere.
-var errGarbage = errors.New("vllm: malformed answer")
+var errGarbage = remote.ErrGarbage
 
 // parseTokenKey reads a logprobs key written with return_tokens_as_token_ids
 // ("token_id:123").
@@ -167,9 +167,9 @@ func parseChunk(data []byte) (completionChoice, bool, error) {
 func (r completionResponse) err() error {
 	switch {
 	case r.Error != nil:
-		return &remoteError{Message: r.Error.Message}
+		return &remote.Error{Engine: "vllm", Message: r.Error.Message}
 	case r.Object == "error":
-		return &remoteError{Message: r.Message}
+		return &remote.Error{Engine: "vllm", Message: r.Message}
 	}
 	return nil
 }
@@ -208,23 +208,4 @@ func parsePromptLogprobs(entries []map[string]json.RawMessage, ids []int32, n in
 		out[i] = float32(*v.Logprob)
 	}
 	return out, nil
-}
-
-// remoteError is an error vLLM answered with.
-type remoteError struct {
-	Status  int
-	Message string
-}
-
-func (e *remoteError) Error() string {
-	if e.Status != 0 {
-		return fmt.Sprintf("vllm: HTTP %d: %s", e.Status, e.Message)
-	}
-	return "vllm: " + e.Message
-}
-
-// retryable says whether another attempt (on another replica) may succeed:
-// the replica is overloaded or broken, not the request.
-func (e *remoteError) retryable() bool {
-	return e.Status == 0 || e.Status == 429 || e.Status >= 500
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/clawrl/clawrl/engine/remote"
 )
 
 // Shapes as vLLM 0.32 streams them for /v1/completions with a token-id
@@ -31,7 +33,7 @@ func TestChunkTokens(t *testing.T) {
 	}
 	// An error in the stream is vLLM's message.
 	_, _, err = parseChunk([]byte(`{"error":{"message":"boom","type":"InternalServerError","code":500}}`))
-	var re *remoteError
+	var re *remote.Error
 	if !errors.As(err, &re) || re.Message != "boom" {
 		t.Errorf("error chunk: %v", err)
 	}
