@@ -162,3 +162,26 @@ func ReadSSE(r io.Reader, event func(data []byte) (done bool, err error)) error 
 	}
 	return sc.Err()
 }
+
+// BaseModel reads url's OpenAI-compatible /v1/models (vLLM and SGLang answer
+// the same shape) and returns the base model's id and max_model_len; loaded
+// adapters are listed too, naming their base as parent. name is the engine's,
+// for the error.
+func (c *Client) BaseModel(ctx context.Context, name, url string) (string, int, error) {
+	var body struct {
+		Data []struct {
+			ID          string `json:"id"`
+			Parent      any    `json:"parent"`
+			MaxModelLen int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	if err := c.Get(ctx, url+"/v1/models", &body); err != nil {
+		return "", 0, err
+	}
+	for _, d := range body.Data {
+		if d.Parent == nil {
+			return d.ID, d.MaxModelLen, nil
+		}
+	}
+	return "", 0, fmt.Errorf("%s %s: /v1/models lists no base model", name, url)
+}

@@ -58,22 +58,7 @@ func (Protocol) Name() string { return "sglang" }
 // Models reads /v1/models (SGLang's OpenAI-compatible list, whose
 // max_model_len is the context length).
 func (Protocol) Models(ctx context.Context, c *remote.Client, url string) (string, int, error) {
-	var body struct {
-		Data []struct {
-			ID          string `json:"id"`
-			Parent      any    `json:"parent"`
-			MaxModelLen int    `json:"max_model_len"`
-		} `json:"data"`
-	}
-	if err := c.Get(ctx, url+"/v1/models", &body); err != nil {
-		return "", 0, err
-	}
-	for _, d := range body.Data {
-		if d.Parent == nil {
-			return d.ID, d.MaxModelLen, nil
-		}
-	}
-	return "", 0, fmt.Errorf("sglang %s: /v1/models lists no base model", url)
+	return c.BaseModel(ctx, "sglang", url)
 }
 
 // loadResult is /load_lora_adapter's and /unload_lora_adapter's answer

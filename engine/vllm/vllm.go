@@ -49,29 +49,7 @@ func (Protocol) Name() string { return "vllm" }
 
 // Models asks a replica for the served model (its id and max_model_len).
 func (Protocol) Models(ctx context.Context, c *remote.Client, url string) (string, int, error) {
-	var body modelList
-	if err := c.Get(ctx, url+"/v1/models", &body); err != nil {
-		return "", 0, err
-	}
-	return body.base(url)
-}
-
-// modelList is /v1/models (vLLM and SGLang answer the same shape).
-type modelList struct {
-	Data []struct {
-		ID          string `json:"id"`
-		Parent      any    `json:"parent"`
-		MaxModelLen int    `json:"max_model_len"`
-	} `json:"data"`
-}
-
-func (m modelList) base(url string) (string, int, error) {
-	for _, d := range m.Data {
-		if d.Parent == nil { // adapters name their base as parent
-			return d.ID, d.MaxModelLen, nil
-		}
-	}
-	return "", 0, fmt.Errorf("vllm %s: /v1/models lists no base model", url)
+	return c.BaseModel(ctx, "vllm", url)
 }
 
 // LoadAdapter implements remote.Protocol.
