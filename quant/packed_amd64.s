@@ -104,10 +104,10 @@ loop: \
 	JNZ loop; \
 	PACKED_STORE
 
-// func gemvQ4_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+// func gemvQ4_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q4_1(·gemvQ4_1x8VNNI, PIDOT_VNNI)
 
-// func gemvQ4_1x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+// func gemvQ4_1x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q4_1(·gemvQ4_1x8AVX2, PIDOT_AVX2)
 
 // Q8_0 with VNNI: the weights are stored as w+128 (unsigned), so lane k's
@@ -140,7 +140,7 @@ TEXT name(SB), NOSPLIT, $0-48; \
 	MOVQ w+8(FP), SI; \
 	MOVQ qs+16(FP), DI; \
 	MOVQ ds+24(FP), DX; \
-	MOVQ sums4+32(FP), R8; \
+	MOVQ sums+32(FP), R8; \
 	PACKED_CONSTS; \
 	MOVL $0x80808080, AX; \
 	VMOVD AX, X15; \
@@ -165,8 +165,8 @@ loop: \
 	JNZ loop; \
 	PACKED_STORE
 
-// func gemvQ8_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+// func gemvQ8_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q8_0(·gemvQ8_0x8VNNI, Q8_0_PK_VNNI)
 
-// func gemvQ8_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+// func gemvQ8_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q8_0(·gemvQ8_0x8AVX2, Q8_0_PK_AVX2)
