@@ -74,7 +74,12 @@ func (m *Matrix) packedData() []byte {
 	if m.pk == nil {
 		return nil
 	}
-	m.pk.once.Do(func() { m.pk.data = pack(m) })
+	m.pk.once.Do(func() {
+		m.pk.data = pack(m)
+		if m.owner != nil { // Data is a file mapping: decode reads only the copy
+			releasePages(m.Data)
+		}
+	})
 	return m.pk.data
 }
 
