@@ -20,15 +20,23 @@ var dots = func() map[Type]func([]byte, actRow) float32 {
 }()
 
 // Kernel names the dot product path this CPU runs for t (for benchmark
-// tables).
+// tables): "packed" when rows come in groups of eight on the packed
+// kernels (packed.go), then the instruction set, or "go" for the
+// reference.
 func Kernel(t Type) string {
-	if _, ok := fastDots(hasVNNI, hasAVX2)[t]; !ok {
-		return "go"
-	}
+	_, one := fastDots(hasVNNI, hasAVX2)[t]
+	_, packed := fastGemv8(hasVNNI, hasAVX2)[t]
+	isa := "avx2"
 	if hasVNNI {
-		return "avx512vnni"
+		isa = "avx512vnni"
 	}
-	return "avx2"
+	switch {
+	case packed:
+		return "packed " + isa
+	case one:
+		return isa
+	}
+	return "go"
 }
 
 // dot4Func computes the dots of one weight row with activation rows

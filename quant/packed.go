@@ -21,6 +21,7 @@ import "sync"
 //	4k..4k+3 of each row as unsigned bytes (w+128, so VPDPBUSD can take
 //	them; the kernel subtracts 128·Σa per four values); then the eight
 //	rows' d.
+//	Q4_0 (144 bytes): Q4_1's nibble vectors, then the eight rows' d.
 //	Q4_K (1184 bytes per super-block of 256): 32 vectors, vector 8j+k
 //	holding bytes 32j+4k..32j+4k+3 of each row's 128 nibble bytes (low
 //	nibbles: values 64j+4k.. of sub-block 2j; high: 64j+32+4k.. of
@@ -36,7 +37,8 @@ import "sync"
 // The packed copy is as large as the blocks it comes from; Data stays as
 // it is (the trainer and DequantizeRows read it). For Q4_1 and Q8_0 each
 // row's float arithmetic is the one-row kernel's (and llama.cpp's), so the
-// results are bitwise those of the one-row path. The K-quant kernels sum
+// results are bitwise those of the one-row path. Q4_0 (which has no one-row
+// assembly kernel) sums each row's block in one int32 lane. The K-quant kernels sum
 // each sub-block exactly in one int32 lane per row and apply the scales as
 // integers, so a super-block's integer sum is exact, then fold it in with
 // one float FMA per super-block (the reference's d·Σ − dmin·Σm, fused): the
@@ -47,6 +49,8 @@ const packRows = 8
 // has no packed form.
 func packedBlockBytes(t Type) int {
 	switch t {
+	case Q4_0:
+		return 144
 	case Q4_1:
 		return 160
 	case Q8_0:
@@ -95,6 +99,11 @@ func pack(m *Matrix) []byte {
 			for r := 0; r < packRows; r++ {
 				blk := m.Row(g*packRows + r)[b*bb : (b+1)*bb]
 				switch m.Type {
+				case Q4_0:
+					for k := 0; k < 4; k++ {
+						copy(dst[32*k+4*r:32*k+4*r+4], blk[2+4*k:6+4*k])
+					}
+					copy(dst[128+2*r:130+2*r], blk[0:2])
 				case Q4_1:
 					for k := 0; k < 4; k++ {
 						copy(dst[32*k+4*r:32*k+4*r+4], blk[4+4*k:8+4*k])
@@ -137,8 +146,8 @@ func pack(m *Matrix) []byte {
 // gemv8Func computes out[0:8] for one packed group (nb blocks at w)
 // against one activation row: qs, its scales ds ((d, d·Σq) pairs, or one
 // d per super-block for the K-quants) and the sums its type reads
-// (Act.sums: 128·Σ of each four values for Q8_0, Σ of each 32 for Q4_K,
-// 32·Σ of each 16 for Q6_K).
+// (Act.sums: the exact Σq per block for Q4_0, 128·Σ of each four values
+// for Q8_0, Σ of each 32 for Q4_K, 32·Σ of each 16 for Q6_K).
 type gemv8Func func(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 
 // gemv8 are the packed kernels this CPU runs.

@@ -170,3 +170,63 @@ GEMV_Q8_0(·gemvQ8_0x8VNNI, Q8_0_PK_VNNI)
 
 // func gemvQ8_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q8_0(·gemvQ8_0x8AVX2, Q8_0_PK_AVX2)
+
+// Q4_0 (no one-row assembly kernel to match bitwise): each row's whole
+// block sums exactly in its int32 lane, Σ q·a over the nibbles (0..15)
+// minus 8·Σa (R8: the activation's exact Σq per block, Act.isums), then
+// one FMA with d_w·d_a, as the reference (dot_ref.go) computes it.
+#define Q4_0_PK(IDOT, k) \
+	VMOVDQU (32*k)(SI), Y0; \
+	VPSRLW $4, Y0, Y1; \
+	VPAND Y15, Y0, Y0; \
+	VPAND Y15, Y1, Y1; \
+	VPBROADCASTD (4*k)(DI), Y2; \
+	IDOT(Y2, Y0, Y3); \
+	VPADDD Y3, Y4, Y4; \
+	VPBROADCASTD (16+4*k)(DI), Y2; \
+	IDOT(Y2, Y1, Y3); \
+	VPADDD Y3, Y5, Y5
+
+#define GEMV_Q4_0(name, IDOT) \
+TEXT name(SB), NOSPLIT, $0-48; \
+	MOVQ nb+0(FP), CX; \
+	MOVQ w+8(FP), SI; \
+	MOVQ qs+16(FP), DI; \
+	MOVQ ds+24(FP), DX; \
+	MOVQ sums+32(FP), R8; \
+	PACKED_CONSTS; \
+	MOVL $0x0F0F0F0F, AX; \
+	VMOVD AX, X15; \
+	VPBROADCASTD X15, Y15; \
+loop: \
+	VPXOR Y4, Y4, Y4; \
+	VPXOR Y5, Y5, Y5; \
+	Q4_0_PK(IDOT, 0); \
+	Q4_0_PK(IDOT, 1); \
+	Q4_0_PK(IDOT, 2); \
+	Q4_0_PK(IDOT, 3); \
+	VPADDD Y5, Y4, Y4; \
+	VPBROADCASTD (R8), Y6; \
+	VPSLLD $3, Y6, Y6; \
+	VPSUBD Y6, Y4, Y4; \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTPH2PS 128(SI), Y14; \
+	VBROADCASTSS (DX), Y2; \
+	VMULPS Y2, Y14, Y14; \
+	VFMADD231PS Y14, Y4, Y13; \
+	ADDQ $144, SI; \
+	ADDQ $32, DI; \
+	ADDQ $8, DX; \
+	ADDQ $4, R8; \
+	DECQ CX; \
+	JNZ loop; \
+	MOVQ out+40(FP), BX; \
+	VMOVUPS Y13, (BX); \
+	VZEROUPPER; \
+	RET
+
+// func gemvQ4_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q4_0(·gemvQ4_0x8VNNI, PIDOT_VNNI)
+
+// func gemvQ4_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q4_0(·gemvQ4_0x8AVX2, PIDOT_AVX2)
