@@ -88,7 +88,7 @@ func (a *Act) prepare(t Type) {
 // type t reads (nil for a type that reads none); prepare comes first.
 func (a *Act) sums(ty Type, t int) *int32 {
 	switch ty {
-	case Q4_0:
+	case Q4_0, Q5_0, Q5_1:
 		return &a.isums[t*a.Cols/QK]
 	case Q8_0:
 		return &a.sums4[t*a.Cols/4]

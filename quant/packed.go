@@ -1,6 +1,9 @@
 package quant
 
-import "sync"
+import (
+	"encoding/binary"
+	"sync"
+)
 
 // Interleaved ("packed") weights for decode. The one-row dot products spend
 // most of their instructions per 32-value block on the block's scales
@@ -22,6 +25,9 @@ import "sync"
 //	them; the kernel subtracts 128·Σa per four values); then the eight
 //	rows' d.
 //	Q4_0 (144 bytes): Q4_1's nibble vectors, then the eight rows' d.
+//	Q5_0 (176 bytes), Q5_1 (192): the same nibble vectors, then one
+//	vector of the rows' fifth bits (fifthBits' order), then their d (and
+//	m for Q5_1).
 //	Q4_K (1184 bytes per super-block of 256): 32 vectors, vector 8j+k
 //	holding bytes 32j+4k..32j+4k+3 of each row's 128 nibble bytes (low
 //	nibbles: values 64j+4k.. of sub-block 2j; high: 64j+32+4k.. of
@@ -53,6 +59,10 @@ func packedBlockBytes(t Type) int {
 		return 144
 	case Q4_1:
 		return 160
+	case Q5_0:
+		return 176
+	case Q5_1:
+		return 192
 	case Q8_0:
 		return 272
 	case Q4_K:
@@ -117,6 +127,19 @@ func pack(m *Matrix) []byte {
 						}
 					}
 					copy(dst[256+2*r:258+2*r], blk[0:2])
+				case Q5_0, Q5_1:
+					qs, qh, d := blk[6:22], binary.LittleEndian.Uint32(blk[2:]), blk[0:4]
+					if m.Type == Q5_1 {
+						qs, qh = blk[8:24], binary.LittleEndian.Uint32(blk[4:])
+					}
+					for k := 0; k < 4; k++ {
+						copy(dst[32*k+4*r:32*k+4*r+4], qs[4*k:4*k+4])
+					}
+					binary.LittleEndian.PutUint32(dst[128+4*r:], fifthBits(qh))
+					copy(dst[160+2*r:162+2*r], d[0:2])
+					if m.Type == Q5_1 {
+						copy(dst[176+2*r:178+2*r], d[2:4])
+					}
 				case Q4_K:
 					for v := 0; v < 32; v++ {
 						copy(dst[32*v+4*r:32*v+4*r+4], blk[16+4*v:20+4*v])
@@ -143,10 +166,24 @@ func pack(m *Matrix) []byte {
 	return out
 }
 
+// fifthBits rearranges a Q5_0/Q5_1 block's fifth bits (bit j: value j)
+// for the packed kernel: bit 8i+g holds element i of value group g, where
+// groups 0..3 are values 4g..4g+3 and groups 4..7 values 16+4(g-4)...
+func fifthBits(qh uint32) uint32 {
+	var out uint32
+	for g := 0; g < 8; g++ {
+		first := 4 * g // values 4g.. for g < 4; 16+4(g-4) = 4g also
+		for i := 0; i < 4; i++ {
+			out |= (qh >> (first + i) & 1) << (8*i + g)
+		}
+	}
+	return out
+}
+
 // gemv8Func computes out[0:8] for one packed group (nb blocks at w)
 // against one activation row: qs, its scales ds ((d, d·Σq) pairs, or one
 // d per super-block for the K-quants) and the sums its type reads
-// (Act.sums: the exact Σq per block for Q4_0, 128·Σ of each four values
+// (Act.sums: the exact Σq per block for Q4_0 and Q5_0, 128·Σ of each four values
 // for Q8_0, Σ of each 32 for Q4_K, 32·Σ of each 16 for Q6_K).
 type gemv8Func func(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 

@@ -150,22 +150,31 @@ func extremeActs(n int) []float32 {
 	return x
 }
 
-// The packed Q4_0 kernels equal the reference dot within float rounding
-// (1e-5 of Σ|w·x| over the dequantized values: the block sums are exact
-// integers), on quantized blocks and on arbitrary nibbles, with ±127
-// activations; so does MatMul through them.
-func TestPackedQ4_0(t *testing.T) {
-	rng := rand.New(rand.NewPCG(33, 34))
+// The packed Q4_0, Q5_0 and Q5_1 kernels equal the reference dot within
+// float rounding (1e-5 of Σ|w·x| over the dequantized values: the block
+// sums are exact integers), on quantized blocks and on arbitrary nibbles
+// and fifth bits, with ±127 activations; so does MatMul through them.
+func TestPackedQ4_0Q5(t *testing.T) {
+	for _, ty := range []Type{Q4_0, Q5_0, Q5_1} {
+		testPacked32(t, ty)
+	}
+}
+
+func testPacked32(t *testing.T, ty Type) {
+	rng := rand.New(rand.NewPCG(33, uint64(ty)))
 	const rows, cols = 24, 576
-	real := quantRows(Q4_0, randRow(rng, rows*cols, 0.05), rows, cols)
+	real := quantRows(ty, randRow(rng, rows*cols, 0.05), rows, cols)
 	raw := make([]byte, len(real.Data))
 	for i := range raw {
 		raw[i] = byte(rng.Uint32())
 	}
-	for off := 0; off < len(raw); off += 18 {
+	for off := 0; off < len(raw); off += ty.BlockBytes() {
 		binary.LittleEndian.PutUint16(raw[off:], F32ToF16(float32(rng.Float64()*0.02-0.01)))
+		if ty == Q5_1 {
+			binary.LittleEndian.PutUint16(raw[off+2:], F32ToF16(float32(rng.Float64()*0.02-0.01)))
+		}
 	}
-	rawM, err := NewMatrix(Q4_0, rows, cols, raw)
+	rawM, err := NewMatrix(ty, rows, cols, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,29 +190,29 @@ func TestPackedQ4_0(t *testing.T) {
 	for name, m := range map[string]*Matrix{"quantized": real, "arbitrary bytes": rawM} {
 		pk := pack(m)
 		nb := cols / QK
-		gsize := nb * packedBlockBytes(Q4_0)
+		gsize := nb * packedBlockBytes(ty)
 		for xi, x := range [][]float32{randRow(rng, cols, 1), extremeActs(cols)} {
 			var a Act
-			a.Quantize(Q4_0, x, 1, cols)
-			a.prepare(Q4_0)
+			a.Quantize(ty, x, 1, cols)
+			a.prepare(ty)
 			for _, v := range []struct {
 				name   string
 				packed gemv8Func
 			}{
-				{"avx2", fastGemv8(false, hasAVX2)[Q4_0]},
-				{"vnni", fastGemv8(hasVNNI, hasAVX2)[Q4_0]},
+				{"avx2", fastGemv8(false, hasAVX2)[ty]},
+				{"vnni", fastGemv8(hasVNNI, hasAVX2)[ty]},
 			} {
 				if v.packed == nil || v.name == "vnni" && !hasVNNI {
 					continue
 				}
 				for g := 0; g < rows/packRows; g++ {
 					var got [packRows]float32
-					v.packed(nb, &pk[g*gsize], &a.qs[0], a.scales(0), a.sums(Q4_0, 0), &got[0])
+					v.packed(nb, &pk[g*gsize], &a.qs[0], a.scales(0), a.sums(ty, 0), &got[0])
 					for r := 0; r < packRows; r++ {
 						row := g*packRows + r
-						want := dotRef[Q4_0](m.Row(row), a.row(0))
+						want := dotRef[ty](m.Row(row), a.row(0))
 						if math.Abs(float64(got[r]-want)) > 1e-5*mag(m, row, &a, 0)+1e-6 {
-							t.Fatalf("Q4_0 %s, %s, activations %d, row %d: packed %v, reference %v", v.name, name, xi, row, got[r], want)
+							t.Fatalf("%v %s, %s, activations %d, row %d: packed %v, reference %v", ty, v.name, name, xi, row, got[r], want)
 						}
 					}
 				}
@@ -215,14 +224,14 @@ func TestPackedQ4_0(t *testing.T) {
 		for _, T := range []int{1, 4, 7} {
 			xs := randRow(rng, T*cols, 1)
 			var at Act
-			at.Quantize(Q4_0, xs, T, cols)
+			at.Quantize(ty, xs, T, cols)
 			out := make([]float32, T*rows)
 			MatMul(out, xs, T, m)
 			for tk := 0; tk < T; tk++ {
 				for r := 0; r < rows; r++ {
-					want := dotRef[Q4_0](m.Row(r), at.row(tk))
+					want := dotRef[ty](m.Row(r), at.row(tk))
 					if got := out[tk*rows+r]; math.Abs(float64(got-want)) > 1e-5*mag(m, r, &at, tk)+1e-6 {
-						t.Fatalf("Q4_0 %s T=%d: out[%d,%d] = %v, reference %v", name, T, tk, r, got, want)
+						t.Fatalf("%v %s T=%d: out[%d,%d] = %v, reference %v", ty, name, T, tk, r, got, want)
 					}
 				}
 			}
