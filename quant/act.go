@@ -24,7 +24,7 @@ type Act struct {
 	bsums   []int16
 	isums   []int32 // exact Σq per block of 32 (Q8 form)
 	sums4   []int32 // 128·Σq per four values (fillSums4), for the packed Q8_0 kernel
-	sums32  []int32 // Σq per 32 values (Q8_K form), for the packed Q4_K kernel's minimums
+	sums32  []int32 // Σq per 32 values (Q8_K form), for the packed Q4_K/Q5_K kernels' minimums
 	sums16  []int32 // 32·Σq per 16 values (Q8_K form), for the packed Q6_K kernel's offset
 	filled  uint8   // which of sums4, sums32, sums16 hold the current values
 }
@@ -69,7 +69,7 @@ func (a *Act) prepare(t Type) {
 	case t == Q8_0 && a.filled&filledSums4 == 0:
 		a.fillSums4()
 		a.filled |= filledSums4
-	case t == Q4_K && a.filled&filledSums32 == 0:
+	case (t == Q4_K || t == Q5_K) && a.filled&filledSums32 == 0:
 		a.sums32 = grow(a.sums32, a.T*a.Cols/32)
 		for i := range a.sums32 {
 			a.sums32[i] = int32(a.bsums[2*i]) + int32(a.bsums[2*i+1])
@@ -92,7 +92,7 @@ func (a *Act) sums(ty Type, t int) *int32 {
 		return &a.isums[t*a.Cols/QK]
 	case Q8_0:
 		return &a.sums4[t*a.Cols/4]
-	case Q4_K:
+	case Q4_K, Q5_K:
 		return &a.sums32[t*a.Cols/32]
 	case Q6_K:
 		return &a.sums16[t*a.Cols/16]

@@ -34,6 +34,9 @@ import (
 //	sub-block 2j+1); then per sub-block s the eight rows' 6-bit scales
 //	(8 bytes each, unpacked from the 12-byte form), then their minimums,
 //	then the rows' d and dmin (float16).
+//	Q5_K (1440 bytes): Q4_K's nibble vectors (from the block's qs), then
+//	8 vectors of qh, vector k holding bytes 4k..4k+3 of each row's 32 qh
+//	bytes, then scales, minimums, d and dmin as in Q4_K.
 //	Q6_K (1680 bytes per super-block): 32 vectors of ql, vector
 //	16n+8p+k holding bytes 64n+32p+4k..+3 of each row's ql; 16 vectors of
 //	qh, vector 8n+k holding bytes 32n+4k..+3 of each row's qh (both as
@@ -67,6 +70,8 @@ func packedBlockBytes(t Type) int {
 		return 272
 	case Q4_K:
 		return 1184
+	case Q5_K:
+		return 1440
 	case Q6_K:
 		return 1680
 	}
@@ -149,6 +154,18 @@ func pack(m *Matrix) []byte {
 					}
 					copy(dst[1152+2*r:1154+2*r], blk[0:2])
 					copy(dst[1168+2*r:1170+2*r], blk[2:4])
+				case Q5_K:
+					for v := 0; v < 32; v++ {
+						copy(dst[32*v+4*r:32*v+4*r+4], blk[48+4*v:52+4*v])
+					}
+					for k := 0; k < 8; k++ {
+						copy(dst[1024+32*k+4*r:1024+32*k+4*r+4], blk[16+4*k:20+4*k])
+					}
+					for s := 0; s < 8; s++ {
+						dst[1280+8*s+r], dst[1344+8*s+r] = scaleMinK4(s, blk[4:16])
+					}
+					copy(dst[1408+2*r:1410+2*r], blk[0:2])
+					copy(dst[1424+2*r:1426+2*r], blk[2:4])
 				case Q6_K:
 					// ql (128 bytes) then qh (64): 48 vectors of byte
 					// columns, in block order.
@@ -184,7 +201,7 @@ func fifthBits(qh uint32) uint32 {
 // against one activation row: qs, its scales ds ((d, d·Σq) pairs, or one
 // d per super-block for the K-quants) and the sums its type reads
 // (Act.sums: the exact Σq per block for Q4_0 and Q5_0, 128·Σ of each four values
-// for Q8_0, Σ of each 32 for Q4_K, 32·Σ of each 16 for Q6_K).
+// for Q8_0, Σ of each 32 for Q4_K and Q5_K, 32·Σ of each 16 for Q6_K).
 type gemv8Func func(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 
 // gemv8 are the packed kernels this CPU runs.

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// Packed eight-row K-quant kernels (packed.go's Q4_K and Q6_K layouts)
+// Packed eight-row K-quant kernels (packed.go's Q4_K, Q5_K and Q6_K layouts)
 // against one Q8_K activation row: each int32 lane is one weight row.
 // Per sub-block the unsigned weight values are multiplied with broadcast
 // activation dwords four at a time (VPDPBUSD, or VPMADDUBSW + VPMADDWD
@@ -12,8 +12,8 @@
 // with d_w·d_a, as the reference does (dot_ref.go), fused.
 //
 // Integer ranges (any bytes a file may hold): Q4_K |Σ sc·q·a| over a
-// super-block ≤ 8·63·32·15·127, Q6_K ≤ 16·128·16·(63+32)·127: both
-// below 2^31.
+// super-block ≤ 8·63·32·15·127, Q5_K ≤ 8·63·32·31·127, Q6_K ≤
+// 16·128·16·(63+32)·127: all below 2^31.
 //
 // Registers: SI packed weights, DI activation qs, DX its d per
 // super-block, R8 its sums (Act.sums), CX super-blocks left; Y15 the 0x0F
@@ -251,3 +251,161 @@ GEMV_Q6K(·gemvQ6Kx8VNNI, KACC_VNNI)
 
 // func gemvQ6Kx8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q6K(·gemvQ6Kx8AVX2, KACC_AVX2)
+
+// Q5_K (packed.go): Q4_K's layout with the eight rows' qh columns (vector
+// k: bytes 4k..4k+3 of each row's 32 qh bytes) at 1024, so scales, minimums,
+// d and dmin move by 256. Bit 2j (low nibbles of pair j) and 2j+1 (high)
+// of a qh byte are the fifth bits of the two values its column holds:
+// a word shift moves them to bit 4 of the same byte (Y14, the 0x10 mask).
+#define Q5K_COL(KACC, j, k, LSH, HSH) \
+	VMOVDQU (1024+32*k)(SI), Y8; \
+	VMOVDQU (256*j+32*k)(SI), Y0; \
+	VPSRLW $4, Y0, Y1; \
+	VPAND Y15, Y0, Y0; \
+	VPAND Y15, Y1, Y1; \
+	LSH; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y0, Y0; \
+	HSH; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y1, Y1; \
+	VPBROADCASTD (64*j+4*k)(DI), Y2; \
+	KACC(Y2, Y0, Y6, Y4); \
+	VPBROADCASTD (64*j+32+4*k)(DI), Y3; \
+	KACC(Y3, Y1, Y7, Y5)
+
+#define Q5KL0 VPSLLW $4, Y8, Y9
+#define Q5KH0 VPSLLW $3, Y8, Y9
+#define Q5KL1 VPSLLW $2, Y8, Y9
+#define Q5KH1 VPSLLW $1, Y8, Y9
+#define Q5KL2 VMOVDQA Y8, Y9
+#define Q5KH2 VPSRLW $1, Y8, Y9
+#define Q5KL3 VPSRLW $2, Y8, Y9
+#define Q5KH3 VPSRLW $3, Y8, Y9
+
+#define Q5K_PAIR0(KACC) \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7; \
+	Q5K_COL(KACC, 0, 0, Q5KL0, Q5KH0); \
+	Q5K_COL(KACC, 0, 1, Q5KL0, Q5KH0); \
+	Q5K_COL(KACC, 0, 2, Q5KL0, Q5KH0); \
+	Q5K_COL(KACC, 0, 3, Q5KL0, Q5KH0); \
+	Q5K_COL(KACC, 0, 4, Q5KL0, Q5KH0); \
+	Q5K_COL(KACC, 0, 5, Q5KL0, Q5KH0); \
+	Q5K_COL(KACC, 0, 6, Q5KL0, Q5KH0); \
+	Q5K_COL(KACC, 0, 7, Q5KL0, Q5KH0); \
+	VPMOVZXBD (1280)(SI), Y0; \
+	VPMULLD Y0, Y6, Y6; \
+	VPADDD Y6, Y11, Y11; \
+	VPMOVZXBD (1288)(SI), Y1; \
+	VPMULLD Y1, Y7, Y7; \
+	VPADDD Y7, Y11, Y11
+
+#define Q5K_PAIR1(KACC) \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7; \
+	Q5K_COL(KACC, 1, 0, Q5KL1, Q5KH1); \
+	Q5K_COL(KACC, 1, 1, Q5KL1, Q5KH1); \
+	Q5K_COL(KACC, 1, 2, Q5KL1, Q5KH1); \
+	Q5K_COL(KACC, 1, 3, Q5KL1, Q5KH1); \
+	Q5K_COL(KACC, 1, 4, Q5KL1, Q5KH1); \
+	Q5K_COL(KACC, 1, 5, Q5KL1, Q5KH1); \
+	Q5K_COL(KACC, 1, 6, Q5KL1, Q5KH1); \
+	Q5K_COL(KACC, 1, 7, Q5KL1, Q5KH1); \
+	VPMOVZXBD (1296)(SI), Y0; \
+	VPMULLD Y0, Y6, Y6; \
+	VPADDD Y6, Y11, Y11; \
+	VPMOVZXBD (1304)(SI), Y1; \
+	VPMULLD Y1, Y7, Y7; \
+	VPADDD Y7, Y11, Y11
+
+#define Q5K_PAIR2(KACC) \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7; \
+	Q5K_COL(KACC, 2, 0, Q5KL2, Q5KH2); \
+	Q5K_COL(KACC, 2, 1, Q5KL2, Q5KH2); \
+	Q5K_COL(KACC, 2, 2, Q5KL2, Q5KH2); \
+	Q5K_COL(KACC, 2, 3, Q5KL2, Q5KH2); \
+	Q5K_COL(KACC, 2, 4, Q5KL2, Q5KH2); \
+	Q5K_COL(KACC, 2, 5, Q5KL2, Q5KH2); \
+	Q5K_COL(KACC, 2, 6, Q5KL2, Q5KH2); \
+	Q5K_COL(KACC, 2, 7, Q5KL2, Q5KH2); \
+	VPMOVZXBD (1312)(SI), Y0; \
+	VPMULLD Y0, Y6, Y6; \
+	VPADDD Y6, Y11, Y11; \
+	VPMOVZXBD (1320)(SI), Y1; \
+	VPMULLD Y1, Y7, Y7; \
+	VPADDD Y7, Y11, Y11
+
+#define Q5K_PAIR3(KACC) \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7; \
+	Q5K_COL(KACC, 3, 0, Q5KL3, Q5KH3); \
+	Q5K_COL(KACC, 3, 1, Q5KL3, Q5KH3); \
+	Q5K_COL(KACC, 3, 2, Q5KL3, Q5KH3); \
+	Q5K_COL(KACC, 3, 3, Q5KL3, Q5KH3); \
+	Q5K_COL(KACC, 3, 4, Q5KL3, Q5KH3); \
+	Q5K_COL(KACC, 3, 5, Q5KL3, Q5KH3); \
+	Q5K_COL(KACC, 3, 6, Q5KL3, Q5KH3); \
+	Q5K_COL(KACC, 3, 7, Q5KL3, Q5KH3); \
+	VPMOVZXBD (1328)(SI), Y0; \
+	VPMULLD Y0, Y6, Y6; \
+	VPADDD Y6, Y11, Y11; \
+	VPMOVZXBD (1336)(SI), Y1; \
+	VPMULLD Y1, Y7, Y7; \
+	VPADDD Y7, Y11, Y11
+
+#define Q5K_MIN(s) \
+	VPMOVZXBD (1344+8*s)(SI), Y0; \
+	VPBROADCASTD (4*s)(R8), Y1; \
+	VPMULLD Y1, Y0, Y0; \
+	VPADDD Y0, Y10, Y10
+
+#define GEMV_Q5K(name, KACC) \
+TEXT name(SB), NOSPLIT, $0-48; \
+	MOVQ nb+0(FP), CX; \
+	MOVQ w+8(FP), SI; \
+	MOVQ qs+16(FP), DI; \
+	MOVQ ds+24(FP), DX; \
+	MOVQ sums+32(FP), R8; \
+	KCONSTS; \
+	MOVL $0x10101010, AX; \
+	VMOVD AX, X14; \
+	VPBROADCASTD X14, Y14; \
+loop: \
+	VPXOR Y11, Y11, Y11; \
+	VPXOR Y10, Y10, Y10; \
+	Q5K_PAIR0(KACC); \
+	Q5K_PAIR1(KACC); \
+	Q5K_PAIR2(KACC); \
+	Q5K_PAIR3(KACC); \
+	Q5K_MIN(0); \
+	Q5K_MIN(1); \
+	Q5K_MIN(2); \
+	Q5K_MIN(3); \
+	Q5K_MIN(4); \
+	Q5K_MIN(5); \
+	Q5K_MIN(6); \
+	Q5K_MIN(7); \
+	VBROADCASTSS (DX), Y2; \
+	VCVTDQ2PS Y11, Y11; \
+	VCVTPH2PS 1408(SI), Y0; \
+	VMULPS Y2, Y0, Y0; \
+	VFMADD231PS Y0, Y11, Y12; \
+	VCVTDQ2PS Y10, Y10; \
+	VCVTPH2PS 1424(SI), Y1; \
+	VMULPS Y2, Y1, Y1; \
+	VFNMADD231PS Y1, Y10, Y12; \
+	ADDQ $1440, SI; \
+	ADDQ $256, DI; \
+	ADDQ $4, DX; \
+	ADDQ $32, R8; \
+	DECQ CX; \
+	JNZ loop; \
+	KSTORE
+
+// func gemvQ5Kx8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q5K(·gemvQ5Kx8VNNI, KACC_VNNI)
+
+// func gemvQ5Kx8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q5K(·gemvQ5Kx8AVX2, KACC_AVX2)

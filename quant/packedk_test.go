@@ -8,7 +8,7 @@ import (
 )
 
 // kTermMag is Σ over a row's values of |each term the K-quant dot sums|
-// (d·sc·q·a and dmin·m·a for Q4_K, d·sc·(q−32)·a for Q6_K, times the
+// (d·sc·q·a and dmin·m·a for Q4_K and Q5_K, d·sc·(q−32)·a for Q6_K, times the
 // activation's d): the scale of the float rounding in any order of
 // summation, even where the terms cancel.
 func kTermMag(ty Type, w []byte, a actRow) float64 {
@@ -24,6 +24,17 @@ func kTermMag(ty Type, w []byte, a actRow) float64 {
 				sc, m := scaleMinK4(s, blk[4:16])
 				for l := 0; l < 32; l++ {
 					v := float64(blk[16+32*(s/2)+l] >> (4 * (s % 2)) & 15)
+					x := math.Abs(float64(q[32*s+l]))
+					mag += (d*float64(sc)*v + dmin*float64(m)) * x * da
+				}
+			}
+		case Q5_K:
+			blk := w[176*b:]
+			d, dmin := math.Abs(float64(f16at(blk, 0))), math.Abs(float64(f16at(blk, 2)))
+			for s := 0; s < 8; s++ {
+				sc, m := scaleMinK4(s, blk[4:16])
+				for l := 0; l < 32; l++ {
+					v := float64(blk[48+32*(s/2)+l]>>(4*(s%2))&15 | (blk[16+l]>>s&1)<<4)
 					x := math.Abs(float64(q[32*s+l]))
 					mag += (d*float64(sc)*v + dmin*float64(m)) * x * da
 				}
@@ -61,7 +72,7 @@ func kquantMatrices(rng *rand.Rand, ty Type, rows, cols int) map[string]*Matrix 
 	for off := 0; off < len(raw); off += bb {
 		d := float32(rng.Float64()*0.01 + 1e-4)
 		switch ty {
-		case Q4_K:
+		case Q4_K, Q5_K:
 			binary.LittleEndian.PutUint16(raw[off:], F32ToF16(d))
 			binary.LittleEndian.PutUint16(raw[off+2:], F32ToF16(d/2))
 		case Q6_K:
@@ -75,14 +86,14 @@ func kquantMatrices(rng *rand.Rand, ty Type, rows, cols int) map[string]*Matrix 
 	return map[string]*Matrix{"quantized": real, "arbitrary bytes": rawM}
 }
 
-// The packed K-quant kernels (AVX2 and VNNI, each this CPU runs) equal
+// The packed Q4_K, Q5_K and Q6_K kernels (AVX2 and VNNI, each this CPU runs) equal
 // the reference dot of every row within float rounding (1e-5 of the
 // terms' magnitude), on real and extreme blocks and activations; so does
 // MatMul through the packed path, for every batch size's code path.
 func TestPackedKQuants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	const rows, cols = 24, 768
-	for _, ty := range []Type{Q4_K, Q6_K} {
+	for _, ty := range []Type{Q4_K, Q5_K, Q6_K} {
 		for name, m := range kquantMatrices(rng, ty, rows, cols) {
 			pk := pack(m)
 			nb := cols / QKK
