@@ -80,12 +80,14 @@ func TestGGUFTinyQuantized(t *testing.T) {
 				}
 			}
 			t.Logf("%s: logits within %.2f%% of the range of transformers' (worst at position %d, token %d); %d of %d beyond %.0f%%", arch, 100*worst, worstAt[0], worstAt[1], over, len(c.Logits)*V, 100*logitTol)
-			// llama's fixture (Q/K rows permuted as llama.cpp's converter
-			// does, then un-permuted here) has 1.8% of its logits beyond the
-			// bound, up to 42% of the range, on the assembly and on the
-			// pure-Go reference kernels alike (so not the kernels), while
-			// its greedy ids equal transformers' for all 16: an open
-			// question, reported in BENCHMARKS.md, not asserted here.
+			// llama's fixture has 1.8% of its logits beyond the bound, up
+			// to 42% of the range, on the assembly and on the pure-Go
+			// reference kernels alike. Widening every quantized matrix to
+			// float32 gives transformers' logits exactly; widening any one
+			// of them leaves the same 42%: this random model amplifies any
+			// activation rounding (llama.cpp's greedy ids leave
+			// transformers' after 5 tokens on it), so its logits are
+			// logged, not bounded; its greedy ids are checked below.
 			if over > 0 && arch != "llama" {
 				t.Errorf("%d logits differ from transformers' by more than %.0f%% of the range (worst %.2f%%)", over, 100*logitTol, 100*worst)
 			}
