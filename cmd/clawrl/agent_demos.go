@@ -14,6 +14,7 @@ import (
 	"github.com/clawrl/clawrl/agent"
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/env"
+	"github.com/clawrl/clawrl/env/terminal"
 	"github.com/clawrl/clawrl/env/toolcall"
 )
 
@@ -31,6 +32,8 @@ func demonstration(t env.Task) ([]chat.Message, error) {
 	switch t.Env {
 	case toolcall.Name:
 		return toolcall.Demonstration(t)
+	case terminal.Name:
+		return terminal.Demonstration(t)
 	}
 	return nil, fmt.Errorf("task %q: no demonstrations for environment %q", t.ID, t.Env)
 }
@@ -141,7 +144,7 @@ Only the train split is used: held-out tasks never become demonstrations.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.env, "env", "", "environment kind: toolcall (required)")
+	fs.StringVar(&f.env, "env", "", "environment kind: toolcall or terminal (required)")
 	fs.StringVar(&f.tasks, "tasks", "", "task file (JSONL) with reference solutions (required)")
 	fs.StringVar(&f.model, "model", "", modelFlagHelp)
 	addDataFlag(cmd, &f.data)

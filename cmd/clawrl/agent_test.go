@@ -241,6 +241,40 @@ func TestAgentWarmStart(t *testing.T) {
 	}
 }
 
+// `agent demos --env terminal` plays the terminal tasks' reference shell
+// commands in the sandbox and writes the shell call and the closing reply
+// of each as a record.
+func TestAgentDemosTerminal(t *testing.T) {
+	needBwrap(t)
+	exe := buildClawrl(t)
+	dir := t.TempDir()
+	demos := filepath.Join(dir, "demos.jsonl")
+	out, err := exec.Command(exe, "agent", "demos", "--env", "terminal", "--tasks", filepath.Join("..", "..", "tasks", "terminal.jsonl"),
+		"--model", randomTinySpec, "--data", filepath.Join(dir, "data"), "--out", demos, "--limit", "7", "--log-level", "warn").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "7 of 7 training tasks demonstrated (0 failed") {
+		t.Fatalf("agent demos: %v\n%s", err, out)
+	}
+	raw, err := os.ReadFile(demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) != 14 {
+		t.Fatalf("%d demonstration records, want 2 per task", len(lines))
+	}
+	steps := map[int]int{}
+	for _, l := range lines {
+		var rec demoLine
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || len(rec.PromptIDs) == 0 || len(rec.CompletionIDs) == 0 {
+			t.Fatalf("record %s: %v", l, err)
+		}
+		steps[rec.Step]++
+	}
+	if steps[0] != 7 || steps[1] != 7 {
+		t.Errorf("records per step %v, want 7 shell calls and 7 replies", steps)
+	}
+}
+
 // kill -9 of the trainer and of the environment server mid-run: every step
 // recorded before the kill is still there afterwards, trained or dropped
 // with its reason, and no sample is trained twice.

@@ -122,6 +122,21 @@ func TestGeneratedTasksNeedWork(t *testing.T) {
 		if ev.Success || ev.Details["total"].(int) == 0 {
 			t.Errorf("task %s %q passes with nothing done: %+v", task.ID, task.Prompt, ev)
 		}
+		// The reference solution, played as the demonstration's actions
+		// (its closing reply included), passes every check.
+		demo, err := Demonstration(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(demo) != 2 || len(demo[0].ToolCalls) != 1 || len(demo[1].ToolCalls) != 0 {
+			t.Fatalf("demonstration %+v: want one shell call, then a reply", demo)
+		}
+		if ev := runEpisode(t, p, task, env.Action{Message: demo[0]}); !ev.Success || ev.Reward != 1 {
+			t.Errorf("task %s %q: solution %q fails: %+v", task.ID, task.Prompt, task.Solution, ev)
+		}
+	}
+	if _, err := Demonstration(env.Task{ID: "x", Test: "echo ok"}); err == nil {
+		t.Error("a task without a solution was demonstrated")
 	}
 }
 
