@@ -40,6 +40,10 @@ func check(name, cond string) string {
 	return fmt.Sprintf("if %s; then echo 'ok %s'; else echo 'not ok %s'; fi\n", cond, name, name)
 }
 
+// task draws one task. Each check passes only for progress toward the goal:
+// a check that deleting a file also satisfies ("no old word left" on a file
+// that is gone) paid a policy partial credit for rm, and RL learned to
+// delete files (BENCHMARKS.md, "Terminal environment").
 func task(r *rand.Rand) env.Task {
 	w1, w2 := pick(r, words), pick(r, words)
 	for w2 == w1 {
@@ -69,7 +73,7 @@ func task(r *rand.Rand) env.Task {
 		return env.Task{Prompt: fmt.Sprintf("Rename %s to %s.txt.", file, w2+"_new"),
 			Files:    map[string]string{file: w1 + "\n"},
 			Solution: fmt.Sprintf("mv %s %s_new.txt", file, w2),
-			Test:     check("old gone", fmt.Sprintf("[ ! -e %s ]", file)) + check("new", fmt.Sprintf("grep -qx %s %s_new.txt", w1, w2))}
+			Test:     check("old gone", fmt.Sprintf("[ ! -e %s ] && [ -f %s_new.txt ]", file, w2)) + check("new", fmt.Sprintf("grep -qx %s %s_new.txt", w1, w2))}
 	case 4:
 		nums := make([]int, 3+r.IntN(5))
 		var b strings.Builder
@@ -91,7 +95,7 @@ func task(r *rand.Rand) env.Task {
 		return env.Task{Prompt: fmt.Sprintf("In notes.txt, replace every %s with %s.", w1, w2),
 			Files:    map[string]string{"notes.txt": fmt.Sprintf("%s one\ntwo %s\n%s\n", w1, w1, w1)},
 			Solution: fmt.Sprintf("sed -i 's/%s/%s/g' notes.txt", w1, w2),
-			Test:     check("no old", fmt.Sprintf("! grep -q %s notes.txt", w1)) + check("new", fmt.Sprintf("[ \"$(grep -c %s notes.txt)\" -ge 3 ]", w2))}
+			Test:     check("no old", fmt.Sprintf("[ -s notes.txt ] && ! grep -q %s notes.txt", w1)) + check("new", fmt.Sprintf("[ \"$(grep -c %s notes.txt)\" -ge 3 ]", w2))}
 	default:
 		return env.Task{Prompt: fmt.Sprintf("Delete the file %s and create an empty file named done.", file),
 			Files:    map[string]string{file: "x\n"},

@@ -134,6 +134,15 @@ func TestGeneratedTasksNeedWork(t *testing.T) {
 		if ev := runEpisode(t, p, task, env.Action{Message: demo[0]}); !ev.Success || ev.Reward != 1 {
 			t.Errorf("task %s %q: solution %q fails: %+v", task.ID, task.Prompt, task.Solution, ev)
 		}
+		// Deleting the starting files earns nothing a task did not ask
+		// for: no partial credit that RL could learn to chase.
+		if len(task.Files) > 0 && !strings.HasPrefix(task.Prompt, "Delete") {
+			rm := demo[0]
+			rm.ToolCalls = []chat.ToolCall{{ID: "call1", Type: "function", Function: chat.FunctionCall{Name: "shell", Arguments: `{"command":"rm -f *"}`}}}
+			if del := runEpisode(t, p, task, env.Action{Message: rm}); del.Reward > ev.Reward {
+				t.Errorf("task %s %q: rm -f * earns %v, more than doing nothing (%v)", task.ID, task.Prompt, del.Reward, ev.Reward)
+			}
+		}
 	}
 	if _, err := Demonstration(env.Task{ID: "x", Test: "echo ok"}); err == nil {
 		t.Error("a task without a solution was demonstrated")
