@@ -208,3 +208,20 @@ func TestPersonaMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TeacherMarkdown lists the teacher measured after each round beside the
+// control's base ceiling, and nothing when no run measured it.
+func TestTeacherMarkdown(t *testing.T) {
+	runs := []Run{
+		{Arm: "off", Method: "off", Persona: "french", Seed: 1, Evals: []Eval{{Round: 0, Asked: 10, HintSatisfied: 9, HintAsked: 10}}},
+		{Arm: "c", Method: "combine", Persona: "french", Seed: 2, Evals: []Eval{{Round: 0, Asked: 10},
+			{Round: 1, TeacherSatisfied: 9, TeacherAsked: 10}, {Round: 2, TeacherSatisfied: 10, TeacherAsked: 10}}},
+	}
+	md := TeacherMarkdown(runs)
+	if want := "| french | c | 2 | 9/10 | v1 9/10, v2 10/10 |"; !strings.Contains(md, want) {
+		t.Fatalf("missing row %q in\n%s", want, md)
+	}
+	if md := TeacherMarkdown(runs[:1]); md != "" {
+		t.Fatalf("no run measured the teacher after a round, got\n%s", md)
+	}
+}

@@ -82,6 +82,11 @@ type Config struct {
 	// VersionTimeout bounds the wait for a new version after a round; a
 	// learning arm that produces none in time is recorded as stalled.
 	VersionTimeout time.Duration
+	// TeacherEachRound measures the loop's teacher (the served policy with
+	// the persona's written feedback in context) after every learning
+	// round too, not only the base model's on the control: the teacher is
+	// the current policy, so its ceiling can rise as the policy learns.
+	TeacherEachRound bool
 }
 
 // Launch starts a fresh clawrl for one run (arm, persona, seed) and returns
@@ -108,12 +113,17 @@ type Eval struct {
 	// persona's written feedback appended to the user turn exactly as the
 	// loop's OPD teacher sees it (judge.HintHeader). Distillation from that
 	// teacher can hardly do better than the teacher itself.
-	HintSatisfied int      `json:"hint_satisfied,omitempty"`
-	HintAsked     int      `json:"hint_asked,omitempty"`
-	TrainRated    int      `json:"train_rated"`
-	Seconds       float64  `json:"seconds"`           // since the run started
-	WaitSeconds   float64  `json:"wait_seconds"`      // last rated turn → version served
-	Answers       []string `json:"answers,omitempty"` // first answers, for reading
+	HintSatisfied int `json:"hint_satisfied,omitempty"`
+	HintAsked     int `json:"hint_asked,omitempty"`
+	// TeacherSatisfied/TeacherAsked are the same measurement on this
+	// round's served policy (Config.TeacherEachRound; learning arms,
+	// rounds ≥ 1): the loop's teacher as it is now.
+	TeacherSatisfied int      `json:"teacher_satisfied,omitempty"`
+	TeacherAsked     int      `json:"teacher_asked,omitempty"`
+	TrainRated       int      `json:"train_rated"`
+	Seconds          float64  `json:"seconds"`           // since the run started
+	WaitSeconds      float64  `json:"wait_seconds"`      // last rated turn → version served
+	Answers          []string `json:"answers,omitempty"` // first answers, for reading
 	// TrainAnswers are the round's first rated answers (sampled at the
 	// training temperature: what the user saw), for reading.
 	TrainAnswers []string `json:"train_answers,omitempty"`
@@ -274,6 +284,13 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 			return err
 		}
 		ev.TrainSatisfied, ev.TrainRated, ev.TrainAnswers = satRound, ratedRound, trainAnswers
+		if cfg.TeacherEachRound && r.Method != ArmControl {
+			if ev.TeacherSatisfied, err = ceiling(ctx, cfg, cl, p); err != nil {
+				return err
+			}
+			ev.TeacherAsked = cfg.EvalPrompts
+			log.Info("teacher now (policy + hint)", "round", round, "satisfied", ev.TeacherSatisfied, "asked", ev.TeacherAsked)
+		}
 		ev.Rejected = rejected
 		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
 		r.Evals = append(r.Evals, ev)
