@@ -225,3 +225,31 @@ func TestTeacherMarkdown(t *testing.T) {
 		t.Fatalf("no run measured the teacher after a round, got\n%s", md)
 	}
 }
+
+// A retention answer counts in English or in French (a French-speaking
+// persona's answers are still right), as a whole word only.
+func TestFactCorrectFrench(t *testing.T) {
+	byQ := map[string]Fact{}
+	for _, f := range Retention {
+		byQ[f.Question] = f
+	}
+	for _, tc := range []struct {
+		q, a string
+		want bool
+	}{
+		{"What is the capital of England?", "La capitale de l'Angleterre est Londres.", true},
+		{"What is the capital of England?", "The capital of England is London.", true},
+		{"How many days are in a week?", "Il y a sept jours dans une semaine.", true},
+		{"How many days are in a week?", "En septembre, il fait beau.", false},
+		{"What is the capital of Egypt?", "La capitale de l'Égypte est Le Caire.", true},
+		{"What is the capital of China?", "C'est Pékin.", true},
+	} {
+		f, ok := byQ[tc.q]
+		if !ok {
+			t.Fatalf("no fact %q", tc.q)
+		}
+		if got := f.Correct(tc.a); got != tc.want {
+			t.Errorf("%q → %q: %v, want %v", tc.q, tc.a, got, tc.want)
+		}
+	}
+}
