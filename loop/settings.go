@@ -186,6 +186,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("--opd-response %q: want student, teacher or both", s.OPDResponse)
 	}
+	if s.Epochs < 0 {
+		return nil, fmt.Errorf("--ppo-epochs %d: want ≥ 1", s.Epochs)
+	}
 	switch judge.FeedbackMode(s.Feedback) {
 	case judge.FeedbackDecides, judge.FeedbackVotes, "":
 		jcfg.Feedback = judge.FeedbackMode(s.Feedback)
@@ -297,9 +300,6 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 	}
 	step.Advantage.OPDClip = s.OPDClip
 	step.Loss.KLCoef = s.KLCoef
-	if s.Epochs < 0 {
-		return step, fmt.Errorf("--ppo-epochs %d: want ≥ 1", s.Epochs)
-	}
 	step.Epochs = s.Epochs
 	return step, nil
 }
