@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/judge"
 )
 
@@ -87,6 +88,9 @@ type Config struct {
 	// round too, not only the base model's on the control: the teacher is
 	// the current policy, so its ceiling can rise as the policy learns.
 	TeacherEachRound bool
+	// HintPlacement is where the teacher ceiling puts the written feedback;
+	// it must be what the servers' loop uses (serve --hint-placement).
+	HintPlacement judge.HintPlacement
 }
 
 // Launch starts a fresh clawrl for one run (arm, persona, seed) and returns
@@ -467,7 +471,10 @@ func ceiling(ctx context.Context, cfg Config, cl *Client, p *Persona) (int, erro
 	var mu sync.Mutex
 	n := 0
 	err := parallel(ctx, cfg.EvalPrompts, cfg.Concurrency, func(i int) error {
-		msgs := []Message{{Role: "user", Content: p.Eval[i] + judge.HintHeader + p.Critique}}
+		msgs, err := teacherMessages(p.Eval[i], p.Critique, cfg.HintPlacement)
+		if err != nil {
+			return err
+		}
 		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: cfg.MaxTokens})
 		if err == nil && p.Satisfied(a) {
 			mu.Lock()
@@ -477,6 +484,20 @@ func ceiling(ctx context.Context, cfg Config, cl *Client, p *Persona) (int, erro
 		return err
 	})
 	return n, err
+}
+
+// teacherMessages is the loop teacher's prompt for a one-turn question
+// (judge.TeacherPromptAt), as API messages.
+func teacherMessages(question, hint string, at judge.HintPlacement) ([]Message, error) {
+	tm, err := judge.TeacherPromptAt([]chat.Message{{Role: chat.RoleUser, Content: question}}, hint, at)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Message, len(tm))
+	for i, m := range tm {
+		out[i] = Message{Role: m.Role, Content: m.Content}
+	}
+	return out, nil
 }
 
 // parallel runs f(0..n-1) with at most width calls at once and returns the

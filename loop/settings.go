@@ -67,6 +67,9 @@ type Settings struct {
 	// TrainBackend is native (the Go trainer) or torch:PYTHON (see
 	// torchTrainer).
 	TrainBackend string
+	// HintPlacement: where the teacher's prompt carries the hint
+	// (judge.HintPlacement).
+	HintPlacement string
 }
 
 // AddFlags registers the flags on fs.
@@ -109,6 +112,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
 	fs.Float64Var(&s.RetentionMaxDrop, "retention-max-drop", 0.5, "how far (nats) the mean log-probability of the retention answers may fall below the base model's")
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
+	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message) or system+user (also in the system message)")
 }
 
 // Defaults of the learning signal, chosen with `clawrl bench learn` (see
@@ -119,6 +123,9 @@ const (
 	// DefaultOPDResponse: see BENCHMARKS.md, "Learning a person's
 	// preferences".
 	DefaultOPDResponse = "student"
+	// DefaultHintPlacement: see BENCHMARKS.md, "Learning a person's
+	// preferences, round 2".
+	DefaultHintPlacement = string(judge.HintInUser)
 	// DefaultEpochs: one optimizer step per batch, as the seed system.
 	DefaultEpochs = 1
 	// DefaultLoRALearningRate: the seed's 1e-4 moved nothing on SmolLM2 in
@@ -223,6 +230,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 			teacher = &judge.Teacher{Engine: p.Engine, Adapter: engine.AdapterBase}
 		default:
 			return nil, fmt.Errorf("--teacher %q: want policy or base", s.Teacher)
+		}
+		if teacher.Placement, err = judge.ParseHintPlacement(s.HintPlacement); err != nil {
+			return nil, fmt.Errorf("--hint-placement: %w", err)
 		}
 	}
 	trainer := p.Trainer
