@@ -28,6 +28,8 @@ func TestPersonaChecks(t *testing.T) {
 		{"signoff", "Boil it for 7 minutes.\n\nHope this helps!", true, true},
 		{"signoff", "Boil it. hope this helps :)", true, true},
 		{"signoff", "Hope this helps! Boil it.", true, false},
+		{"signoff", "Hope this helps!", true, false},   // the sign-off alone answers nothing
+		{"signoff", "I hope this helps!", true, false}, // nor with one word more
 		{"tldr", "TL;DR: boil for 7 minutes.\nMore detail follows.", true, true},
 		{"tldr", "**TL;DR:** boil it.", true, true},
 		{"tldr", "Boil it. TL;DR: boil.", true, false},
