@@ -126,13 +126,13 @@ const (
 	// DefaultHintPlacement: see BENCHMARKS.md, "Learning a person's
 	// preferences, round 2".
 	DefaultHintPlacement = string(judge.HintInUser)
-	// DefaultEpochs: four optimizer steps per batch. On SmolLM2 (bench
-	// learn, quant, 3 versions of 8) the concise persona went 0 → 8/10
-	// after one version (1/10 with one step) and 10/10 after two, the
-	// retention facts kept; the retention gate refused more versions on
-	// the personas it cannot learn (BENCHMARKS.md, "Learning a person's
-	// preferences, round 2").
-	DefaultEpochs = 4
+	// DefaultEpochs: one optimizer step per batch. Four (--ppo-epochs 4)
+	// learned the concise persona in one version instead of three, but on
+	// a preference the student cannot express (french, 8 versions of 16)
+	// it ended in a served version answering in French-looking noise with
+	// 7 of 8 facts lost, where one step stayed at 0 with the facts kept
+	// (BENCHMARKS.md, "Learning a person's preferences, round 2").
+	DefaultEpochs = 1
 	// DefaultLoRALearningRate: the seed's 1e-4 moved nothing on SmolLM2 in
 	// three versions of 8 samples; 1e-3 moved it in one and forgot facts
 	// in the next (rejected by the retention gate); 5e-4 went 0 → 0.2 →
