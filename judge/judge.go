@@ -55,7 +55,9 @@ type Config struct {
 	Temperature float64 // default 0.6
 	MaxTokens   int     // per score vote; default 2048
 	// Verdict is how the score is read: VerdictPrefill (default; backends
-	// that are no NextTokenScorer vote instead) or VerdictVotes.
+	// that are no NextTokenScorer vote instead), VerdictFewShot (a user's
+	// next message by a few-shot prompt, the rest as VerdictPrefill) or
+	// VerdictVotes.
 	Verdict VerdictMode
 	// Calibration of prefill verdicts; default CalibrateNeutral.
 	Calibration Calibration
@@ -199,9 +201,14 @@ func (j *Judge) Judge(ctx context.Context, in Input, want Request) (store.Judgme
 	}
 	var votes []store.Vote
 	if needVerdict {
-		if sc, ok := j.backend.(NextTokenScorer); ok && j.cfg.Verdict == VerdictPrefill {
+		sc, scorer := j.backend.(NextTokenScorer)
+		next := nextUserText(in)
+		switch {
+		case scorer && j.cfg.Verdict == VerdictFewShot && next != "" && in.FeedbackText == "":
+			votes = append(votes, j.fewShotVerdict(ctx, sc, next))
+		case scorer && (j.cfg.Verdict == VerdictPrefill || j.cfg.Verdict == VerdictFewShot):
 			votes = append(votes, j.prefillVerdict(ctx, sc, in))
-		} else {
+		default:
 			votes = append(votes, j.sample(ctx, store.VoteEval, EvalPrompt(in), j.cfg.EvalVotes)...)
 		}
 		if err := ctx.Err(); err != nil {

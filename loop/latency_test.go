@@ -93,7 +93,7 @@ func BenchmarkFirstVersion(b *testing.B) {
 // benchmark-chosen judging and advantages.
 func TestDefaultSettingsBuild(t *testing.T) {
 	s := defaultSettings(t)
-	if s.Baseline != string(DefaultBaseline) || s.OPDClip != DefaultOPDClip || s.JudgeVerdict != "prefill" || s.HintTokens != 64 || s.NoRetentionGate {
+	if s.Baseline != string(DefaultBaseline) || s.OPDClip != DefaultOPDClip || s.JudgeVerdict != "fewshot" || s.HintTokens != 64 || s.NoRetentionGate {
 		t.Errorf("defaults %+v", s)
 	}
 	st := openStore(t, t.TempDir())
@@ -103,7 +103,7 @@ func TestDefaultSettingsBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	jc := r.judge.Config()
-	if jc.Verdict != judge.VerdictPrefill || jc.Calibration != judge.CalibrateNeutral || jc.NextHint != judge.NextHintCorrection ||
+	if jc.Verdict != judge.VerdictFewShot || jc.Calibration != judge.CalibrateNeutral || jc.NextHint != judge.NextHintCorrection ||
 		jc.HintTokens != 64 || jc.Threshold != judge.DefaultThreshold || jc.NoWrittenHints {
 		t.Errorf("judge defaults %+v", jc)
 	}

@@ -95,7 +95,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.LearningRate, "lr", 0, "learning rate (default 5e-4 LoRA, chosen with clawrl bench learn; 1e-5 full)")
 	fs.Float64Var(&s.WRL, "w-rl", 1, "weight of the RL term in combined advantages")
 	fs.Float64Var(&s.WOPD, "w-opd", 1, "weight of the OPD term in combined advantages")
-	fs.StringVar(&s.JudgeVerdict, "judge-verdict", "prefill", "how the judge scores: prefill (probabilities of \\boxed{1|0|-1} from one prefill; --judge-url always samples) or votes (sampled answers)")
+	fs.StringVar(&s.JudgeVerdict, "judge-verdict", "fewshot", "how the judge scores: fewshot (a user's next message from one prefill of a few-shot prompt; other next states as prefill), prefill (probabilities of \\boxed{1|0|-1} from one prefill; --judge-url always samples) or votes (sampled answers)")
 	fs.StringVar(&s.JudgeCalibration, "judge-calibration", "neutral", "prefill verdict calibration: neutral (against the same prompt with no next state), running (against recent margins) or none")
 	fs.Float64Var(&s.JudgeThreshold, "judge-threshold", judge.DefaultThreshold, "calibrated margin (nats) a prefill verdict must pass to score ±1 (negative: any margin)")
 	fs.IntVar(&s.HintTokens, "hint-tokens", 64, "most tokens a generated hint may take (it stops at its end marker)")
@@ -175,9 +175,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	jcfg.Verdict, jcfg.Calibration, jcfg.Threshold = judge.VerdictMode(s.JudgeVerdict), judge.Calibration(s.JudgeCalibration), s.JudgeThreshold
 	switch jcfg.Verdict {
-	case "", judge.VerdictPrefill, judge.VerdictVotes:
+	case "", judge.VerdictPrefill, judge.VerdictVotes, judge.VerdictFewShot:
 	default:
-		return nil, fmt.Errorf("--judge-verdict %q: want prefill or votes", s.JudgeVerdict)
+		return nil, fmt.Errorf("--judge-verdict %q: want fewshot, prefill or votes", s.JudgeVerdict)
 	}
 	switch jcfg.Calibration {
 	case "", judge.CalibrateNeutral, judge.CalibrateRunning, judge.CalibrateNone:

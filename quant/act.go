@@ -24,11 +24,14 @@ type Act struct {
 	bsums   []int16
 	isums   []int32 // exact Σq per block of 32 (Q8 form)
 	sums4   []int32 // 128·Σq per four values (fillSums4), for the packed Q8_0 kernel
+	sums32  []int32 // Σq per 32 values (Q8_K form), for the packed Q4_K/Q5_K kernels' minimums
+	sums16  []int32 // 32·Σq per 16 values (Q8_K form), for the packed Q6_K kernel's offset
+	filled  uint8   // which of sums4, sums32, sums16 hold the current values
 }
 
 // Quantize fills a from x[T, cols] for products with weights of type t.
 func (a *Act) Quantize(t Type, x []float32, T, cols int) {
-	a.T, a.Cols, a.K = T, cols, kquant(t)
+	a.T, a.Cols, a.K, a.filled = T, cols, kquant(t), 0
 	a.qs = grow(a.qs, T*cols)
 	if a.K {
 		a.ds = grow(a.ds, T*cols/QKK)
@@ -50,6 +53,60 @@ func (a *Act) fillSums4() {
 		q := a.qs[4*i : 4*i+4]
 		a.sums4[i] = 128 * (int32(q[0]) + int32(q[1]) + int32(q[2]) + int32(q[3]))
 	}
+}
+
+// Bits of Act.filled.
+const (
+	filledSums4 = 1 << iota
+	filledSums32
+	filledSums16
+)
+
+// prepare fills the activation sums the packed kernel of weight type t
+// reads (once per quantization, however many matrices share it).
+func (a *Act) prepare(t Type) {
+	switch {
+	case t == Q8_0 && a.filled&filledSums4 == 0:
+		a.fillSums4()
+		a.filled |= filledSums4
+	case (t == Q4_K || t == Q5_K) && a.filled&filledSums32 == 0:
+		a.sums32 = grow(a.sums32, a.T*a.Cols/32)
+		for i := range a.sums32 {
+			a.sums32[i] = int32(a.bsums[2*i]) + int32(a.bsums[2*i+1])
+		}
+		a.filled |= filledSums32
+	case t == Q6_K && a.filled&filledSums16 == 0:
+		a.sums16 = grow(a.sums16, a.T*a.Cols/16)
+		for i := range a.sums16 {
+			a.sums16[i] = 32 * int32(a.bsums[i])
+		}
+		a.filled |= filledSums16
+	}
+}
+
+// sums is the activation sums of token t that the packed kernel of weight
+// type t reads (nil for a type that reads none); prepare comes first.
+func (a *Act) sums(ty Type, t int) *int32 {
+	switch ty {
+	case Q4_0, Q5_0, Q5_1:
+		return &a.isums[t*a.Cols/QK]
+	case Q8_0:
+		return &a.sums4[t*a.Cols/4]
+	case Q4_K, Q5_K:
+		return &a.sums32[t*a.Cols/32]
+	case Q6_K:
+		return &a.sums16[t*a.Cols/16]
+	}
+	return nil
+}
+
+// scales is the first activation scale of token t: (d, d·Σq) pairs per 32
+// values in the Q8 form, one d per 256 in the Q8_K form.
+func (a *Act) scales(t int) *float32 {
+	if a.K {
+		return &a.ds[t*a.Cols/QKK]
+	}
+	return &a.ds[t*2*a.Cols/QK]
 }
 
 func (a *Act) row(t int) actRow {

@@ -113,24 +113,60 @@ func quantizeQ8Fast(qs []int8, ds []float32, isums []int32, x []float32) bool {
 }
 
 //go:noescape
-func gemvQ4_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+func gemvQ4_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 
 //go:noescape
-func gemvQ4_1x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+func gemvQ4_1x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 
 //go:noescape
-func gemvQ8_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+func gemvQ8_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 
 //go:noescape
-func gemvQ8_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+func gemvQ8_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ4_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ4_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ5_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ5_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ5_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ5_1x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ4Kx8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ4Kx8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ5Kx8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ5Kx8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ6Kx8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ6Kx8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 
 // fastGemv8 are the packed eight-row kernels (packed.go) by weight type.
 func fastGemv8(vnni, avx2 bool) map[Type]gemv8Func {
 	switch {
 	case vnni:
-		return map[Type]gemv8Func{Q4_1: gemvQ4_1x8VNNI, Q8_0: gemvQ8_0x8VNNI}
+		return map[Type]gemv8Func{Q4_0: gemvQ4_0x8VNNI, Q4_1: gemvQ4_1x8VNNI, Q5_0: gemvQ5_0x8VNNI, Q5_1: gemvQ5_1x8VNNI, Q8_0: gemvQ8_0x8VNNI, Q4_K: gemvQ4Kx8VNNI, Q5_K: gemvQ5Kx8VNNI, Q6_K: gemvQ6Kx8VNNI}
 	case avx2:
-		return map[Type]gemv8Func{Q4_1: gemvQ4_1x8AVX2, Q8_0: gemvQ8_0x8AVX2}
+		return map[Type]gemv8Func{Q4_0: gemvQ4_0x8AVX2, Q4_1: gemvQ4_1x8AVX2, Q5_0: gemvQ5_0x8AVX2, Q5_1: gemvQ5_1x8AVX2, Q8_0: gemvQ8_0x8AVX2, Q4_K: gemvQ4Kx8AVX2, Q5_K: gemvQ5Kx8AVX2, Q6_K: gemvQ6Kx8AVX2}
 	}
 	return map[Type]gemv8Func{}
 }

@@ -20,15 +20,23 @@ var dots = func() map[Type]func([]byte, actRow) float32 {
 }()
 
 // Kernel names the dot product path this CPU runs for t (for benchmark
-// tables).
+// tables): "packed" when rows come in groups of eight on the packed
+// kernels (packed.go), then the instruction set, or "go" for the
+// reference.
 func Kernel(t Type) string {
-	if _, ok := fastDots(hasVNNI, hasAVX2)[t]; !ok {
-		return "go"
-	}
+	_, one := fastDots(hasVNNI, hasAVX2)[t]
+	_, packed := fastGemv8(hasVNNI, hasAVX2)[t]
+	isa := "avx2"
 	if hasVNNI {
-		return "avx512vnni"
+		isa = "avx512vnni"
 	}
-	return "avx2"
+	switch {
+	case packed:
+		return "packed " + isa
+	case one:
+		return isa
+	}
+	return "go"
 }
 
 // dot4Func computes the dots of one weight row with activation rows
@@ -111,9 +119,7 @@ var packedMaxT = 1 << 30
 // token: one group's blocks (nb·160 bytes for Q4_1) stay in L1 while the
 // tokens pass.
 func matMulPacked(out []float32, a *Act, T int, m *Matrix, pk []byte) {
-	if m.Type == Q8_0 {
-		a.fillSums4()
-	}
+	a.prepare(m.Type)
 	parallelRows(m.Rows, int64(T)*int64(len(m.Data)), func(r0, r1 int) {
 		packedGroups(out, a, T, m, pk, r0/packRows, r1/packRows)
 	})
@@ -122,16 +128,12 @@ func matMulPacked(out []float32, a *Act, T int, m *Matrix, pk []byte) {
 // packedGroups runs groups [g0, g1) of m's packed copy pk for T tokens.
 func packedGroups(out []float32, a *Act, T int, m *Matrix, pk []byte, g0, g1 int) {
 	k := gemv8[m.Type]
-	nb := m.Cols / QK
+	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
-	var sums4 *int32
 	for g := g0; g < g1; g++ {
 		w := &pk[g*gsize]
 		for t := 0; t < T; t++ {
-			if m.Type == Q8_0 {
-				sums4 = &a.sums4[t*nb*8]
-			}
-			k(nb, w, &a.qs[t*m.Cols], &a.ds[t*2*nb], sums4, &out[t*m.Rows+g*packRows])
+			k(nb, w, &a.qs[t*m.Cols], a.scales(t), a.sums(m.Type, t), &out[t*m.Rows+g*packRows])
 		}
 	}
 }
@@ -162,10 +164,7 @@ func MatMulShared(outs [][]float32, x []float32, T int, ms []*Matrix) {
 	defer actPool.Put(a)
 	a.Quantize(ms[0].Type, x, T, ms[0].Cols)
 	for _, m := range ms {
-		if m.Type == Q8_0 {
-			a.fillSums4()
-			break
-		}
+		a.prepare(m.Type)
 	}
 	parallelRows(rows, work, func(r0, r1 int) {
 		off := 0 // first row of ms[i] in the joint numbering

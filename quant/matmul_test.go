@@ -76,8 +76,9 @@ func TestMatMulNN(t *testing.T) {
 
 // BenchmarkMatMul runs the demo model's (SmolLM2-135M) shapes: rows×cols of
 // q/o (576×576), gate/up (1536×576), down (576×1536) in Q4_1, and the tied
-// embedding head (49152×576) in Q8_0, at decode (T=1, 4) and prefill
-// batches. GB/s counts the weight bytes streamed per call.
+// embedding head (49152×576) in Q8_0, Qwen3-0.6B's gate (Q4_K, Q5_K) and
+// down (Q6_K), and gate/up in Q4_0, Q5_0 and Q5_1, at decode (T=1, 4) and
+// prefill batches. GB/s counts the weight bytes streamed per call.
 func BenchmarkMatMul(b *testing.B) {
 	shapes := []struct {
 		name       string
@@ -85,7 +86,8 @@ func BenchmarkMatMul(b *testing.B) {
 		rows, cols int
 	}{
 		{"q_o", Q4_1, 576, 576}, {"gate_up", Q4_1, 1536, 576}, {"down", Q4_1, 576, 1536}, {"head", Q8_0, 49152, 576},
-		{"qwen3_gate", Q4_K, 3072, 1024}, {"qwen3_down", Q6_K, 1024, 3072},
+		{"qwen3_gate", Q4_K, 3072, 1024}, {"qwen3_down", Q6_K, 1024, 3072}, {"qwen3_gate", Q5_K, 3072, 1024},
+		{"gate_up", Q4_0, 1536, 576}, {"gate_up", Q5_0, 1536, 576}, {"gate_up", Q5_1, 1536, 576},
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, s := range shapes {

@@ -104,10 +104,10 @@ loop: \
 	JNZ loop; \
 	PACKED_STORE
 
-// func gemvQ4_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+// func gemvQ4_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q4_1(·gemvQ4_1x8VNNI, PIDOT_VNNI)
 
-// func gemvQ4_1x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+// func gemvQ4_1x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q4_1(·gemvQ4_1x8AVX2, PIDOT_AVX2)
 
 // Q8_0 with VNNI: the weights are stored as w+128 (unsigned), so lane k's
@@ -140,7 +140,7 @@ TEXT name(SB), NOSPLIT, $0-48; \
 	MOVQ w+8(FP), SI; \
 	MOVQ qs+16(FP), DI; \
 	MOVQ ds+24(FP), DX; \
-	MOVQ sums4+32(FP), R8; \
+	MOVQ sums+32(FP), R8; \
 	PACKED_CONSTS; \
 	MOVL $0x80808080, AX; \
 	VMOVD AX, X15; \
@@ -165,8 +165,172 @@ loop: \
 	JNZ loop; \
 	PACKED_STORE
 
-// func gemvQ8_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+// func gemvQ8_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q8_0(·gemvQ8_0x8VNNI, Q8_0_PK_VNNI)
 
-// func gemvQ8_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums4 *int32, out *float32)
+// func gemvQ8_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 GEMV_Q8_0(·gemvQ8_0x8AVX2, Q8_0_PK_AVX2)
+
+// Q4_0 (no one-row assembly kernel to match bitwise): each row's whole
+// block sums exactly in its int32 lane, Σ q·a over the nibbles (0..15)
+// minus 8·Σa (R8: the activation's exact Σq per block, Act.isums), then
+// one FMA with d_w·d_a, as the reference (dot_ref.go) computes it.
+#define Q4_0_PK(IDOT, k) \
+	VMOVDQU (32*k)(SI), Y0; \
+	VPSRLW $4, Y0, Y1; \
+	VPAND Y15, Y0, Y0; \
+	VPAND Y15, Y1, Y1; \
+	VPBROADCASTD (4*k)(DI), Y2; \
+	IDOT(Y2, Y0, Y3); \
+	VPADDD Y3, Y4, Y4; \
+	VPBROADCASTD (16+4*k)(DI), Y2; \
+	IDOT(Y2, Y1, Y3); \
+	VPADDD Y3, Y5, Y5
+
+#define GEMV_Q4_0(name, IDOT) \
+TEXT name(SB), NOSPLIT, $0-48; \
+	MOVQ nb+0(FP), CX; \
+	MOVQ w+8(FP), SI; \
+	MOVQ qs+16(FP), DI; \
+	MOVQ ds+24(FP), DX; \
+	MOVQ sums+32(FP), R8; \
+	PACKED_CONSTS; \
+	MOVL $0x0F0F0F0F, AX; \
+	VMOVD AX, X15; \
+	VPBROADCASTD X15, Y15; \
+loop: \
+	VPXOR Y4, Y4, Y4; \
+	VPXOR Y5, Y5, Y5; \
+	Q4_0_PK(IDOT, 0); \
+	Q4_0_PK(IDOT, 1); \
+	Q4_0_PK(IDOT, 2); \
+	Q4_0_PK(IDOT, 3); \
+	VPADDD Y5, Y4, Y4; \
+	VPBROADCASTD (R8), Y6; \
+	VPSLLD $3, Y6, Y6; \
+	VPSUBD Y6, Y4, Y4; \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTPH2PS 128(SI), Y14; \
+	VBROADCASTSS (DX), Y2; \
+	VMULPS Y2, Y14, Y14; \
+	VFMADD231PS Y14, Y4, Y13; \
+	ADDQ $144, SI; \
+	ADDQ $32, DI; \
+	ADDQ $8, DX; \
+	ADDQ $4, R8; \
+	DECQ CX; \
+	JNZ loop; \
+	MOVQ out+40(FP), BX; \
+	VMOVUPS Y13, (BX); \
+	VZEROUPPER; \
+	RET
+
+// func gemvQ4_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q4_0(·gemvQ4_0x8VNNI, PIDOT_VNNI)
+
+// func gemvQ4_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q4_0(·gemvQ4_0x8AVX2, PIDOT_AVX2)
+
+// Q5_0 / Q5_1: Q4_0's nibble vectors plus one vector of the rows' fifth
+// bits, rearranged at packing so that bit 8i+g of a row's dword is the
+// fifth bit of element i of value group g (groups 0..3: values 4g..4g+3,
+// the low nibbles of vector g; 4..7: values 16+4(g-4).., the high ones).
+// A dword shift moves group g's bits to bit 4 of each byte (Y9 holds the
+// 0x10 mask). R8: the activation's exact Σq per block.
+#define Q5_PK(IDOT, k, HSHL, HSHR) \
+	VMOVDQU (32*k)(SI), Y0; \
+	VPSRLW $4, Y0, Y1; \
+	VPAND Y15, Y0, Y0; \
+	VPAND Y15, Y1, Y1; \
+	HSHL; \
+	VPAND Y9, Y7, Y7; \
+	VPOR Y7, Y0, Y0; \
+	HSHR; \
+	VPAND Y9, Y8, Y8; \
+	VPOR Y8, Y1, Y1; \
+	VPBROADCASTD (4*k)(DI), Y2; \
+	IDOT(Y2, Y0, Y3); \
+	VPADDD Y3, Y4, Y4; \
+	VPBROADCASTD (16+4*k)(DI), Y2; \
+	IDOT(Y2, Y1, Y3); \
+	VPADDD Y3, Y5, Y5
+
+// Group k's bits (low nibbles) into Y7, group 4+k's (high) into Y8, from
+// the fifth-bit vector Y10.
+#define H0L VPSLLD $4, Y10, Y7
+#define H1L VPSLLD $3, Y10, Y7
+#define H2L VPSLLD $2, Y10, Y7
+#define H3L VPSLLD $1, Y10, Y7
+#define H0R VMOVDQA Y10, Y8
+#define H1R VPSRLD $1, Y10, Y8
+#define H2R VPSRLD $2, Y10, Y8
+#define H3R VPSRLD $3, Y10, Y8
+
+// Q5_0 (16·Σa subtracted; d at 160) and Q5_1 (values unsigned; d at 160,
+// and m at 176 times the activation's d·Σq, as Q4_1 does).
+#define GEMV_Q5(name, IDOT, size, ONEBLOCK) \
+TEXT name(SB), NOSPLIT, $0-48; \
+	MOVQ nb+0(FP), CX; \
+	MOVQ w+8(FP), SI; \
+	MOVQ qs+16(FP), DI; \
+	MOVQ ds+24(FP), DX; \
+	MOVQ sums+32(FP), R8; \
+	PACKED_CONSTS; \
+	MOVL $0x0F0F0F0F, AX; \
+	VMOVD AX, X15; \
+	VPBROADCASTD X15, Y15; \
+	MOVL $0x10101010, AX; \
+	VMOVD AX, X9; \
+	VPBROADCASTD X9, Y9; \
+loop: \
+	VPXOR Y4, Y4, Y4; \
+	VPXOR Y5, Y5, Y5; \
+	VMOVDQU 128(SI), Y10; \
+	Q5_PK(IDOT, 0, H0L, H0R); \
+	Q5_PK(IDOT, 1, H1L, H1R); \
+	Q5_PK(IDOT, 2, H2L, H2R); \
+	Q5_PK(IDOT, 3, H3L, H3R); \
+	VPADDD Y5, Y4, Y4; \
+	ONEBLOCK; \
+	ADDQ $size, SI; \
+	ADDQ $32, DI; \
+	ADDQ $8, DX; \
+	ADDQ $4, R8; \
+	DECQ CX; \
+	JNZ loop; \
+	MOVQ out+40(FP), BX; \
+	VMOVUPS Y13, (BX); \
+	VZEROUPPER; \
+	RET
+
+#define Q5_0_BLOCK \
+	VPBROADCASTD (R8), Y6; \
+	VPSLLD $4, Y6, Y6; \
+	VPSUBD Y6, Y4, Y4; \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTPH2PS 160(SI), Y14; \
+	VBROADCASTSS (DX), Y2; \
+	VMULPS Y2, Y14, Y14; \
+	VFMADD231PS Y14, Y4, Y13
+
+#define Q5_1_BLOCK \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTPH2PS 160(SI), Y14; \
+	VBROADCASTSS (DX), Y2; \
+	VMULPS Y2, Y14, Y14; \
+	VFMADD231PS Y14, Y4, Y13; \
+	VCVTPH2PS 176(SI), Y0; \
+	VBROADCASTSS 4(DX), Y2; \
+	VFMADD231PS Y2, Y0, Y13
+
+// func gemvQ5_0x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q5(·gemvQ5_0x8VNNI, PIDOT_VNNI, 176, Q5_0_BLOCK)
+
+// func gemvQ5_0x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q5(·gemvQ5_0x8AVX2, PIDOT_AVX2, 176, Q5_0_BLOCK)
+
+// func gemvQ5_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q5(·gemvQ5_1x8VNNI, PIDOT_VNNI, 192, Q5_1_BLOCK)
+
+// func gemvQ5_1x8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+GEMV_Q5(·gemvQ5_1x8AVX2, PIDOT_AVX2, 192, Q5_1_BLOCK)

@@ -18,6 +18,7 @@ package quant
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // Type is a GGML tensor type (the number GGUF files store).
@@ -120,7 +121,10 @@ func NewMatrix(t Type, rows, cols int, data []byte) (*Matrix, error) {
 }
 
 // SetOwner ties owner's lifetime to m's: owner stays reachable while m is
-// (a file mapping that holds Data, unmapped by a cleanup on owner).
+// (a file mapping that holds Data, unmapped by a cleanup on owner). It
+// also marks Data as a read-only file mapping: once m has its packed copy
+// (packed.go), Data's pages leave the resident set (they are read again,
+// from the page cache, only by DequantizeRows and the one-row kernels).
 func (m *Matrix) SetOwner(owner any) { m.owner = owner }
 
 // Row returns the blocks of row r.
@@ -197,3 +201,6 @@ func F32ToF16(f float32) uint16 {
 	}
 	return sign | uint16(r)
 }
+
+// uintptrOf is the address of b's first byte (page alignment only).
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

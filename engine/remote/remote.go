@@ -287,7 +287,7 @@ func (e *Engine) order(key string) []*replica {
 		h.Write([]byte(r.url))
 		h.Write([]byte{0})
 		h.Write([]byte(key))
-		s[i] = scored{r, h.Sum64(), r.up(now)}
+		s[i] = scored{r, mix64(h.Sum64()), r.up(now)}
 	}
 	sort.SliceStable(s, func(i, j int) bool {
 		if s[i].up != s[j].up {
@@ -300,6 +300,20 @@ func (e *Engine) order(key string) []*replica {
 		out[i] = s[i].r
 	}
 	return out
+}
+
+// mix64 is MurmurHash3's 64-bit finaliser. FNV-1a alone mixes the last
+// bytes it reads poorly: for keys that differ only at the end ("session-1",
+// "session-2", ...) the comparison between two replicas' hashes came out
+// the same for every key on some pairs of URLs, so one replica took every
+// session. The finaliser's avalanche makes each key's winner independent.
+func mix64(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }
 
 // affinityKey is the request's session, else the start of its prompt.
