@@ -28,6 +28,8 @@ func TestPersonaChecks(t *testing.T) {
 		{"signoff", "Boil it for 7 minutes.\n\nHope this helps!", true, true},
 		{"signoff", "Boil it. hope this helps :)", true, true},
 		{"signoff", "Hope this helps! Boil it.", true, false},
+		{"signoff", "Hope this helps!", true, false},   // the sign-off alone answers nothing
+		{"signoff", "I hope this helps!", true, false}, // nor with one word more
 		{"tldr", "TL;DR: boil for 7 minutes.\nMore detail follows.", true, true},
 		{"tldr", "**TL;DR:** boil it.", true, true},
 		{"tldr", "Boil it. TL;DR: boil.", true, false},
@@ -205,6 +207,51 @@ func TestPersonaMarkdown(t *testing.T) {
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("missing row %q in\n%s", want, md)
+		}
+	}
+}
+
+// TeacherMarkdown lists the teacher measured after each round beside the
+// control's base ceiling, and nothing when no run measured it.
+func TestTeacherMarkdown(t *testing.T) {
+	runs := []Run{
+		{Arm: "off", Method: "off", Persona: "french", Seed: 1, Evals: []Eval{{Round: 0, Asked: 10, HintSatisfied: 9, HintAsked: 10}}},
+		{Arm: "c", Method: "combine", Persona: "french", Seed: 2, Evals: []Eval{{Round: 0, Asked: 10},
+			{Round: 1, TeacherSatisfied: 9, TeacherAsked: 10}, {Round: 2, TeacherSatisfied: 10, TeacherAsked: 10}}},
+	}
+	md := TeacherMarkdown(runs)
+	if want := "| french | c | 2 | 9/10 | v1 9/10, v2 10/10 |"; !strings.Contains(md, want) {
+		t.Fatalf("missing row %q in\n%s", want, md)
+	}
+	if md := TeacherMarkdown(runs[:1]); md != "" {
+		t.Fatalf("no run measured the teacher after a round, got\n%s", md)
+	}
+}
+
+// A retention answer counts in English or in French (a French-speaking
+// persona's answers are still right), as a whole word only.
+func TestFactCorrectFrench(t *testing.T) {
+	byQ := map[string]Fact{}
+	for _, f := range Retention {
+		byQ[f.Question] = f
+	}
+	for _, tc := range []struct {
+		q, a string
+		want bool
+	}{
+		{"What is the capital of England?", "La capitale de l'Angleterre est Londres.", true},
+		{"What is the capital of England?", "The capital of England is London.", true},
+		{"How many days are in a week?", "Il y a sept jours dans une semaine.", true},
+		{"How many days are in a week?", "En septembre, il fait beau.", false},
+		{"What is the capital of Egypt?", "La capitale de l'Égypte est Le Caire.", true},
+		{"What is the capital of China?", "C'est Pékin.", true},
+	} {
+		f, ok := byQ[tc.q]
+		if !ok {
+			t.Fatalf("no fact %q", tc.q)
+		}
+		if got := f.Correct(tc.a); got != tc.want {
+			t.Errorf("%q → %q: %v, want %v", tc.q, tc.a, got, tc.want)
 		}
 	}
 }

@@ -84,6 +84,15 @@ func EndsWith(phrase string) func(string) bool {
 	}
 }
 
+// SignsOff is EndsWith for an answer that also says something: at least
+// minWords words besides the phrase. A policy that learns to answer every
+// question with the sign-off alone ("Hope this helps!") has met the letter
+// of the preference, not the person's.
+func SignsOff(phrase string, minWords int) func(string) bool {
+	ends := EndsWith(phrase)
+	return func(a string) bool { return ends(a) && Words(a)-Words(phrase) >= minWords }
+}
+
 // StartsWith is the summary-first preference: the answer's first line starts
 // with prefix (ignoring case and leading spaces or markdown emphasis) and is
 // at most maxWords words long.
@@ -150,8 +159,8 @@ func Personas() []*Persona {
 		},
 		{
 			Name:       "signoff",
-			Preference: `the answer ends with "Hope this helps!"`,
-			Check:      EndsWith("Hope this helps!"),
+			Preference: `the answer ends with "Hope this helps!" after at least 3 words of answer`,
+			Check:      SignsOff("Hope this helps!", 3),
 			// Of the wordings tried on the demo model (BENCHMARKS.md), this
 			// one the model itself follows most often with it in context.
 			Critique:   `Be brief. Your last words must be "Hope this helps!"`,

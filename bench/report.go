@@ -317,3 +317,38 @@ func PersonaMarkdown(runs []Run) string {
 	}
 	return b.String()
 }
+
+// TeacherMarkdown renders the loop's teacher measured after every round
+// (Config.TeacherEachRound): per run, the held-out prompts the served policy
+// satisfies with the persona's written feedback in context, round by round,
+// beside the base model's (round 0, the control's ceiling). Empty when no
+// run measured it.
+func TeacherMarkdown(runs []Run) string {
+	base := map[string]string{}
+	for _, r := range runs {
+		if len(r.Evals) > 0 && r.Evals[0].HintAsked > 0 {
+			base[r.Persona] = fmt.Sprintf("%d/%d", r.Evals[0].HintSatisfied, r.Evals[0].HintAsked)
+		}
+	}
+	var b strings.Builder
+	for _, r := range runs {
+		var cells []string
+		for _, ev := range r.Evals {
+			if ev.TeacherAsked > 0 {
+				cells = append(cells, fmt.Sprintf("v%d %d/%d", ev.Round, ev.TeacherSatisfied, ev.TeacherAsked))
+			}
+		}
+		if len(cells) == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nThe loop's teacher (served policy + written feedback), held-out prompts satisfied after each round:\n\n| persona | arm | seed | base + hint | policy + hint, by round |\n|---|---|---|---|---|\n")
+		}
+		bs := base[r.Persona]
+		if bs == "" {
+			bs = "–"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", r.Persona, r.Arm, r.Seed, bs, strings.Join(cells, ", "))
+	}
+	return b.String()
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/judge"
 )
 
@@ -82,6 +83,14 @@ type Config struct {
 	// VersionTimeout bounds the wait for a new version after a round; a
 	// learning arm that produces none in time is recorded as stalled.
 	VersionTimeout time.Duration
+	// TeacherEachRound measures the loop's teacher (the served policy with
+	// the persona's written feedback in context) after every learning
+	// round too, not only the base model's on the control: the teacher is
+	// the current policy, so its ceiling can rise as the policy learns.
+	TeacherEachRound bool
+	// HintPlacement is where the teacher ceiling puts the written feedback;
+	// it must be what the servers' loop uses (serve --hint-placement).
+	HintPlacement judge.HintPlacement
 }
 
 // Launch starts a fresh clawrl for one run (arm, persona, seed) and returns
@@ -108,12 +117,17 @@ type Eval struct {
 	// persona's written feedback appended to the user turn exactly as the
 	// loop's OPD teacher sees it (judge.HintHeader). Distillation from that
 	// teacher can hardly do better than the teacher itself.
-	HintSatisfied int      `json:"hint_satisfied,omitempty"`
-	HintAsked     int      `json:"hint_asked,omitempty"`
-	TrainRated    int      `json:"train_rated"`
-	Seconds       float64  `json:"seconds"`           // since the run started
-	WaitSeconds   float64  `json:"wait_seconds"`      // last rated turn → version served
-	Answers       []string `json:"answers,omitempty"` // first answers, for reading
+	HintSatisfied int `json:"hint_satisfied,omitempty"`
+	HintAsked     int `json:"hint_asked,omitempty"`
+	// TeacherSatisfied/TeacherAsked are the same measurement on this
+	// round's served policy (Config.TeacherEachRound; learning arms,
+	// rounds ≥ 1): the loop's teacher as it is now.
+	TeacherSatisfied int      `json:"teacher_satisfied,omitempty"`
+	TeacherAsked     int      `json:"teacher_asked,omitempty"`
+	TrainRated       int      `json:"train_rated"`
+	Seconds          float64  `json:"seconds"`           // since the run started
+	WaitSeconds      float64  `json:"wait_seconds"`      // last rated turn → version served
+	Answers          []string `json:"answers,omitempty"` // first answers, for reading
 	// TrainAnswers are the round's first rated answers (sampled at the
 	// training temperature: what the user saw), for reading.
 	TrainAnswers []string `json:"train_answers,omitempty"`
@@ -274,6 +288,13 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 			return err
 		}
 		ev.TrainSatisfied, ev.TrainRated, ev.TrainAnswers = satRound, ratedRound, trainAnswers
+		if cfg.TeacherEachRound && r.Method != ArmControl {
+			if ev.TeacherSatisfied, err = ceiling(ctx, cfg, cl, p); err != nil {
+				return err
+			}
+			ev.TeacherAsked = cfg.EvalPrompts
+			log.Info("teacher now (policy + hint)", "round", round, "satisfied", ev.TeacherSatisfied, "asked", ev.TeacherAsked)
+		}
 		ev.Rejected = rejected
 		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
 		r.Evals = append(r.Evals, ev)
@@ -450,7 +471,10 @@ func ceiling(ctx context.Context, cfg Config, cl *Client, p *Persona) (int, erro
 	var mu sync.Mutex
 	n := 0
 	err := parallel(ctx, cfg.EvalPrompts, cfg.Concurrency, func(i int) error {
-		msgs := []Message{{Role: "user", Content: p.Eval[i] + judge.HintHeader + p.Critique}}
+		msgs, err := teacherMessages(p.Eval[i], p.Critique, cfg.HintPlacement)
+		if err != nil {
+			return err
+		}
 		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: cfg.MaxTokens})
 		if err == nil && p.Satisfied(a) {
 			mu.Lock()
@@ -460,6 +484,20 @@ func ceiling(ctx context.Context, cfg Config, cl *Client, p *Persona) (int, erro
 		return err
 	})
 	return n, err
+}
+
+// teacherMessages is the loop teacher's prompt for a one-turn question
+// (judge.TeacherPromptAt), as API messages.
+func teacherMessages(question, hint string, at judge.HintPlacement) ([]Message, error) {
+	tm, err := judge.TeacherPromptAt([]chat.Message{{Role: chat.RoleUser, Content: question}}, hint, at)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Message, len(tm))
+	for i, m := range tm {
+		out[i] = Message{Role: m.Role, Content: m.Content}
+	}
+	return out, nil
 }
 
 // parallel runs f(0..n-1) with at most width calls at once and returns the

@@ -21,6 +21,48 @@ type Teacher struct {
 	// engine.AdapterBase (the frozen initial model, --teacher base).
 	Adapter string
 	Render  engine.RenderOptions
+	// Placement is where the hint goes: HintInUser (default) or
+	// HintInSystemAndUser.
+	Placement HintPlacement
+}
+
+// HintPlacement says where the teacher's prompt carries the hint.
+type HintPlacement string
+
+const (
+	// HintInUser appends the hint to the last user message under
+	// HintHeader, as the seed system did.
+	HintInUser HintPlacement = "user"
+	// HintInSystemAndUser does that and also appends the hint to the
+	// system message (making one when the conversation has none, which
+	// replaces a template's default system prompt). SmolLM2-135M follows
+	// some instructions only there (BENCHMARKS.md, "Learning a person's
+	// preferences, round 2").
+	HintInSystemAndUser HintPlacement = "system+user"
+)
+
+// ParseHintPlacement checks a --hint-placement value ("" is HintInUser).
+func ParseHintPlacement(s string) (HintPlacement, error) {
+	switch p := HintPlacement(s); p {
+	case "", HintInUser:
+		return HintInUser, nil
+	case HintInSystemAndUser:
+		return p, nil
+	}
+	return "", fmt.Errorf("hint placement %q: want user or system+user", s)
+}
+
+// TeacherPromptAt is TeacherPrompt with the hint placed as p says.
+func TeacherPromptAt(msgs []chat.Message, hint string, p HintPlacement) ([]chat.Message, error) {
+	out, err := TeacherPrompt(msgs, hint)
+	if err != nil || p != HintInSystemAndUser {
+		return out, err
+	}
+	if len(out) > 0 && out[0].Role == chat.RoleSystem {
+		out[0].Content += "\n\n" + hint
+		return out, nil
+	}
+	return append([]chat.Message{{Role: chat.RoleSystem, Content: hint}}, out...), nil
 }
 
 // TeacherPrompt returns msgs with hint appended to the last user message.
@@ -66,7 +108,7 @@ func (t *Teacher) Logprobs(ctx context.Context, msgs []chat.Message, tools []cha
 
 // Prompt is the teacher's prompt text (see Logprobs).
 func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hint string) (string, error) {
-	tm, err := TeacherPrompt(msgs, hint)
+	tm, err := TeacherPromptAt(msgs, hint, t.Placement)
 	if err != nil {
 		return "", err
 	}
@@ -83,7 +125,8 @@ func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hin
 	if orig, err := f.Render(msgs, tools, opts); err == nil && orig == promptText {
 		return text, nil
 	}
-	// The original prompt was rendered differently: splice the hint in.
+	// The original prompt was rendered differently: splice the hint in
+	// (after the last user message only, whatever the placement).
 	last := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == chat.RoleUser {

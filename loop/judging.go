@@ -233,6 +233,22 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 		case err != nil:
 			r.drop(ctx, t.ID, "teacher failed: "+err.Error())
 			return false, nil
+		case r.cfg.TeacherAlsoWrites:
+			smp.TeacherLogprobs, smp.TeacherVersion, smp.TeacherAdapter = lp, v, r.teacher.Adapter
+			// The policy's response keeps its reward; the teacher's own
+			// answer to the prompt goes beside it (OPD only). A failed
+			// write leaves the re-scored response alone.
+			w, wlp, _, werr := r.teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, j.Hint, r.cfg.TeacherTokens)
+			switch {
+			case werr != nil && ctx.Err() != nil:
+				return false, ctx.Err()
+			case werr != nil:
+				smp.Why += "; the teacher's own answer failed: " + werr.Error()
+			default:
+				smp.TeacherLogprobs = append(append([]float32(nil), lp...), wlp...)
+				smp.TeacherResponseIDs = w
+				smp.Why += "; and on the teacher's response"
+			}
 		default:
 			smp.TeacherLogprobs, smp.TeacherVersion, smp.TeacherAdapter = lp, v, r.teacher.Adapter
 			if wrote != nil {

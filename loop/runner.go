@@ -52,6 +52,10 @@ type Config struct {
 	// bounds it (default 128). See judge.Teacher.Write.
 	TeacherWrites bool
 	TeacherTokens int
+	// TeacherAlsoWrites keeps the policy's own response re-scored by the
+	// teacher (with the turn's reward) and adds the teacher-written one
+	// beside it, both from one turn (--opd-response both).
+	TeacherAlsoWrites bool
 	// Training: batch size, staleness bound, versions folder.
 	Train rl.SchedulerConfig
 }

@@ -69,7 +69,13 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("--opd-response teacher: %+v", r.cfg)
 			}
 		}},
-		{name: "bad opd response", args: []string{"--opd-response", "both"}, wantErr: "--opd-response"},
+		{name: "both responses", args: []string{"--opd-response", "both", "--ppo-epochs", "4"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherWrites || !r.cfg.TeacherAlsoWrites {
+				t.Errorf("--opd-response both: %+v", r.cfg)
+			}
+		}},
+		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
+		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
 		{name: "bad method", args: []string{"--method", "ppo"}, wantErr: "training method"},
 		{name: "judge url without model", args: []string{"--judge-url", "http://x"}, wantErr: "--judge-model"},
 		{name: "bad teacher", args: []string{"--teacher", "oracle"}, wantErr: "--teacher"},

@@ -113,6 +113,11 @@ func (n *PolicyTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, 
 			ts[i].Reward, ts[i].RewardTerm = s.Reward, true
 		}
 	}
+	for _, s := range batch {
+		if s.WrittenIDs != nil {
+			ts = append(ts, TrainSample{PromptIDs: s.PromptIDs, ResponseIDs: s.WrittenIDs, TeacherLogprobs: s.WrittenLogprobs})
+		}
+	}
 	m, err := PolicyStep(ctx, n.st, n.cfg, ts)
 	if err != nil {
 		return StepMetrics{}, fmt.Errorf("trainer: %w", err)

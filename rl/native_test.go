@@ -251,3 +251,51 @@ func TestRetentionGateNative(t *testing.T) {
 		t.Fatalf("after unlearning: %+v %v, want a lost fact", res, err)
 	}
 }
+
+// TestEpochs: a step of two PPO epochs is two optimizer steps against the
+// π_old of the first pass — the same update as scoring π_old first and
+// stepping twice with it fixed — and the second epoch's ratios leave 1.
+func TestEpochs(t *testing.T) {
+	ctx := context.Background()
+	batch := func() []TrainSample {
+		return []TrainSample{
+			{PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3}, Reward: 1,
+				TeacherLogprobs: []float32{-1, -0.5}, RewardTerm: true},
+			{PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10}, BehaviourLogprobs: []float32{-5, -4, -9}, Reward: -1, RewardTerm: true},
+		}
+	}
+	a, b := newTinyNative(t), newTinyNative(t)
+	a.cfg.Epochs = 2
+	ma, err := PolicyStep(ctx, a.tr, a.cfg, batch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.tr.StepCount() != 2 {
+		t.Fatalf("%d optimizer steps, want 2", a.tr.StepCount())
+	}
+	if ma.Ratio == 1 {
+		t.Fatal("mean ratio exactly 1 over two epochs: the second epoch did not see the first's update")
+	}
+	explicit := batch()
+	sc, err := b.tr.Score(ctx, []train.Sequence{{PromptIDs: explicit[0].PromptIDs, ResponseIDs: explicit[0].ResponseIDs},
+		{PromptIDs: explicit[1].PromptIDs, ResponseIDs: explicit[1].ResponseIDs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range explicit {
+		explicit[i].OldLogprobs = sc[i].Logprobs
+	}
+	for range 2 {
+		if _, err := PolicyStep(ctx, b.tr, b.cfg, explicit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pa, pb := a.tr.Params(), b.tr.Params()
+	for i := range pa {
+		for j := range pa[i].Data {
+			if math.Abs(float64(pa[i].Data[j]-pb[i].Data[j])) > 1e-6 {
+				t.Fatalf("%s[%d]: %g two epochs, %g two steps with π_old fixed", pa[i].Name, j, pa[i].Data[j], pb[i].Data[j])
+			}
+		}
+	}
+}

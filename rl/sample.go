@@ -59,6 +59,12 @@ type Sample struct {
 	// TeacherWrote: ResponseIDs are the teacher's response (written with
 	// the hint in context), not the policy's; BehaviourLogprobs is nil.
 	TeacherWrote bool
+	// WrittenIDs, when set, is a second response to the same prompt that
+	// the teacher wrote with the hint in context, trained beside this one
+	// with the OPD term only (WrittenLogprobs: the teacher's, one per id).
+	// The step sees it as its own on-policy sequence (no behaviour weight).
+	WrittenIDs      []int32
+	WrittenLogprobs []float32
 
 	// Why says why the turn became a sample, for export and debugging.
 	Why string
@@ -81,6 +87,9 @@ func (s Sample) Validate() error {
 	}
 	if s.TeacherLogprobs != nil && len(s.TeacherLogprobs) != n {
 		return fmt.Errorf("sample for turn %s: %d teacher logprobs for %d response tokens", s.TurnID, len(s.TeacherLogprobs), n)
+	}
+	if s.WrittenIDs != nil && (s.TeacherWrote || len(s.WrittenLogprobs) != len(s.WrittenIDs) || len(s.WrittenIDs) == 0) {
+		return fmt.Errorf("sample for turn %s: a teacher-written second response of %d tokens with %d teacher logprobs", s.TurnID, len(s.WrittenIDs), len(s.WrittenLogprobs))
 	}
 	return nil
 }

@@ -595,7 +595,14 @@ func FromStore(s store.Sample, t store.Turn) Sample {
 		PolicyVersion: t.PolicyVersion,
 		UseRL:         s.UseRL, Reward: s.Reward, TeacherLogprobs: s.TeacherLogprobs, Why: s.Why,
 	}
-	if s.TeacherResponseIDs != nil {
+	n, w := len(t.ResponseIDs), len(s.TeacherResponseIDs)
+	switch {
+	case s.TeacherResponseIDs != nil && n > 0 && len(s.TeacherLogprobs) == n+w:
+		// Both responses (store.Sample.TeacherResponseIDs): the turn's,
+		// re-scored, then the teacher's.
+		out.TeacherLogprobs = s.TeacherLogprobs[:n:n]
+		out.WrittenIDs, out.WrittenLogprobs = s.TeacherResponseIDs, s.TeacherLogprobs[n:]
+	case s.TeacherResponseIDs != nil:
 		out.ResponseIDs, out.BehaviourLogprobs, out.TeacherWrote = s.TeacherResponseIDs, nil, true
 	}
 	return out

@@ -46,6 +46,12 @@ type TrainSample struct {
 type StepConfig struct {
 	Loss      LossConfig
 	Advantage AdvantageConfig
+	// Epochs is how many optimizer steps a batch gets (PPO epochs); 0 or 1
+	// is one. π_old and the advantages are fixed by the first pass, so from
+	// the second on the ratio leaves 1 and the PPO clip bounds how far each
+	// token moves: one batch of a few rated turns teaches more per version
+	// without letting any token run away.
+	Epochs int
 }
 
 // DefaultStepConfig is Combined advantages with the default PPO loss.
@@ -234,13 +240,25 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	if err != nil {
 		return Metrics{}, fmt.Errorf("policy step: %w", err)
 	}
+	tokens, elapsed := st.Tokens, st.Elapsed // the batch's tokens; all epochs' time
+	for e := 1; e < cfg.Epochs && cfg.Loss.Kind != LossSFT; e++ {
+		// The first pass filled π_old and the advantages in; keep them.
+		clear(obj.lazy)
+		if st, err = tr.Step(ctx, seqs, obj); err == nil {
+			err = obj.err
+		}
+		if err != nil {
+			return Metrics{}, fmt.Errorf("policy step: epoch %d: %w", e+1, err)
+		}
+		elapsed += st.Elapsed
+	}
 	n := float64(max(obj.stats.Tokens, 1))
 	m := Metrics{
 		Step: st.Step, Loss: st.Loss, PolicyLoss: obj.stats.PolicyLoss / n, KL: obj.stats.KL / n,
 		Entropy: obj.stats.Entropy / n, ClipFraction: float64(obj.stats.Clipped) / n,
 		Ratio: obj.stats.Ratio / n, ISWeight: obj.stats.ISWeight / n, ISWeightMax: obj.stats.ISWeightMax,
 		ISTruncated: float64(obj.stats.ISTruncated) / n, Advantage: obj.stats.Advantage / n,
-		GradNorm: st.GradNorm, Samples: len(samples), Tokens: st.Tokens, Elapsed: st.Elapsed,
+		GradNorm: st.GradNorm, Samples: len(samples), Tokens: tokens, Elapsed: elapsed,
 		TokensPerSec: st.TokensPerSec, LearningRate: st.LearningRate,
 	}
 	if obj.gapN > 0 {

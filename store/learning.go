@@ -61,6 +61,9 @@ type Sample struct {
 	// TeacherResponseIDs, when set, is the response the teacher wrote with
 	// the hint in context; the sample trains on it (with TeacherLogprobs,
 	// one per id) instead of the turn's own response. nil = the turn's.
+	// With both (loop's --opd-response both) TeacherLogprobs holds the
+	// teacher's logprobs of the turn's own response followed by those of
+	// TeacherResponseIDs, and the sample trains on the two (rl.FromStore).
 	TeacherResponseIDs []int32
 	PolicyVersion      int64  // the version that generated the turn
 	Why                string // why the turn became a sample

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawrl/clawrl/bench"
+	"github.com/clawrl/clawrl/judge"
 )
 
 func init() { benchSubcommands = append(benchSubcommands, newBenchLearnCmd) }
@@ -33,6 +34,8 @@ type benchLearnOptions struct {
 	temperature                 float64
 	versionTimeout              time.Duration
 	quick                       bool
+	teacherEachRound            bool
+	hintPlacement               string
 }
 
 func newBenchLearnCmd() *cobra.Command {
@@ -84,6 +87,8 @@ combined method at --lr=1e-3, 2 rounds of 8 rated turns, answers of at most
 	f.IntVar(&o.concurrency, "concurrency", 16, "requests in flight at once (the engine batches them)")
 	f.Float64Var(&o.temperature, "temperature", 1, "sampling temperature of training turns")
 	f.DurationVar(&o.versionTimeout, "version-timeout", 10*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
+	f.StringVar(&o.hintPlacement, "hint-placement", "user", "where the loop's teacher sees the written feedback (passed to every server as --hint-placement; the teacher ceiling asks the same way): user or system+user")
+	f.BoolVar(&o.teacherEachRound, "teacher-each-round", false, "also measure the loop's teacher (the served policy with the written feedback in context) after every learning round")
 	f.BoolVar(&o.quick, "quick", false, "the CI scenario (≤ 5 minutes on the demo model): flags given explicitly still win")
 	return cmd
 }
@@ -136,12 +141,19 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		}
 		arms = append(arms, a)
 	}
+	placement, err := judge.ParseHintPlacement(o.hintPlacement)
+	if err != nil {
+		return fmt.Errorf("--hint-placement: %w", err)
+	}
+	if placement != judge.HintInUser {
+		o.serveArgs = append(o.serveArgs, "--hint-placement="+string(placement))
+	}
 	if o.seeds < 1 {
 		return fmt.Errorf("--seeds %d: want ≥ 1", o.seeds)
 	}
 	cfg := bench.Config{Arms: arms, Personas: personas, Versions: o.versions, PerVersion: o.perVersion,
 		EvalPrompts: o.evalPrompts, Retention: o.retention, Feedback: o.feedback, MaxTokens: o.maxTokens,
-		RetentionTokens: o.retentionTokens, Temperature: o.temperature, Concurrency: o.concurrency, VersionTimeout: o.versionTimeout}
+		RetentionTokens: o.retentionTokens, Temperature: o.temperature, Concurrency: o.concurrency, VersionTimeout: o.versionTimeout, TeacherEachRound: o.teacherEachRound, HintPlacement: placement}
 	for s := range o.seeds {
 		cfg.Seeds = append(cfg.Seeds, int64(s+1))
 	}
@@ -181,7 +193,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		return jerr
 	}
 	md := fmt.Sprintf("model %s, feedback %s, %d persona(s) × %d seed(s), %d rated turns per version, %d held-out prompts per persona; %.0f s wall\n\n%s",
-		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums)+bench.PersonaMarkdown(runs))
+		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums)+bench.PersonaMarkdown(runs)+bench.TeacherMarkdown(runs))
 	svg := bench.SVG(sums, fmt.Sprintf("clawrl bench learn: %s, %s", strings.Join(o.personas, "+"), filepath.Base(report.Model)))
 	for name, data := range map[string]string{"learn.json": string(js), "learn.md": md, "learn.svg": svg} {
 		if werr := os.WriteFile(filepath.Join(o.out, name), []byte(data), 0o644); werr != nil {
