@@ -1,19 +1,8 @@
 package loop
 
 import (
-	"context"
-	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
-
-	"github.com/clawrl/clawrl/chat"
-	"github.com/clawrl/clawrl/engine"
-	"github.com/clawrl/clawrl/engine/scripted"
-	"github.com/clawrl/clawrl/judge"
-	"github.com/clawrl/clawrl/rl"
-	"github.com/clawrl/clawrl/rl/rltest"
-	"github.com/clawrl/clawrl/store"
 )
 
 // TestTeacherAlsoWrites: with --opd-response both, a thumbs-down with
@@ -23,53 +12,11 @@ import (
 // answer), OPD only. The store keeps them in one row; the trainer receives
 // the turn's prompt, its response and the teacher's response beside it.
 func TestTeacherAlsoWrites(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
-	t.Cleanup(func() { f.store.Close() })
-	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-	teacher := &judge.Teacher{Engine: f.engine}
-	r, err := New(Options{Store: f.store, Judge: j, Teacher: teacher, Trainer: f.trainer, Publisher: f.engine, Log: quiet(),
-		Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherAlsoWrites: true, TeacherTokens: 40,
-			Train: rl.SchedulerConfig{BatchSize: 1, VersionsDir: filepath.Join(dir, "versions")}}})
+	c := critiquedTurn(t, Config{TeacherAlsoWrites: true})
+	ctx, f, r, rated, s, want, wantLP := c.ctx, c.f, c.r, c.rated, c.sample, c.want, c.wantLP
+	rescored, _, err := c.teacher.Logprobs(ctx, c.msgs, nil, rated.PromptText, rated.ResponseIDs, c.critique)
 	if err != nil {
 		t.Fatal(err)
-	}
-	f.runner = r
-	if err := r.Scheduler().Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	msgs := []chat.Message{{Role: chat.RoleUser, Content: "write a haiku"}}
-	rated := f.serve(t, "rated", msgs)
-	const critique = `[[say:Short.]] Be brief.`
-	if err := f.store.AddFeedback(ctx, rated.ID, store.Feedback{Rating: -1, Text: critique, CreatedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.judgeRound(ctx); err != nil {
-		t.Fatal(err)
-	}
-	samples, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: rated.SessionID})
-	if err != nil || len(samples) != 1 {
-		t.Fatalf("samples: %v %v", samples, err)
-	}
-	s := samples[0]
-	rescored, _, err := teacher.Logprobs(ctx, msgs, nil, rated.PromptText, rated.ResponseIDs, critique)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prompt, err := teacher.Prompt(msgs, nil, rated.PromptText, critique)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: f.engine.Format().Encode(prompt), MaxTokens: 40}, func(engine.Token) error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []int32
-	var wantLP []float32
-	for _, tok := range g.Tokens {
-		want, wantLP = append(want, tok.ID), append(wantLP, tok.Logprob)
 	}
 	if reflect.DeepEqual(want, rated.ResponseIDs) {
 		t.Fatalf("the scripted teacher wrote the policy's own response; the test shows nothing")
