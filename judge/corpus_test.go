@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/modelref/demotest"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -110,29 +110,6 @@ func (m confusion) String() string {
 	return b.String()
 }
 
-// demoModel is the demo GGUF's path, or a skip (a failure under
-// CLAWRL_REQUIRE_REFS=1) when it is not there.
-func demoModel(t testing.TB) string {
-	t.Helper()
-	path := os.Getenv("CLAWRL_DEMO_GGUF")
-	if path == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		path = filepath.Join(cache, "clawrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
-	}
-	if _, err := os.Stat(path); err != nil {
-		msg := "demo GGUF not found at " + path + " (run `go run ./cmd/clawrl model pull smollm2`, or set CLAWRL_DEMO_GGUF)"
-		if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
-			t.Fatal(msg + " (CLAWRL_REQUIRE_REFS=1)")
-		}
-		t.Skip(msg)
-	}
-	return path
-}
-
 // heldOut are the benchmark personas' own next messages, never used to
 // choose a reader: a correction per persona (-1) and its thanks (+1).
 func heldOut() []labelled {
@@ -154,7 +131,7 @@ func TestNextMessageCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scores the corpus with the demo model")
 	}
-	eng, err := native.Open(demoModel(t), native.Options{})
+	eng, err := native.Open(demotest.GGUF(t), native.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

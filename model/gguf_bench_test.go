@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/clawrl/clawrl/modelref/demotest"
 )
 
 // BenchmarkGGUFDecode decodes the demo GGUF on its quantized blocks (the
@@ -13,7 +15,7 @@ import (
 // is the process's CPU time per token (all threads): the figure to compare
 // on a shared machine, where wall time depends on the other loads.
 func BenchmarkGGUFDecode(b *testing.B) {
-	path := demoGGUF(b)
+	path := demotest.GGUF(b)
 	m, err := LoadWith(path, Options{WeightDType: "quant"})
 	if err != nil {
 		b.Fatal(err)
@@ -46,7 +48,7 @@ func BenchmarkGGUFDecode(b *testing.B) {
 
 // BenchmarkGGUFPrefill prefills 128 tokens of the demo GGUF on its blocks.
 func BenchmarkGGUFPrefill(b *testing.B) {
-	path := demoGGUF(b)
+	path := demotest.GGUF(b)
 	m, err := LoadWith(path, Options{WeightDType: "quant"})
 	if err != nil {
 		b.Fatal(err)

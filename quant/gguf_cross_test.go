@@ -3,11 +3,10 @@ package quant_test
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/clawrl/clawrl/gguf"
+	"github.com/clawrl/clawrl/modelref/demotest"
 	"github.com/clawrl/clawrl/quant"
 )
 
@@ -25,36 +24,11 @@ func TestTypesMatchGGUF(t *testing.T) {
 	}
 }
 
-// demoGGUF is the SmolLM2-135M-Instruct Q4_1 file where `clawrl model
-// pull smollm2` puts it (the user cache folder; $CLAWRL_DEMO_GGUF
-// overrides), as model's tests find it; missing, the test skips, or fails
-// under CLAWRL_REQUIRE_REFS=1.
-func demoGGUF(t testing.TB) string {
-	t.Helper()
-	path := os.Getenv("CLAWRL_DEMO_GGUF")
-	if path == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		path = filepath.Join(cache, "clawrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
-	}
-	if _, err := os.Stat(path); err != nil {
-		msg := "demo GGUF not found at " + path + " (run `go run ./cmd/clawrl model pull smollm2`, or set CLAWRL_DEMO_GGUF)"
-		if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
-			t.Fatal(msg + " (CLAWRL_REQUIRE_REFS=1)")
-		}
-		t.Skip(msg)
-	}
-	return path
-}
-
 // On the demo file's real tensors (Q4_1 blocks from llama.cpp's quantizer,
 // the Q8_0 embedding) the fast matmul matches the float product of the
 // dequantized weights with the Q8-rounded activation.
 func TestDemoTensors(t *testing.T) {
-	f, err := gguf.Open(demoGGUF(t))
+	f, err := gguf.Open(demotest.GGUF(t))
 	if err != nil {
 		t.Fatal(err)
 	}

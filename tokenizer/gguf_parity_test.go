@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/clawrl/clawrl/gguf"
+	"github.com/clawrl/clawrl/modelref/demotest"
 	"github.com/clawrl/clawrl/tokenizer"
 	"github.com/clawrl/clawrl/tokenizer/vocab"
 )
@@ -84,7 +85,7 @@ func TestGGUFTokenizerParity(t *testing.T) {
 		files[f.name] = out
 	}
 	names := []string{"qwen3", "qwen2", "llama3", "smollm2"}
-	if p := demoGGUFPath(); p != "" {
+	if p := demotest.Path(); p != "" {
 		files["smollm2"] = p
 	}
 	for _, name := range names {
@@ -217,22 +218,4 @@ func readLlamaCppFixture(tb testing.TB, name, corpusSHA string) [][]int32 {
 		tb.Fatalf("gguf_llamacpp_%s.json.gz was made from another corpus (sha256 %s, %d texts; now %s): regenerate it (see the comment above)", name, fx.SHA256, len(fx.IDs), corpusSHA)
 	}
 	return fx.IDs
-}
-
-// demoGGUFPath is the demo model in the user cache ($CLAWRL_DEMO_GGUF
-// overrides), or "" when it is not there.
-func demoGGUFPath() string {
-	path := os.Getenv("CLAWRL_DEMO_GGUF")
-	if path == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		path = filepath.Join(cache, "clawrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
-	}
-	if _, err := os.Stat(path); err != nil {
-		return ""
-	}
-	return path
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawrl/clawrl/bench"
+	"github.com/clawrl/clawrl/modelref/demotest"
 )
 
 // TestBenchLearnPlumbing runs `clawrl bench learn` end to end on the
@@ -113,31 +114,6 @@ func TestBenchLearnPlumbing(t *testing.T) {
 	}
 }
 
-// demoGGUF returns the demo model's path as model/gguf_demo_test.go finds
-// it ($CLAWRL_DEMO_GGUF, else SmolLM2-135M-Instruct.Q4_1.gguf under the user
-// cache folder's clawrl/models), or skips — failing under
-// CLAWRL_REQUIRE_REFS=1 — when it is not there.
-func demoGGUF(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv("CLAWRL_DEMO_GGUF")
-	if path == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		path = filepath.Join(cache, "clawrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
-	}
-	if _, err := os.Stat(path); err != nil {
-		msg := "demo GGUF not found at " + path + " (run `go run ./cmd/clawrl model pull smollm2`, or set CLAWRL_DEMO_GGUF)"
-		if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
-			t.Fatal(msg + " (CLAWRL_REQUIRE_REFS=1)")
-		}
-		t.Skip(msg)
-	}
-	return path
-}
-
 // TestBenchLearnQuick is the CI learning check: `clawrl bench learn --quick`
 // on the demo model (SmolLM2-135M-Instruct), the concise persona rating every
 // answer with written feedback, control against the combined method. After
@@ -151,7 +127,7 @@ func TestBenchLearnQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains the demo model for minutes")
 	}
-	model := demoGGUF(t)
+	model := demotest.GGUF(t)
 	exe := buildClawrl(t)
 	out := t.TempDir()
 	start := time.Now()
