@@ -324,7 +324,11 @@ func TestDashboardChatFeedbackSessions(t *testing.T) {
 	shot(t, b, "4-sessions")
 	run(t, b, "search the sessions", chromedp.SendKeys(chromedp.ID("session-search"), session[:8]), chromedp.Click(chromedp.CSS(`.toolbar button[type=submit]`)))
 	waitFor(t, b, "the search result", fmt.Sprintf(`location.hash.includes("q=") && Array.from(document.querySelectorAll("#sessions-body .session-name")).some(a => a.textContent === %q)`, session), 10*time.Second)
-	js[bool](t, b, fmt.Sprintf(`Array.from(document.querySelectorAll("#sessions-body .session-name")).find(a => a.textContent === %q).click() || true`, session))
+	// The search re-renders the list after the hash changes, so the link
+	// found above may be replaced while we click: find and click it in one
+	// step, retried until it is there (it once ran between the two).
+	waitFor(t, b, "the session link, clicked", fmt.Sprintf(`(() => { const a = Array.from(document.querySelectorAll("#sessions-body .session-name")).find(a => a.textContent === %q);
+		if (!a) return false; a.click(); return true })()`, session), 10*time.Second)
 	waitFor(t, b, "the turn with its feedback", `(() => { const r = document.querySelector(".turn-row");
 		return r && r.querySelector(".badge.bad.rating") && r.innerText.includes("Too terse <b>and</b>") })()`, 10*time.Second)
 	shot(t, b, "5-session")
