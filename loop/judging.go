@@ -233,29 +233,18 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 		case err != nil:
 			r.drop(ctx, t.ID, "teacher failed: "+err.Error())
 			return false, nil
-		case r.cfg.TeacherAlsoWrites:
-			smp.TeacherLogprobs, smp.TeacherVersion, smp.TeacherAdapter = lp, v, r.teacher.Adapter
-			// The policy's response keeps its reward; the teacher's own
-			// answer to the prompt goes beside it (OPD only). A failed
-			// write leaves the re-scored response alone.
-			w, wlp, _, werr := r.teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, j.Hint, r.cfg.TeacherTokens)
-			switch {
-			case werr != nil && ctx.Err() != nil:
-				return false, ctx.Err()
-			case werr != nil:
-				smp.Why += "; the teacher's own answer failed: " + werr.Error()
-			default:
-				smp.TeacherLogprobs = append(append([]float32(nil), lp...), wlp...)
-				smp.TeacherResponseIDs = w
-				smp.Why += "; and on the teacher's response"
-			}
 		default:
 			smp.TeacherLogprobs, smp.TeacherVersion, smp.TeacherAdapter = lp, v, r.teacher.Adapter
-			if wrote != nil {
+			switch {
+			case wrote != nil:
 				// The reward rated the policy's response, not the
 				// teacher's: a teacher-written sample is OPD only.
 				smp.TeacherResponseIDs, smp.UseRL, smp.Reward = wrote, false, 0
 				smp.Why += "; trained on the teacher's response"
+			case r.cfg.TeacherAlsoWrites:
+				if err := r.alsoWrite(ctx, t, j.Hint, &smp); err != nil {
+					return false, err
+				}
 			}
 		}
 	}
@@ -267,6 +256,27 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 	}
 	r.count(func(c *Counters) { c.Samples++ })
 	return true, nil
+}
+
+// alsoWrite puts the teacher's own answer to t's prompt beside smp's
+// re-scored response (--opd-response both): the policy's response keeps
+// its reward, the teacher's is OPD only, and the store holds both sets of
+// teacher logprobs one after the other (rl.FromStore splits them). A
+// failed write leaves the re-scored response alone; only a cancelled
+// context is an error.
+func (r *Runner) alsoWrite(ctx context.Context, t store.Turn, hint string, smp *store.Sample) error {
+	w, wlp, _, err := r.teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		smp.Why += "; the teacher's own answer failed: " + err.Error()
+	default:
+		smp.TeacherLogprobs = append(append([]float32(nil), smp.TeacherLogprobs...), wlp...)
+		smp.TeacherResponseIDs = w
+		smp.Why += "; and on the teacher's response"
+	}
+	return nil
 }
 
 // settle applies the at-least-one rule to an ended session: if it produced no
