@@ -1,26 +1,12 @@
 package bench
 
-import "regexp"
+import "github.com/clawrl/clawrl/rl"
 
-// Fact is a retention question with the answers that count as correct:
-// the answer is correct when any of Accept matches it as a whole word
+// Fact is a retention question with the answers that count as correct,
+// judged by the promotion gate's own matcher (rl.Fact.Correct): an answer is
+// correct when any of Accept appears in it as a whole word
 // (case-insensitive).
-type Fact struct {
-	Question string
-	Accept   []string
-}
-
-// Correct reports whether answer contains one of the accepted answers as a
-// whole word.
-func (f Fact) Correct(answer string) bool {
-	for _, a := range f.Accept {
-		re := regexp.MustCompile(`(?i)(^|[^\pL\pN])` + regexp.QuoteMeta(a) + `($|[^\pL\pN])`)
-		if re.MatchString(answer) {
-			return true
-		}
-	}
-	return false
-}
+type Fact = rl.Fact
 
 // Retention is the retention set: simple facts the demo model
 // (SmolLM2-135M-Instruct) answers correctly at temperature 0 before any
@@ -29,20 +15,20 @@ func (f Fact) Correct(answer string) bool {
 // The French name of an answer counts too: a user who asked for French
 // answers and is told "Londres" was told the fact.
 var Retention = []Fact{
-	{"What is the capital of France?", []string{"Paris"}},
-	{"What is the capital of Japan?", []string{"Tokyo"}},
-	{"What is the capital of Germany?", []string{"Berlin"}},
-	{"What is the capital of England?", []string{"London", "Londres"}},
-	{"What is the capital of Russia?", []string{"Moscow", "Moscou"}},
-	{"What is the capital of China?", []string{"Beijing", "Pékin"}},
-	{"What is the capital of Egypt?", []string{"Cairo", "Le Caire"}},
-	{"What is the capital of Canada?", []string{"Ottawa"}},
-	{"What is 2 plus 2?", []string{"4", "four", "quatre"}},
-	{"How many days are in a week?", []string{"7", "seven", "sept"}},
-	{"What color is the sky on a clear day?", []string{"blue", "bleu"}},
-	{"Who wrote Romeo and Juliet?", []string{"Shakespeare"}},
-	{"What is the opposite of hot?", []string{"cold", "froid"}},
-	{"What is the chemical symbol for water?", []string{"H2O"}},
-	{"What is the largest ocean on Earth?", []string{"Pacific", "Pacifique"}},
-	{"What language is spoken in Spain?", []string{"Spanish", "espagnol"}},
+	{Question: "What is the capital of France?", Accept: []string{"Paris"}},
+	{Question: "What is the capital of Japan?", Accept: []string{"Tokyo"}},
+	{Question: "What is the capital of Germany?", Accept: []string{"Berlin"}},
+	{Question: "What is the capital of England?", Accept: []string{"London", "Londres"}},
+	{Question: "What is the capital of Russia?", Accept: []string{"Moscow", "Moscou"}},
+	{Question: "What is the capital of China?", Accept: []string{"Beijing", "Pékin"}},
+	{Question: "What is the capital of Egypt?", Accept: []string{"Cairo", "Le Caire"}},
+	{Question: "What is the capital of Canada?", Accept: []string{"Ottawa"}},
+	{Question: "What is 2 plus 2?", Accept: []string{"4", "four", "quatre"}},
+	{Question: "How many days are in a week?", Accept: []string{"7", "seven", "sept"}},
+	{Question: "What color is the sky on a clear day?", Accept: []string{"blue", "bleu"}},
+	{Question: "Who wrote Romeo and Juliet?", Accept: []string{"Shakespeare"}},
+	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid"}},
+	{Question: "What is the chemical symbol for water?", Accept: []string{"H2O"}},
+	{Question: "What is the largest ocean on Earth?", Accept: []string{"Pacific", "Pacifique"}},
+	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol"}},
 }

@@ -22,9 +22,9 @@ import (
 func TestRetentionProbes(t *testing.T) {
 	eng := scripted.New(scripted.Options{})
 	facts := []Fact{
-		{"[[say:The capital of France is Paris, of course.]] capital?", []string{"Paris"}},
-		{"[[say:Two and two make four.]] 2+2?", []string{"4", "four"}},
-		{"[[say:I do not know.]] capital of Peru?", []string{"Lima"}},
+		{Question: "[[say:The capital of France is Paris, of course.]] capital?", Accept: []string{"Paris"}},
+		{Question: "[[say:Two and two make four.]] 2+2?", Accept: []string{"4", "four"}},
+		{Question: "[[say:I do not know.]] capital of Peru?", Accept: []string{"Lima"}},
 	}
 	probes, err := RetentionProbes(context.Background(), eng, facts)
 	if err != nil {
@@ -89,7 +89,7 @@ func TestEvalGatedPromotion(t *testing.T) {
 			Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: 1,
 				VersionsDir: filepath.Join(dir, "versions"),
 				Retention: &rl.RetentionConfig{Build: func(ctx context.Context) ([]rl.Probe, error) {
-					return RetentionProbes(ctx, eng, []Fact{{"[[say:It is Paris.]] capital?", []string{"Paris"}}})
+					return RetentionProbes(ctx, eng, []Fact{{Question: "[[say:It is Paris.]] capital?", Accept: []string{"Paris"}}})
 				}}}}})
 		if err != nil {
 			t.Fatal(err)

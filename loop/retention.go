@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sync"
 
 	"github.com/clawrl/clawrl/chat"
@@ -11,32 +10,32 @@ import (
 	"github.com/clawrl/clawrl/rl"
 )
 
-// Fact is a retention question and the words that make an answer correct.
-type Fact struct {
-	Question string
-	Accept   []string
-}
+// Fact is a retention question and the words that make an answer correct
+// (rl.Fact: the gate's matcher is the benchmark's).
+type Fact = rl.Fact
 
 // DefaultFacts is the promotion gate's retention set: simple facts a small
 // instruct model (SmolLM2-135M-Instruct) answers right at temperature 0.
-// Only the facts the served base model gets right are checked.
+// Only the facts the served base model gets right are checked. A version
+// may answer in another style or language (a user may have asked for
+// French), so the French words count too.
 var DefaultFacts = []Fact{
-	{"What is the capital of France?", []string{"Paris"}},
-	{"What is the capital of Japan?", []string{"Tokyo"}},
-	{"What is the capital of Germany?", []string{"Berlin"}},
-	{"What is the capital of Italy?", []string{"Rome"}},
-	{"What is the capital of Egypt?", []string{"Cairo"}},
-	{"What is the capital of Russia?", []string{"Moscow"}},
-	{"What is 2 plus 2?", []string{"4", "four"}},
-	{"How many days are in a week?", []string{"7", "seven"}},
-	{"What color is the sky on a clear day?", []string{"blue"}},
-	{"Who wrote Romeo and Juliet?", []string{"Shakespeare"}},
-	{"What is the opposite of hot?", []string{"cold"}},
-	{"What is the largest ocean on Earth?", []string{"Pacific"}},
-	{"What language is spoken in Spain?", []string{"Spanish"}},
-	{"What is the chemical symbol for water?", []string{"H2O"}},
-	{"What planet do we live on?", []string{"Earth"}},
-	{"How many legs does a spider have?", []string{"8", "eight"}},
+	{Question: "What is the capital of France?", Accept: []string{"Paris"}},
+	{Question: "What is the capital of Japan?", Accept: []string{"Tokyo"}},
+	{Question: "What is the capital of Germany?", Accept: []string{"Berlin"}},
+	{Question: "What is the capital of Italy?", Accept: []string{"Rome"}},
+	{Question: "What is the capital of Egypt?", Accept: []string{"Cairo", "Le Caire"}},
+	{Question: "What is the capital of Russia?", Accept: []string{"Moscow", "Moscou"}},
+	{Question: "What is 2 plus 2?", Accept: []string{"4", "four", "quatre"}},
+	{Question: "How many days are in a week?", Accept: []string{"7", "seven", "sept"}},
+	{Question: "What color is the sky on a clear day?", Accept: []string{"blue", "bleu"}},
+	{Question: "Who wrote Romeo and Juliet?", Accept: []string{"Shakespeare"}},
+	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid"}},
+	{Question: "What is the largest ocean on Earth?", Accept: []string{"Pacific", "Pacifique"}},
+	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol"}},
+	{Question: "What is the chemical symbol for water?", Accept: []string{"H2O"}},
+	{Question: "What planet do we live on?", Accept: []string{"Earth", "Terre"}},
+	{Question: "How many legs does a spider have?", Accept: []string{"8", "eight", "huit"}},
 }
 
 // retentionAnswerTokens bounds the base model's answer to a fact.
@@ -92,13 +91,7 @@ func probe(ctx context.Context, eng engine.Engine, f engine.Format, fact Fact) (
 		return nil, fmt.Errorf("retention fact %q: %w", fact.Question, err)
 	}
 	answer := f.Decode(ids)
-	start, end := -1, -1
-	for _, a := range fact.Accept {
-		re := regexp.MustCompile(`(?i)(^|[^\pL\pN])(` + regexp.QuoteMeta(a) + `)($|[^\pL\pN])`)
-		if m := re.FindStringSubmatchIndex(answer); m != nil && (start < 0 || m[4] < start) {
-			start, end = m[4], m[5]
-		}
-	}
+	start, end := fact.Find(answer)
 	if start < 0 {
 		return nil, nil // the base model does not know it: nothing to keep
 	}
@@ -118,5 +111,5 @@ func probe(ctx context.Context, eng engine.Engine, f engine.Format, fact Fact) (
 	if first < 0 || last < first {
 		return nil, nil
 	}
-	return &rl.Probe{Name: fact.Question, PromptIDs: prompt, PrefixIDs: ids[:first], AnswerIDs: ids[first : last+1]}, nil
+	return &rl.Probe{Name: fact.Question, PromptIDs: prompt, PrefixIDs: ids[:first], AnswerIDs: ids[first : last+1], Accept: fact.Accept}, nil
 }

@@ -249,9 +249,13 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
 		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
 			VersionsDir: filepath.Join(p.DataDir, "versions")}}}
-	if _, ok := trainer.(rl.Evaluator); ok && !s.NoRetentionGate && p.Engine != nil {
+	_, answers := trainer.(rl.Answerer)
+	_, scores := trainer.(rl.Evaluator)
+	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {
 		eng := p.Engine
+		f := eng.Format()
 		o.Config.Train.Retention = &rl.RetentionConfig{MaxLost: s.RetentionMaxLost, MaxMeanDrop: s.RetentionMaxDrop,
+			Decode: f.Decode, Stop: f.StopIDs(),
 			Build: func(ctx context.Context) ([]rl.Probe, error) { return RetentionProbes(ctx, eng, DefaultFacts) }}
 	}
 	if backend != nil {

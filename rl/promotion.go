@@ -8,25 +8,43 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Eval-gated promotion: a trained version is served only if it keeps what
-// the base model knew. The check is cheap enough for a CPU: a few facts the
-// base model answers right (simple capitals, arithmetic), each held as the
-// base model's own answer up to the accepted word, and scored by the
-// log-probability of that word under the new weights and under the base
-// weights — one prefill per fact, no generation. Style training (shorter,
-// plainer answers) hardly moves "The capital of France is → Paris"; losing
-// the fact does.
+// the base model knew. The retention set is a few facts the base model
+// answers right (simple capitals, arithmetic). The check is behavioural: the
+// candidate weights — the trainer's, before the version is saved or served —
+// answer every fact greedily, and a fact is kept when the answer still
+// contains an accepted word, in whatever language or phrasing (Fact.Correct,
+// the matcher `clawrl bench learn` scores retention with). Style training
+// (shorter, plainer, French) passes; a version that drifts into nonsense
+// does not, however well it still scores the word after the base model's
+// own opening (the log-probability check below, which served a version
+// answering "What is the capital of France?" with French-looking gibberish).
+//
+// A trainer that cannot generate (the torch worker scores sequences only)
+// falls back to that log-probability check: one prefill per fact,
+// log p(word | question, base answer's prefix) against the base weights'.
 
 // Probe is one retention fact as token ids: the question's rendered prompt,
-// the base model's answer up to the accepted word (Prefix), and the tokens
-// that spell the word (Answer).
+// the base model's answer up to the accepted word (Prefix), the tokens that
+// spell the word (Answer), and the words a candidate's own answer must
+// contain (Accept).
 type Probe struct {
 	Name      string
 	PromptIDs []int32
 	PrefixIDs []int32
 	AnswerIDs []int32
+	Accept    []string
+}
+
+// Answerer is implemented by trainers that can answer prompts greedily
+// under their current weights, without publishing them.
+type Answerer interface {
+	// Answer returns each prompt's greedy completion, at most maxTokens
+	// long, ending before any of stop.
+	Answer(ctx context.Context, prompts [][]int32, maxTokens int, stop []int32) ([][]int32, error)
 }
 
 // Evaluator is implemented by trainers that can score probes under their
@@ -43,12 +61,21 @@ type RetentionConfig struct {
 	// engine for the base model's answers, which is best not done while
 	// the server starts).
 	Build func(ctx context.Context) ([]Probe, error)
-	// MaxLost is how many facts a version may lose (default 0). A fact is
-	// lost when its answer's probability falls below half the base model's
-	// and below one half.
+	// Decode turns answer tokens into text (the engine's Format.Decode) and
+	// Stop ends an answer (Format.StopIDs): the behavioural check needs
+	// both; without Decode only the log-probability check runs.
+	Decode func(ids []int32) string
+	Stop   []int32
+	// MaxTokens bounds a candidate's answer (default 48; the base answers
+	// that made the probes named the word within 40).
+	MaxTokens int
+	// MaxLost is how many facts a version may lose (default 0). In the
+	// log-probability check a fact is lost when its answer's probability
+	// falls below half the base model's and below one half.
 	MaxLost int
-	// MaxMeanDrop bounds the fall of the mean answer log-probability below
-	// the base model's, in nats (default 0.5; negative: no bound).
+	// MaxMeanDrop bounds, in the log-probability check only, the fall of
+	// the mean answer log-probability below the base model's, in nats
+	// (default 0.5; negative: no bound).
 	MaxMeanDrop float64
 }
 
@@ -56,19 +83,80 @@ func (c RetentionConfig) withDefaults() RetentionConfig {
 	if c.MaxMeanDrop == 0 {
 		c.MaxMeanDrop = 0.5
 	}
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = 48
+	}
 	return c
+}
+
+// Behavioural reports whether the gate checks answers with tr (when tr is
+// an Answerer and the config can decode them) rather than scores.
+func (c RetentionConfig) Behavioural(tr any) (Answerer, bool) {
+	a, ok := tr.(Answerer)
+	return a, ok && c.Decode != nil
 }
 
 // RetentionResult is one version's check.
 type RetentionResult struct {
 	Facts, Lost int
-	Mean, Base  float64 // mean answer log-probability: this version, base
-	Pass        bool
-	Reason      string
+	// Mean, Base: mean answer log-probability under this version and the
+	// base weights (the log-probability check only).
+	Mean, Base float64
+	Pass       bool
+	Reason     string
 }
 
-// CheckRetention scores the probes under ev's current weights and compares
-// them with base (the base model's scores of the same probes).
+// lostAnswerChars bounds each lost fact's answer quoted in the reason.
+const lostAnswerChars = 60
+
+// CheckAnswers is the behavioural check: a's current weights answer every
+// probe's question greedily, and a probe is lost when its answer contains
+// none of its accepted words.
+func CheckAnswers(ctx context.Context, a Answerer, cfg RetentionConfig) (RetentionResult, error) {
+	cfg = cfg.withDefaults()
+	res := RetentionResult{Facts: len(cfg.Probes), Pass: true}
+	if len(cfg.Probes) == 0 {
+		res.Reason = "no retention facts: not gated"
+		return res, nil
+	}
+	if cfg.Decode == nil {
+		return res, fmt.Errorf("retention: no decoder for the answers")
+	}
+	prompts := make([][]int32, len(cfg.Probes))
+	for i, p := range cfg.Probes {
+		prompts[i] = p.PromptIDs
+	}
+	answers, err := a.Answer(ctx, prompts, cfg.MaxTokens, cfg.Stop)
+	if err != nil {
+		return res, fmt.Errorf("retention: %w", err)
+	}
+	if len(answers) != len(prompts) {
+		return res, fmt.Errorf("retention: %d answers to %d questions", len(answers), len(prompts))
+	}
+	var lost []string
+	for i, p := range cfg.Probes {
+		text := cfg.Decode(answers[i])
+		if (Fact{Question: p.Name, Accept: p.Accept}).Correct(text) {
+			continue
+		}
+		res.Lost++
+		if r := []rune(text); len(r) > lostAnswerChars {
+			text = string(r[:lostAnswerChars]) + "…"
+		}
+		lost = append(lost, fmt.Sprintf("%s → %q", p.Name, text))
+	}
+	res.Reason = fmt.Sprintf("retention: lost %d of %d facts (greedy answers)", res.Lost, res.Facts)
+	if res.Lost > cfg.MaxLost {
+		res.Pass = false
+		res.Reason += fmt.Sprintf("; more than %d lost: %s", cfg.MaxLost, strings.Join(lost, "; "))
+	}
+	return res, nil
+}
+
+// CheckRetention is the log-probability check: it scores the probes under
+// ev's current weights and compares them with base (the base model's
+// scores of the same probes). The gate uses it only for trainers that
+// cannot answer (see Behavioural).
 func CheckRetention(ctx context.Context, ev Evaluator, cfg RetentionConfig, base []float64) (RetentionResult, error) {
 	cfg = cfg.withDefaults()
 	res := RetentionResult{Facts: len(cfg.Probes), Pass: true}

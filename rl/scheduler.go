@@ -77,9 +77,10 @@ type Scheduler struct {
 	current store.Version // the last recorded version; Version 0 = base
 	// served is the newest promoted version: what the engine serves and
 	// the trainer's weights hold between steps (Version 0 = base).
-	served        store.Version
-	retentionBase []float64 // the base model's probe scores, once computed
-	stats         SchedulerStats
+	served         store.Version
+	retentionBase  []float64 // the base model's probe scores (log-probability check)
+	retentionReady bool      // the probes (and base scores) are built
+	stats          SchedulerStats
 }
 
 // SchedulerStats are the scheduler's running counters.
@@ -413,17 +414,20 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	if s.cfg.Retention == nil {
 		return nil
 	}
-	ev, ok := s.trainer.(Evaluator)
-	if ok {
-		if err := s.prepareRetention(ctx); err != nil {
-			return err
-		}
+	if err := s.prepareRetention(ctx); err != nil {
+		return err
 	}
-	if !ok || len(s.cfg.Retention.Probes) == 0 {
+	if s.cfg.Retention == nil || len(s.cfg.Retention.Probes) == 0 {
 		v.StatusReason = "not gated: no retention check"
 		return nil
 	}
-	res, err := CheckRetention(ctx, ev, *s.cfg.Retention, s.retentionBase)
+	var res RetentionResult
+	var err error
+	if a, ok := s.cfg.Retention.Behavioural(s.trainer); ok {
+		res, err = CheckAnswers(ctx, a, *s.cfg.Retention)
+	} else {
+		res, err = CheckRetention(ctx, s.trainer.(Evaluator), *s.cfg.Retention, s.retentionBase)
+	}
 	if err != nil {
 		return err
 	}
@@ -436,15 +440,19 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	return nil
 }
 
-// prepareRetention builds the retention probes and the base model's scores
-// of them, once. The train loop does it while it waits for its first batch,
-// so the first version is not kept waiting by it.
+// prepareRetention builds the retention probes and, for the
+// log-probability check, the base model's scores of them, once. The train
+// loop does it while it waits for its first batch, so the first version is
+// not kept waiting by it. A trainer that can neither answer nor score
+// leaves the gate off.
 func (s *Scheduler) prepareRetention(ctx context.Context) error {
-	if s.cfg.Retention == nil || s.retentionBase != nil {
+	if s.cfg.Retention == nil || s.retentionReady {
 		return nil
 	}
-	ev, ok := s.trainer.(Evaluator)
-	if !ok {
+	_, behavioural := s.cfg.Retention.Behavioural(s.trainer)
+	ev, scores := s.trainer.(Evaluator)
+	if !behavioural && !scores {
+		s.cfg.Retention = nil
 		return nil
 	}
 	if len(s.cfg.Retention.Probes) == 0 && s.cfg.Retention.Build != nil {
@@ -455,6 +463,11 @@ func (s *Scheduler) prepareRetention(ctx context.Context) error {
 		s.cfg.Retention.Probes, s.cfg.Retention.Build = probes, nil
 	}
 	if len(s.cfg.Retention.Probes) == 0 {
+		return nil
+	}
+	if behavioural {
+		s.retentionReady = true
+		s.log.Info("retention check ready", "facts", len(s.cfg.Retention.Probes), "check", "greedy answers")
 		return nil
 	}
 	// Scored before any step, when the trainer's weights still are the
@@ -471,8 +484,8 @@ func (s *Scheduler) prepareRetention(ctx context.Context) error {
 		s.cfg.Retention = nil
 		return nil
 	}
-	s.retentionBase = base
-	s.log.Info("retention check ready", "facts", len(base))
+	s.retentionBase, s.retentionReady = base, true
+	s.log.Info("retention check ready", "facts", len(base), "check", "answer log-probabilities")
 	return nil
 }
 

@@ -1,0 +1,34 @@
+package rl
+
+import "regexp"
+
+// Fact is a retention question with the words that make an answer correct.
+// The promotion gate (CheckRetention) and `clawrl bench learn`'s retention
+// evaluation judge answers with the same matcher, so a version the gate
+// keeps is one the benchmark scores as knowing the fact.
+type Fact struct {
+	Question string
+	// Accept lists the words that count, in any language the answer may
+	// come in ("Londres" tells a French reader the fact as well as
+	// "London").
+	Accept []string
+}
+
+// Find returns where the first accepted word appears in answer as a whole
+// word (case-insensitive, not inside a longer word or number), or -1, -1.
+func (f Fact) Find(answer string) (start, end int) {
+	start, end = -1, -1
+	for _, a := range f.Accept {
+		re := regexp.MustCompile(`(?i)(^|[^\pL\pN])(` + regexp.QuoteMeta(a) + `)($|[^\pL\pN])`)
+		if m := re.FindStringSubmatchIndex(answer); m != nil && (start < 0 || m[4] < start) {
+			start, end = m[4], m[5]
+		}
+	}
+	return start, end
+}
+
+// Correct reports whether answer contains one of the accepted words.
+func (f Fact) Correct(answer string) bool {
+	start, _ := f.Find(answer)
+	return start >= 0
+}
