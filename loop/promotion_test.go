@@ -164,3 +164,92 @@ func TestEvalGatedPromotion(t *testing.T) {
 		t.Errorf("engine at v%d, trainer at step %d; want v4 and v1's step 1", eng.Version(), tr.State().Steps)
 	}
 }
+
+// answerTrainer is the rltest double that answers retention questions with
+// a set text (its "weights"), and counts log-probability scoring calls.
+type answerTrainer struct {
+	evalTrainer
+	answer string
+	format interface{ Encode(string) []int32 }
+	scored int
+}
+
+func (a *answerTrainer) Answer(ctx context.Context, prompts [][]int32, maxTokens int, stop []int32, done func(int, []int32) bool) ([][]int32, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([][]int32, len(prompts))
+	for i := range out {
+		out[i] = a.format.Encode(a.answer)
+	}
+	return out, nil
+}
+
+func (a *answerTrainer) ProbeLogprobs(ctx context.Context, probes []rl.Probe, base bool) ([]float64, error) {
+	a.mu.Lock()
+	a.scored++
+	a.mu.Unlock()
+	return a.evalTrainer.ProbeLogprobs(ctx, probes, base)
+}
+
+func (a *answerTrainer) say(text string) {
+	a.mu.Lock()
+	a.answer = text
+	a.mu.Unlock()
+}
+
+// TestBehaviouralPromotion: with a trainer that can answer, the gate reads
+// the candidate's answers, not scores: a French answer that names the fact
+// is served, gibberish is rejected with the answer in the reason (what
+// `clawrl versions` shows), and no log-probability is computed.
+func TestBehaviouralPromotion(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	eng := scripted.New(scripted.Options{})
+	f := eng.Format()
+	tr := &answerTrainer{evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}, answer: "It is Paris.", format: f}
+	j := judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{Verdict: judge.VerdictVotes, EvalVotes: 1, Retries: judge.NoRetries}, quiet())
+	r, err := New(Options{Store: st, Judge: j, Teacher: &judge.Teacher{Engine: eng}, Trainer: tr, Publisher: eng, Log: quiet(),
+		Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: 1,
+			VersionsDir: filepath.Join(dir, "versions"),
+			Retention: &rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Build: func(ctx context.Context) ([]rl.Probe, error) {
+				return RetentionProbes(ctx, eng, []Fact{{Question: "[[say:It is Paris.]] capital?", Accept: []string{"Paris"}}})
+			}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fx := &fixture{dir: dir, store: st, engine: eng}
+	rate := func(key string) store.Version {
+		turn := fx.serve(t, key, []chat.Message{{Role: chat.RoleUser, Content: "hello " + key}})
+		if err := st.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if trained, err := r.RunOnce(ctx); err != nil || !trained {
+			t.Fatalf("step after %s: %v %v", key, trained, err)
+		}
+		v, err := st.LatestVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tr.say("La capitale de la France est Paris.")
+	if v := rate("a"); v.Status != store.VersionPromoted || eng.Version() != 1 || v.Metrics.RetentionFacts != 1 {
+		t.Fatalf("v1 %+v, engine v%d: want a French answer naming Paris served", v, eng.Version())
+	}
+	tr.say("Oui oui, la la la, c'est la vie.")
+	v := rate("b")
+	if v.Status != store.VersionRejected || v.Metrics.RetentionLost != 1 || !strings.Contains(v.StatusReason, "c'est la vie") {
+		t.Fatalf("v2 %+v: want rejected, quoting the answer", v)
+	}
+	if eng.Version() != 1 {
+		t.Errorf("the engine serves v%d after v2 was rejected", eng.Version())
+	}
+	if tr.scored != 0 {
+		t.Errorf("%d log-probability scorings; the behavioural gate needs none", tr.scored)
+	}
+}

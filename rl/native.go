@@ -90,7 +90,7 @@ func (n *NativeTrainer) SetYield(yield func(ctx context.Context) error) {
 // with the trainer, with a snapshot of the current adapters). Nothing is
 // published, so the engine never serves the candidate. The prompts decode
 // together, one batched forward per token.
-func (n *NativeTrainer) Answer(ctx context.Context, prompts [][]int32, maxTokens int, stop []int32) ([][]int32, error) {
+func (n *NativeTrainer) Answer(ctx context.Context, prompts [][]int32, maxTokens int, stop []int32, done func(i int, answer []int32) bool) ([][]int32, error) {
 	m, err := n.tr.Weights().Model()
 	if err != nil {
 		return nil, fmt.Errorf("trainer: answer: %w", err)
@@ -127,7 +127,7 @@ func (n *NativeTrainer) Answer(ctx context.Context, prompts [][]int32, maxTokens
 				continue
 			}
 			out[i] = append(out[i], id)
-			if len(out[i]) >= maxTokens {
+			if len(out[i]) >= maxTokens || (done != nil && done(i, out[i])) {
 				continue
 			}
 			keepSeqs, keepNext, keepIdx = append(keepSeqs, seqs[j]), append(keepNext, id), append(keepIdx, i)

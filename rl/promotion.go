@@ -43,8 +43,9 @@ type Probe struct {
 // under their current weights, without publishing them.
 type Answerer interface {
 	// Answer returns each prompt's greedy completion, at most maxTokens
-	// long, ending before any of stop.
-	Answer(ctx context.Context, prompts [][]int32, maxTokens int, stop []int32) ([][]int32, error)
+	// long, ending before any of stop, or as soon as done (when not nil)
+	// says prompt i's answer so far is enough.
+	Answer(ctx context.Context, prompts [][]int32, maxTokens int, stop []int32, done func(i int, answer []int32) bool) ([][]int32, error)
 }
 
 // Evaluator is implemented by trainers that can score probes under their
@@ -126,7 +127,12 @@ func CheckAnswers(ctx context.Context, a Answerer, cfg RetentionConfig) (Retenti
 	for i, p := range cfg.Probes {
 		prompts[i] = p.PromptIDs
 	}
-	answers, err := a.Answer(ctx, prompts, cfg.MaxTokens, cfg.Stop)
+	// An answer that names the fact needs no more tokens: most do within
+	// a few, so the check costs far less than MaxTokens decode steps.
+	kept := func(i int, ids []int32) bool {
+		return (Fact{Accept: cfg.Probes[i].Accept}).Correct(cfg.Decode(ids))
+	}
+	answers, err := a.Answer(ctx, prompts, cfg.MaxTokens, cfg.Stop, kept)
 	if err != nil {
 		return res, fmt.Errorf("retention: %w", err)
 	}

@@ -423,6 +423,7 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	}
 	var res RetentionResult
 	var err error
+	start := time.Now()
 	if a, ok := s.cfg.Retention.Behavioural(s.trainer); ok {
 		res, err = CheckAnswers(ctx, a, *s.cfg.Retention)
 	} else {
@@ -431,6 +432,8 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	if err != nil {
 		return err
 	}
+	s.log.Info("retention check", "version", v.Version, "pass", res.Pass, "facts", res.Facts, "lost", res.Lost,
+		"took", time.Since(start).Round(time.Millisecond))
 	v.Metrics.RetentionFacts, v.Metrics.RetentionLost = res.Facts, res.Lost
 	v.Metrics.RetentionLogprob, v.Metrics.RetentionBase = res.Mean, res.Base
 	v.StatusReason = res.Reason

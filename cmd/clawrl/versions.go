@@ -176,7 +176,10 @@ func writeVersions(w io.Writer, vs []store.Version, served int64) error {
 		}
 		retention := "-"
 		if m.RetentionFacts > 0 {
-			retention = fmt.Sprintf("%d/%d kept, %.2f (base %.2f)", m.RetentionFacts-m.RetentionLost, m.RetentionFacts, m.RetentionLogprob, m.RetentionBase)
+			retention = fmt.Sprintf("%d/%d kept", m.RetentionFacts-m.RetentionLost, m.RetentionFacts)
+			if m.RetentionBase != 0 { // the log-probability check (the behavioural one scores none)
+				retention += fmt.Sprintf(", %.2f (base %.2f)", m.RetentionLogprob, m.RetentionBase)
+			}
 		}
 		samples := strconv.Itoa(m.Samples)
 		if v.SourceVersion > 0 {

@@ -1,0 +1,129 @@
+package rl
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/clawrl/clawrl/model"
+)
+
+// TestNativeAnswerIsGreedy: the trainer's answers are the greedy
+// continuations under its current weights — the same ids as recomputing
+// the whole sequence's logits at every token with the trained adapter —
+// for prompts of different lengths decoded together, stopping at a stop id
+// or the token bound.
+func TestNativeAnswerIsGreedy(t *testing.T) {
+	ctx := context.Background()
+	n := newTinyNative(t)
+	batch := []Sample{{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5, 6}, BehaviourLogprobs: []float32{-4, -4, -4},
+		UseRL: true, Reward: 1}}
+	for range 5 { // non-zero adapters
+		if _, err := n.Step(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := n.tr.Weights().Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := n.tr.Adapter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy := func(prompt []int32, maxTokens int, stop []int32) []int32 {
+		ids := append([]int32(nil), prompt...)
+		var out []int32
+		for len(out) < maxTokens {
+			logits, err := m.Logits(ctx, ids, ad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			V := m.Config.VocabSize
+			id, _ := model.Sample(logits[len(logits)-V:], model.SamplingParams{}, nil)
+			if id == stop[0] {
+				break
+			}
+			out, ids = append(out, id), append(ids, id)
+		}
+		return out
+	}
+	prompts := [][]int32{{1, 2, 3}, {7, 8, 9, 10, 11}, {20}}
+	free := greedy(prompts[1], 12, []int32{-1})
+	if len(free) < 3 {
+		t.Fatal("greedy answer too short to test stopping")
+	}
+	k := 1 // prompt 1 stops after k tokens: at the first id it had not said before
+	for k < len(free) && slices.Contains(free[:k], free[k]) {
+		k++
+	}
+	if k == len(free) {
+		t.Fatalf("greedy answer %v repeats one token: no stop to test", free)
+	}
+	stop := []int32{free[k]}
+	got, err := n.Answer(ctx, prompts, 12, stop, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range prompts {
+		want := greedy(p, 12, stop)
+		if len(got[i]) != len(want) {
+			t.Fatalf("prompt %d: answer %v, want %v", i, got[i], want)
+		}
+		for j := range want {
+			if got[i][j] != want[j] {
+				t.Fatalf("prompt %d: answer %v, want %v", i, got[i], want)
+			}
+		}
+	}
+	// done ends an answer early: after its first token here.
+	first, err := n.Answer(ctx, prompts, 12, stop, func(i int, ids []int32) bool { return len(ids) == 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range prompts {
+		if want := min(1, len(got[i])); len(first[i]) != want || (want == 1 && first[i][0] != got[i][0]) {
+			t.Errorf("prompt %d with done after one token: %v, want the first of %v", i, first[i], got[i])
+		}
+	}
+	if len(got[1]) != k {
+		t.Errorf("prompt 1: %d tokens, want %d (stopped)", len(got[1]), k)
+	}
+}
+
+// tokenAnswerer answers every prompt with the same token ids.
+type tokenAnswerer [][]int32
+
+func (a tokenAnswerer) Answer(ctx context.Context, prompts [][]int32, maxTokens int, stop []int32, done func(int, []int32) bool) ([][]int32, error) {
+	return a, nil
+}
+
+// TestCheckAnswers: a fact is kept when the answer names an accepted word
+// in any language or phrasing, lost otherwise; MaxLost bounds the losses,
+// and the reason quotes the lost answers.
+func TestCheckAnswers(t *testing.T) {
+	words := []string{"", "La capitale est Paris.", "Quatre.", "Oui oui la la la", "PARIS!"}
+	decode := func(ids []int32) string { return words[ids[0]] }
+	probes := []Probe{{Name: "France", Accept: []string{"Paris"}}, {Name: "2+2", Accept: []string{"4", "four", "quatre"}},
+		{Name: "France again", Accept: []string{"Paris"}}}
+	cfg := RetentionConfig{Probes: probes, Decode: decode}
+	res, err := CheckAnswers(context.Background(), tokenAnswerer{{1}, {2}, {4}}, cfg)
+	if err != nil || !res.Pass || res.Lost != 0 || res.Facts != 3 {
+		t.Fatalf("%+v %v: want all kept", res, err)
+	}
+	res, err = CheckAnswers(context.Background(), tokenAnswerer{{3}, {2}, {3}}, cfg)
+	if err != nil || res.Pass || res.Lost != 2 || !strings.Contains(res.Reason, `France → "Oui oui la la la"`) {
+		t.Fatalf("%+v %v: want two lost, quoted", res, err)
+	}
+	cfg.MaxLost = 2
+	if res, _ := CheckAnswers(context.Background(), tokenAnswerer{{3}, {2}, {3}}, cfg); !res.Pass {
+		t.Fatalf("%+v: two lost within MaxLost 2", res)
+	}
+	if _, err := CheckAnswers(context.Background(), tokenAnswerer{{1}}, cfg); err == nil {
+		t.Fatal("one answer to three questions: no error")
+	}
+	if _, ok := (RetentionConfig{}).Behavioural(tokenAnswerer{}); ok {
+		t.Fatal("behavioural without a decoder")
+	}
+}
