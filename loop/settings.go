@@ -110,7 +110,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
-	fs.Float64Var(&s.RetentionMaxDrop, "retention-max-drop", 0.5, "how far (nats) the mean log-probability of the retention answers may fall below the base model's")
+	fs.Float64Var(&s.RetentionMaxDrop, "retention-max-drop", 0.5, "how far (nats) the mean log-probability of the retention answers may fall below the base model's (only where the trainer cannot answer, e.g. the torch backend: the native trainer's gate checks its greedy answers)")
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
 	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message) or system+user (also in the system message)")
 }
