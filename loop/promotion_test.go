@@ -253,3 +253,58 @@ func TestBehaviouralPromotion(t *testing.T) {
 		t.Errorf("%d log-probability scorings; the behavioural gate needs none", tr.scored)
 	}
 }
+
+// shrinkTrainer is an answerTrainer whose shrunk step answers afterShrink.
+type shrinkTrainer struct {
+	answerTrainer
+	afterShrink string
+	shrinks     []float64
+}
+
+func (s *shrinkTrainer) ShrinkStep(frac float64) error {
+	s.shrinks = append(s.shrinks, frac)
+	s.say(s.afterShrink)
+	return nil
+}
+
+// TestRetentionLineSearch: with Shrinks set, a step the gate rejects is
+// halved and checked again; the halved step that keeps the fact is served,
+// and its reason says so.
+func TestRetentionLineSearch(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	eng := scripted.New(scripted.Options{})
+	f := eng.Format()
+	tr := &shrinkTrainer{answerTrainer: answerTrainer{evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1},
+		answer: "Oui oui, la la la.", format: f}, afterShrink: "C'est Paris."}
+	j := judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{Verdict: judge.VerdictVotes, EvalVotes: 1, Retries: judge.NoRetries}, quiet())
+	r, err := New(Options{Store: st, Judge: j, Teacher: &judge.Teacher{Engine: eng}, Trainer: tr, Publisher: eng, Log: quiet(),
+		Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: 1,
+			VersionsDir: filepath.Join(dir, "versions"),
+			Retention: &rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Shrinks: 2, Build: func(ctx context.Context) ([]rl.Probe, error) {
+				return RetentionProbes(ctx, eng, []Fact{{Question: "[[say:It is Paris.]] capital?", Accept: []string{"Paris"}}})
+			}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fx := &fixture{dir: dir, store: st, engine: eng}
+	turn := fx.serve(t, "a", []chat.Message{{Role: chat.RoleUser, Content: "hello"}})
+	if err := st.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if trained, err := r.RunOnce(ctx); err != nil || !trained {
+		t.Fatalf("step: %v %v", trained, err)
+	}
+	v, err := st.LatestVersion(ctx)
+	if err != nil || v.Status != store.VersionPromoted || !strings.Contains(v.StatusReason, "shrunk to 0.5") || eng.Version() != 1 {
+		t.Fatalf("v1 %+v %v, engine v%d: want the halved step served", v, err, eng.Version())
+	}
+	if len(tr.shrinks) != 1 || tr.shrinks[0] != 0.5 {
+		t.Errorf("shrinks %v, want one halving", tr.shrinks)
+	}
+}

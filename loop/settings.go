@@ -63,6 +63,7 @@ type Settings struct {
 	// Promotion: the retention gate (see rl.RetentionConfig).
 	NoRetentionGate  bool
 	RetentionMaxLost int
+	RetentionShrinks int
 	RetentionMaxDrop float64
 	// TrainBackend is native (the Go trainer) or torch:PYTHON (see
 	// torchTrainer).
@@ -110,6 +111,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
+	fs.IntVar(&s.RetentionShrinks, "retention-shrinks", 0, "times a step the retention gate rejects is halved and checked again before the version is rejected (native LoRA trainer)")
 	fs.Float64Var(&s.RetentionMaxDrop, "retention-max-drop", 0.5, "how far (nats) the mean log-probability of the retention answers may fall below the base model's (only where the trainer cannot answer, e.g. the torch backend: the native trainer's gate checks its greedy answers)")
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
 	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message) or system+user (also in the system message)")
@@ -254,7 +256,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {
 		eng := p.Engine
 		f := eng.Format()
-		o.Config.Train.Retention = &rl.RetentionConfig{MaxLost: s.RetentionMaxLost, MaxMeanDrop: s.RetentionMaxDrop,
+		o.Config.Train.Retention = &rl.RetentionConfig{MaxLost: s.RetentionMaxLost, MaxMeanDrop: s.RetentionMaxDrop, Shrinks: s.RetentionShrinks,
 			Decode: f.Decode, Stop: f.StopIDs(),
 			Build: func(ctx context.Context) ([]rl.Probe, error) { return RetentionProbes(ctx, eng, DefaultFacts) }}
 	}

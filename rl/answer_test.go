@@ -127,3 +127,46 @@ func TestCheckAnswers(t *testing.T) {
 		t.Fatal("behavioural without a decoder")
 	}
 }
+
+// TestShrinkStep: halving a step puts every trainable parameter halfway
+// between its value before the step and after it; without a step there is
+// nothing to shrink.
+func TestShrinkStep(t *testing.T) {
+	ctx := context.Background()
+	n := newTinyNative(t)
+	if err := n.ShrinkStep(0.5); err == nil {
+		t.Fatal("shrank a step never taken")
+	}
+	batch := []Sample{{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -4},
+		UseRL: true, Reward: 1}}
+	if _, err := n.Step(ctx, batch); err != nil { // B moves off zero
+		t.Fatal(err)
+	}
+	var before [][]float32
+	for _, p := range n.tr.Params() {
+		before = append(before, append([]float32(nil), p.Data...))
+	}
+	if _, err := n.Step(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	var after [][]float32
+	for _, p := range n.tr.Params() {
+		after = append(after, append([]float32(nil), p.Data...))
+	}
+	if err := n.ShrinkStep(0.5); err != nil {
+		t.Fatal(err)
+	}
+	moved := false
+	for i, p := range n.tr.Params() {
+		for j, v := range p.Data {
+			want := before[i][j] + 0.5*(after[i][j]-before[i][j])
+			if d := v - want; d > 1e-7 || d < -1e-7 {
+				t.Fatalf("param %d[%d] = %g, want %g", i, j, v, want)
+			}
+			moved = moved || after[i][j] != before[i][j]
+		}
+	}
+	if !moved {
+		t.Fatal("the step moved nothing")
+	}
+}

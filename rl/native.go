@@ -68,13 +68,51 @@ type NativeTrainer struct {
 	*PolicyTrainer
 	tr    *train.Trainer
 	yield func(ctx context.Context) error
+	// before holds the LoRA parameters as they were before the last Step,
+	// for ShrinkStep.
+	before [][]float32
 }
 
 var (
 	_ Trainer  = (*NativeTrainer)(nil)
 	_ Yielder  = (*NativeTrainer)(nil)
 	_ Answerer = (*NativeTrainer)(nil)
+	_ Shrinker = (*NativeTrainer)(nil)
 )
+
+// Step implements Trainer; in LoRA mode it keeps the adapters as they were
+// before the step (a few megabytes), so ShrinkStep can shorten it.
+func (n *NativeTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, error) {
+	n.before = nil
+	if n.tr.Config().Mode == train.ModeLoRA {
+		for _, p := range n.tr.Params() {
+			n.before = append(n.before, append([]float32(nil), p.Data...))
+		}
+	}
+	return n.PolicyTrainer.Step(ctx, batch)
+}
+
+// Load implements Trainer; loaded weights have no step to shrink.
+func (n *NativeTrainer) Load(dir string) error {
+	n.before = nil
+	return n.PolicyTrainer.Load(dir)
+}
+
+// ShrinkStep implements Shrinker: the trainable parameters move back to
+// before + frac·(now − before), a shorter step in the same direction.
+func (n *NativeTrainer) ShrinkStep(frac float64) error {
+	params := n.tr.Params()
+	if n.before == nil || len(n.before) != len(params) {
+		return fmt.Errorf("trainer: no step to shrink (LoRA mode only)")
+	}
+	f := float32(frac)
+	for i, p := range params {
+		for j, b := range n.before[i] {
+			p.Data[j] = b + f*(p.Data[j]-b)
+		}
+	}
+	return nil
+}
 
 // SetYield implements Yielder: yield runs before every micro-batch and at
 // yield points a few milliseconds apart inside one (train.Trainer.SetYield),

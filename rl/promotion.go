@@ -48,6 +48,16 @@ type Answerer interface {
 	Answer(ctx context.Context, prompts [][]int32, maxTokens int, stop []int32, done func(i int, answer []int32) bool) ([][]int32, error)
 }
 
+// Shrinker is implemented by trainers that can shorten their last step:
+// the gate's line search (RetentionConfig.Shrinks) halves a step the gate
+// rejected and checks again, so a batch whose full step broke a fact may
+// still teach something.
+type Shrinker interface {
+	// ShrinkStep moves the trainable weights to before + frac·(now − before),
+	// where before is the weights before the last Step.
+	ShrinkStep(frac float64) error
+}
+
 // Evaluator is implemented by trainers that can score probes under their
 // current weights and under the base weights (adapters off).
 type Evaluator interface {
@@ -70,6 +80,9 @@ type RetentionConfig struct {
 	// MaxTokens bounds a candidate's answer (default 48; the base answers
 	// that made the probes named the word within 40).
 	MaxTokens int
+	// Shrinks is how many times a rejected step is halved and checked
+	// again before the version is rejected (0: none; needs a Shrinker).
+	Shrinks int
 	// MaxLost is how many facts a version may lose (default 0). In the
 	// log-probability check a fact is lost when its answer's probability
 	// falls below half the base model's and below one half.

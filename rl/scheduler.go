@@ -421,19 +421,42 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 		v.StatusReason = "not gated: no retention check"
 		return nil
 	}
-	var res RetentionResult
-	var err error
-	start := time.Now()
-	if a, ok := s.cfg.Retention.Behavioural(s.trainer); ok {
-		res, err = CheckAnswers(ctx, a, *s.cfg.Retention)
-	} else {
-		res, err = CheckRetention(ctx, s.trainer.(Evaluator), *s.cfg.Retention, s.retentionBase)
+	check := func() (RetentionResult, error) {
+		start := time.Now()
+		var res RetentionResult
+		var err error
+		if a, ok := s.cfg.Retention.Behavioural(s.trainer); ok {
+			res, err = CheckAnswers(ctx, a, *s.cfg.Retention)
+		} else {
+			res, err = CheckRetention(ctx, s.trainer.(Evaluator), *s.cfg.Retention, s.retentionBase)
+		}
+		if err == nil {
+			s.log.Info("retention check", "version", v.Version, "pass", res.Pass, "facts", res.Facts, "lost", res.Lost,
+				"took", time.Since(start).Round(time.Millisecond))
+		}
+		return res, err
 	}
+	res, err := check()
 	if err != nil {
 		return err
 	}
-	s.log.Info("retention check", "version", v.Version, "pass", res.Pass, "facts", res.Facts, "lost", res.Lost,
-		"took", time.Since(start).Round(time.Millisecond))
+	// The line search: a rejected step, halved, may keep the facts and
+	// still move towards what the batch taught.
+	shrinker, canShrink := s.trainer.(Shrinker)
+	frac := 1.0
+	for k := 0; !res.Pass && canShrink && k < s.cfg.Retention.Shrinks; k++ {
+		if err := shrinker.ShrinkStep(0.5); err != nil {
+			s.log.Warn("retention: cannot shrink the step", "err", err)
+			break
+		}
+		frac /= 2
+		if res, err = check(); err != nil {
+			return err
+		}
+		if res.Pass {
+			res.Reason += fmt.Sprintf(" (the step shrunk to %g of its length)", frac)
+		}
+	}
 	v.Metrics.RetentionFacts, v.Metrics.RetentionLost = res.Facts, res.Lost
 	v.Metrics.RetentionLogprob, v.Metrics.RetentionBase = res.Mean, res.Base
 	v.StatusReason = res.Reason
