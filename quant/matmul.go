@@ -3,6 +3,7 @@ package quant
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/clawrl/clawrl/blas"
 )
@@ -221,18 +222,35 @@ func MatMulNN(out, dy []float32, T int, m *Matrix, accumulate bool) {
 
 // parallelRows splits [0, n) rows across GOMAXPROCS workers (pool.go) in
 // rowTile-aligned chunks when the bytes to stream justify the start-up.
+// There are chunksPerWorker chunks per worker, taken from a shared counter
+// (as ggml's matmul does): a worker that starts late, or shares its core
+// with another process, takes fewer chunks instead of holding up the join.
 func parallelRows(n int, work int64, fn func(r0, r1 int)) {
 	workers := maxWorkers()
 	if work < 1<<15 || workers <= 1 || n <= rowTile {
 		fn(0, n)
 		return
 	}
-	chunks := min(workers, (n+rowTile-1)/rowTile)
+	chunks := min(chunksPerWorker*workers, (n+rowTile-1)/rowTile)
 	per := ((n+chunks-1)/chunks + rowTile - 1) / rowTile * rowTile
-	fns := make([]func(), 0, chunks)
-	for lo := 0; lo < n; lo += per {
-		hi := min(lo+per, n)
-		fns = append(fns, func() { fn(lo, hi) })
+	var next atomic.Int64
+	take := func() {
+		for {
+			lo := int(next.Add(1)-1) * per
+			if lo >= n {
+				return
+			}
+			fn(lo, min(lo+per, n))
+		}
+	}
+	fns := make([]func(), min(workers, (n+per-1)/per))
+	for i := range fns {
+		fns[i] = take
 	}
 	runParallel(fns)
 }
+
+// chunksPerWorker is how many chunks parallelRows cuts per worker: enough
+// to even out a late start, few enough that each chunk streams a long run
+// of rows.
+const chunksPerWorker = 4
