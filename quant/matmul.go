@@ -66,6 +66,10 @@ func MatMul(out, x []float32, T int, m *Matrix) {
 	if len(x) < T*m.Cols || len(out) < T*m.Rows {
 		panic(fmt.Sprintf("quant: MatMul [%d, %d]·[%d, %d]ᵀ with len(x)=%d len(out)=%d", T, m.Cols, m.Rows, m.Cols, len(x), len(out)))
 	}
+	if m.F32Activations {
+		matMulF32(out, x, T, m)
+		return
+	}
 	if T >= dequantMinT {
 		matMulDequant(out, x, T, m)
 		return
@@ -146,12 +150,16 @@ func packedGroups(out []float32, a *Act, T int, m *Matrix, pk []byte, g0, g1 int
 // small, so each region's start and join is a real share of the time);
 // otherwise it is MatMul on each. Results equal separate MatMul calls.
 func MatMulShared(outs [][]float32, x []float32, T int, ms []*Matrix) {
+	if ms[0].F32Activations {
+		matMulSharedF32(outs, x, T, ms)
+		return
+	}
 	pks := make([][]byte, len(ms))
 	rows := 0
 	var work int64
 	for i, m := range ms {
 		pks[i] = m.packedData()
-		if pks[i] == nil || T >= packedMaxT || m.Cols != ms[0].Cols || kquant(m.Type) != kquant(ms[0].Type) ||
+		if pks[i] == nil || m.F32Activations || T >= packedMaxT || m.Cols != ms[0].Cols || kquant(m.Type) != kquant(ms[0].Type) ||
 			len(x) < T*m.Cols || len(outs[i]) < T*m.Rows {
 			for j, m := range ms {
 				MatMul(outs[j], x, T, m)

@@ -98,7 +98,12 @@ type Matrix struct {
 	Rows, Cols int
 	Data       []byte
 	rowBytes   int
-	pk         *packedState // interleaved copy for decode, made on first use
+	// F32Activations keeps the activations of products with m in float32
+	// (f32act.go) instead of quantizing them to 8 bits per block as
+	// llama.cpp does: the dequantized float32 model's numbers, at a little
+	// more compute per weight.
+	F32Activations bool
+	pk             *packedState // interleaved copy for decode, made on first use
 	// owner is kept reachable as long as the matrix is: a loader whose
 	// Data lives in a file mapping attaches the mapping's closer to it.
 	owner any
