@@ -127,6 +127,28 @@ func containsInt(s []int, v int) bool {
 	return false
 }
 
+// DefaultGGUFWeights is the weight dtype a server loads the GGUF file at
+// path with when none is asked for: "quant-f32" where every quantized
+// matrix has a float32-activation kernel on this CPU (quant.HasF32Kernel:
+// Q4_1 and Q8_0 with AVX2, as in the demo model) — the float32 model's
+// answers at about three times its decode speed (BENCHMARKS.md, "float32
+// activations over quantized blocks") and a fifth of its memory — else
+// "f32", the dequantized copy (other types would widen tiles for every
+// product, slower at decode than the copy).
+func DefaultGGUFWeights(path string) (string, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("weights for %s: %w", path, err)
+	}
+	defer f.Close()
+	for _, t := range f.Header.Tensors {
+		if qt := quant.Type(t.Type); qt.Supported() && !quant.HasF32Kernel(qt) {
+			return "f32", nil
+		}
+	}
+	return "quant-f32", nil
+}
+
 // IsGGUF reports whether path is a file that starts with the GGUF magic
 // (Ollama's blobs have no extension, so the name cannot tell).
 func IsGGUF(path string) bool { return gguf.IsFile(path) }

@@ -118,3 +118,8 @@ func matMulSharedF32(outs [][]float32, x []float32, T int, ms []*Matrix) {
 		}
 	})
 }
+
+// HasF32Kernel reports whether this CPU runs decode-sized float32-activation
+// products with t's blocks on a packed kernel (else they widen tiles of
+// rows to float32 for every product, slower at decode than a float32 copy).
+func HasF32Kernel(t Type) bool { return gemvF32[t] != nil }
