@@ -21,6 +21,14 @@ type gemvF32Func func(nb int, w *byte, x *float32, sx *float32, out *float32)
 // gemvF32 are the float32-activation packed kernels this CPU runs.
 var gemvF32 = fastGemvF32(hasAVX2)
 
+// gemvF32x4Func is gemvF32Func for four tokens at once (their rows ldx
+// bytes apart in x, ldsx in sx; outputs ldo bytes apart): each block is
+// widened once for all four.
+type gemvF32x4Func func(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+// gemvF32x4 are the four-token kernels this CPU runs.
+var gemvF32x4 = fastGemvF32x4(hasAVX2)
+
 // f32PackedMaxT is the batch from which float32-activation matmuls widen
 // tiles of rows and run blas instead of the packed kernels, which redo the
 // widening for every token; BENCHMARKS.md ("float32 activations over
@@ -69,17 +77,26 @@ func blockSums(t Type, x []float32) []float32 {
 // packedGroupsF32 runs groups [g0, g1) of m's packed copy pk for T tokens
 // of float32 activations x (sx: their block sums, or nil).
 func packedGroupsF32(out, x, sx []float32, T int, m *Matrix, pk []byte, g0, g1 int) {
-	k := gemvF32[m.Type]
+	k, k4 := gemvF32[m.Type], gemvF32x4[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
+	T4 := 0 // tokens done four at a time
+	if k4 != nil {
+		T4 = T / 4 * 4
+	}
+	sums := func(t int) *float32 {
+		if sx == nil {
+			return nil
+		}
+		return &sx[t*nb]
+	}
 	for g := g0; g < g1; g++ {
 		w := &pk[g*gsize]
-		for t := 0; t < T; t++ {
-			var s *float32
-			if sx != nil {
-				s = &sx[t*nb]
-			}
-			k(nb, w, &x[t*m.Cols], s, &out[t*m.Rows+g*packRows])
+		for t := 0; t < T4; t += 4 {
+			k4(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, &out[t*m.Rows+g*packRows], 4*m.Rows)
+		}
+		for t := T4; t < T; t++ {
+			k(nb, w, &x[t*m.Cols], sums(t), &out[t*m.Rows+g*packRows])
 		}
 	}
 }
