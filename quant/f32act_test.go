@@ -19,8 +19,12 @@ func randomBlocks(rng *rand.Rand, t Type, rows, cols int) *Matrix {
 	bb := t.BlockBytes()
 	for b := 0; b < len(data)/bb; b++ {
 		blk := data[b*bb:]
-		// d (and m): ±2^-8·(1..2), so no float overflows.
-		for _, off := range []int{0, 2} {
+		// d (and m or dmin): ±2^-8·(1..2), so no float overflows.
+		offs := []int{0, 2}
+		if t == Q6_K {
+			offs = []int{208}
+		}
+		for _, off := range offs {
 			blk[off], blk[off+1] = byte(rng.Uint32()), 0x1c|byte(rng.Uint32()&0x80)|byte(rng.Uint32()&3)
 		}
 	}
