@@ -11,6 +11,8 @@
 // sums of 16) for the K-quants. The Q8 activation rounding follows
 // llama.cpp's x86 path (scale 127/amax, round half to even, scale stored
 // as float16), so a row's products match llama.cpp's to float rounding.
+// A Matrix with F32Activations keeps the activations in float32 instead
+// (f32act.go): the dequantized model's numbers, at a little more compute.
 //
 // Type numbers are GGML's, so a GGUF tensor's type maps to a Type directly.
 package quant
