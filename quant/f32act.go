@@ -140,3 +140,43 @@ func matMulSharedF32(outs [][]float32, x []float32, T int, ms []*Matrix) {
 // products with t's blocks on a packed kernel (else they widen tiles of
 // rows to float32 for every product, slower at decode than a float32 copy).
 func HasF32Kernel(t Type) bool { return gemvF32[t] != nil }
+
+// unpackRows widens rows [r0, r1) (whole groups) of m from its packed copy
+// pk into dst, bitwise as DequantizeRows does from the blocks, and reports
+// whether it could (Q4_1 and Q8_0). Once packed, a file-mapped matrix's
+// blocks have left the resident set; widening from the copy keeps them out.
+func (m *Matrix) unpackRows(dst []float32, pk []byte, r0, r1 int) bool {
+	if (m.Type != Q4_1 && m.Type != Q8_0) || r0%packRows != 0 || r1%packRows != 0 {
+		return false
+	}
+	nb := m.Cols / QK
+	size := packedBlockBytes(m.Type)
+	for r := r0; r < r1; r++ {
+		g, lane := r/packRows, r%packRows
+		row := dst[(r-r0)*m.Cols : (r-r0+1)*m.Cols]
+		for b := 0; b < nb; b++ {
+			blk := pk[(g*nb+b)*size : (g*nb+b+1)*size]
+			out := row[b*QK : (b+1)*QK]
+			switch m.Type {
+			case Q4_1:
+				d := F16ToF32(uint16(blk[128+2*lane]) | uint16(blk[129+2*lane])<<8)
+				mn := F16ToF32(uint16(blk[144+2*lane]) | uint16(blk[145+2*lane])<<8)
+				for k := 0; k < 4; k++ {
+					for i := 0; i < 4; i++ {
+						q := blk[32*k+4*lane+i]
+						out[4*k+i] = float32(d*float32(q&0x0f)) + mn
+						out[16+4*k+i] = float32(d*float32(q>>4)) + mn
+					}
+				}
+			case Q8_0:
+				d := F16ToF32(uint16(blk[256+2*lane]) | uint16(blk[257+2*lane])<<8)
+				for k := 0; k < 8; k++ {
+					for i := 0; i < 4; i++ {
+						out[4*k+i] = float32(int8(blk[32*k+4*lane+i]^0x80)) * d
+					}
+				}
+			}
+		}
+	}
+	return true
+}

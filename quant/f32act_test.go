@@ -150,3 +150,26 @@ func BenchmarkF32Activations(b *testing.B) {
 		}
 	}
 }
+
+// Widening rows from the packed copy gives DequantizeRows' values bitwise
+// (random-byte blocks: every nibble and byte), so the tile path's numbers
+// do not depend on whether decode has packed the matrix yet.
+func TestUnpackRowsEqualsDequantize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	for _, ty := range []Type{Q4_1, Q8_0} {
+		const rows, cols = 24, 96
+		m := randomBlocks(rng, ty, rows, cols)
+		pk := pack(m)
+		want := make([]float32, rows*cols)
+		m.DequantizeRows(want, 0, rows)
+		got := make([]float32, 16*cols)
+		if !m.unpackRows(got, pk, 8, 24) {
+			t.Fatalf("%v: not unpacked", ty)
+		}
+		for i, v := range got {
+			if math.Float32bits(v) != math.Float32bits(want[8*cols+i]) {
+				t.Fatalf("%v: value %d = %v, DequantizeRows %v", ty, i, v, want[8*cols+i])
+			}
+		}
+	}
+}

@@ -199,9 +199,12 @@ func matMulDequant(out, x []float32, T int, m *Matrix) {
 		defer tilePool.Put(buf)
 		*buf = grow(*buf, tile*m.Cols)
 		w := *buf
+		pk := m.packedCopy()
 		for rt := r0; rt < r1; rt += tile {
 			re := min(rt+tile, r1)
-			m.DequantizeRows(w, rt, re)
+			if pk == nil || !m.unpackRows(w, pk, rt, re) {
+				m.DequantizeRows(w, rt, re)
+			}
 			blas.SgemmGo(false, true, T, re-rt, m.Cols, 1, x, m.Cols, w, m.Cols, 0, out[rt:], m.Rows)
 		}
 	})
