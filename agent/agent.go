@@ -58,6 +58,8 @@ type Config struct {
 	// DropUniform drops (with the reason) the steps of a (task, step) whose
 	// advantages are all 0 instead of training on them.
 	DropUniform bool
+	// AdvantageNorm is NormStd (default) or NormMean.
+	AdvantageNorm string
 	// Run names this run in session keys ("agent/<Run>/…").
 	Run string
 }
@@ -83,6 +85,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Run == "" {
 		c.Run = "run"
+	}
+	if c.AdvantageNorm == "" {
+		c.AdvantageNorm = NormStd
 	}
 	return c
 }
@@ -151,6 +156,9 @@ func New(o Options) (*Runner, error) {
 		return nil, errors.New("agent: an engine and an environment are needed")
 	}
 	cfg := o.Config.withDefaults()
+	if cfg.AdvantageNorm != NormStd && cfg.AdvantageNorm != NormMean {
+		return nil, fmt.Errorf("agent: advantage normalisation %q: want %s or %s", cfg.AdvantageNorm, NormStd, NormMean)
+	}
 	if cfg.PRMCoef != 0 && o.PRM == nil {
 		return nil, errors.New("agent: a PRM coefficient without a step scorer")
 	}
