@@ -60,7 +60,7 @@ type Config struct {
 	DropUniform bool
 	// AdvantageNorm is NormStd (default) or NormMean.
 	AdvantageNorm string
-	// Run names this run in session keys ("agent/<Run>/…").
+	// Run names this run in session keys ("agent/<Run>/<task>/r<round>-<nonce>/s<sample>/a<attempt>").
 	Run string
 }
 
@@ -138,6 +138,7 @@ type Runner struct {
 	log   *slog.Logger
 	stats *Stats
 	slots chan struct{}
+	nonce string // tells this Runner's session keys from an earlier one's
 }
 
 // Options are what a Runner joins.
@@ -166,7 +167,7 @@ func New(o Options) (*Runner, error) {
 		o.Log = slog.Default()
 	}
 	return &Runner{eng: o.Engine, env: o.Env, store: o.Store, prm: o.PRM, cfg: cfg, log: o.Log,
-		stats: newStats(), slots: make(chan struct{}, cfg.Concurrency)}, nil
+		stats: newStats(), slots: make(chan struct{}, cfg.Concurrency), nonce: newID("")[:8]}, nil
 }
 
 // Stats are the runner's progress counters.

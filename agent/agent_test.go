@@ -282,6 +282,29 @@ func TestGroupsWaitForTheTrainer(t *testing.T) {
 	}
 }
 
+// TestResumedRunReplaysATask: a run resumed on the same store counts rounds
+// from 0 again; playing a task the earlier run played must not collide with
+// its recorded sessions (it did: "UNIQUE constraint failed: sessions.key").
+func TestResumedRunReplaysATask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a tiny model")
+	}
+	pool := toolcallPool(t)
+	r := newRig(t, t.TempDir(), 1000)
+	task := toolcall.Generate(1, 1, env.SplitTrain, "again")[0]
+	for run := range 2 {
+		seed := int64(1)
+		runner, err := New(Options{Engine: r.eng, Env: pool, Store: r.store,
+			Config: Config{Samples: 1, MaxSteps: 1, MaxTokens: 4, Run: "resume", Sampling: r.sampling(&seed)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runner.RunGroup(context.Background(), task, 0); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+	}
+}
+
 func (r *rig) sampling(seed *int64) engine.Sampling {
 	return engine.Sampling{Temperature: 1, Seed: seed}
 }

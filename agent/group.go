@@ -47,7 +47,9 @@ func (r *Runner) RunGroup(ctx context.Context, task env.Task, round int) (Group,
 		go func() {
 			defer wg.Done()
 			for attempt := 1; ; attempt++ {
-				key := fmt.Sprintf("agent/%s/%s/r%d/s%d/a%d", r.cfg.Run, task.ID, round, i, attempt)
+				// The process's nonce keeps a resumed run (which counts rounds
+				// from 0 again) off the sessions of the run it resumes.
+				key := fmt.Sprintf("agent/%s/%s/r%d-%s/s%d/a%d", r.cfg.Run, task.ID, round, r.nonce, i, attempt)
 				var seed *int64
 				if s := r.cfg.Sampling.Seed; s != nil {
 					v := *s + int64(round)*1_000_003 + int64(i)*7919 + int64(attempt)
