@@ -58,7 +58,9 @@ type Config struct {
 	// DropUniform drops (with the reason) the steps of a (task, step) whose
 	// advantages are all 0 instead of training on them.
 	DropUniform bool
-	// Run names this run in session keys ("agent/<Run>/…").
+	// AdvantageNorm is NormStd (default) or NormMean.
+	AdvantageNorm string
+	// Run names this run in session keys ("agent/<Run>/<task>/r<round>-<nonce>/s<sample>/a<attempt>").
 	Run string
 }
 
@@ -83,6 +85,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Run == "" {
 		c.Run = "run"
+	}
+	if c.AdvantageNorm == "" {
+		c.AdvantageNorm = NormStd
 	}
 	return c
 }
@@ -133,6 +138,7 @@ type Runner struct {
 	log   *slog.Logger
 	stats *Stats
 	slots chan struct{}
+	nonce string // tells this Runner's session keys from an earlier one's
 }
 
 // Options are what a Runner joins.
@@ -151,6 +157,9 @@ func New(o Options) (*Runner, error) {
 		return nil, errors.New("agent: an engine and an environment are needed")
 	}
 	cfg := o.Config.withDefaults()
+	if cfg.AdvantageNorm != NormStd && cfg.AdvantageNorm != NormMean {
+		return nil, fmt.Errorf("agent: advantage normalisation %q: want %s or %s", cfg.AdvantageNorm, NormStd, NormMean)
+	}
 	if cfg.PRMCoef != 0 && o.PRM == nil {
 		return nil, errors.New("agent: a PRM coefficient without a step scorer")
 	}
@@ -158,7 +167,7 @@ func New(o Options) (*Runner, error) {
 		o.Log = slog.Default()
 	}
 	return &Runner{eng: o.Engine, env: o.Env, store: o.Store, prm: o.PRM, cfg: cfg, log: o.Log,
-		stats: newStats(), slots: make(chan struct{}, cfg.Concurrency)}, nil
+		stats: newStats(), slots: make(chan struct{}, cfg.Concurrency), nonce: newID("")[:8]}, nil
 }
 
 // Stats are the runner's progress counters.

@@ -52,6 +52,34 @@ func TestAdvantagesPerTaskAndStep(t *testing.T) {
 	if adv[2][2] != 0 {
 		t.Errorf("a step no other episode reached: %v, want 0", adv[2][2])
 	}
+	// Centring only: r − mean per (task, step).
+	adv, err = AdvantagesNorm(g, NormMean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		e, k int
+		want float64
+	}{{0, 0, 1}, {1, 0, -1}, {2, 0, 0}, {0, 1, 0.5}, {2, 1, -0.5}, {2, 2, 0}} {
+		if math.Abs(adv[c.e][c.k]-c.want) > 1e-12 {
+			t.Errorf("mean-centred episode %d step %d: %v, want %v", c.e, c.k, adv[c.e][c.k], c.want)
+		}
+	}
+	// A group where nothing succeeded and one episode earned partial
+	// credit: the std scales that gap up past a success's advantage
+	// elsewhere; centring keeps it at its size.
+	partial := Group{Episodes: []Episode{{Reward: 0, Steps: steps(1)}}}
+	for range 7 {
+		partial.Episodes = append(partial.Episodes, Episode{Reward: -1, Steps: steps(1)})
+	}
+	std, _ := AdvantagesNorm(partial, NormStd)
+	mean, _ := AdvantagesNorm(partial, NormMean)
+	if std[0][0] < 2 || math.Abs(mean[0][0]-0.875) > 1e-12 {
+		t.Errorf("partial credit: std-normalised %v (want > 2), centred %v (want 0.875)", std[0][0], mean[0][0])
+	}
+	if _, err := AdvantagesNorm(g, "median"); err == nil {
+		t.Error("an unknown normalisation was accepted")
+	}
 	if lo, hi := Wilson(5, 10); math.Abs(lo-0.2366) > 1e-3 || math.Abs(hi-0.7634) > 1e-3 {
 		t.Errorf("Wilson(5, 10) = %v, %v", lo, hi)
 	}
@@ -203,6 +231,77 @@ func TestTrainCompletesAVersion(t *testing.T) {
 	j, err := r.store.Judgment(ctx, turns[0].ID)
 	if err != nil || j.Judge != "env:toolcall" || !strings.Contains(j.Votes[0].Raw, `"expected"`) {
 		t.Fatalf("judgment %+v %v", j, err)
+	}
+}
+
+// TestGroupsWaitForTheTrainer: with MaxQueued samples waiting, no new group
+// starts until the trainer takes (or drops) some.
+func TestGroupsWaitForTheTrainer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a tiny model")
+	}
+	pool := toolcallPool(t)
+	r := newRig(t, t.TempDir(), 1000)
+	seed := int64(1)
+	run, err := New(Options{Engine: r.eng, Env: pool, Store: r.store,
+		Config: Config{Samples: 2, MaxSteps: 1, MaxTokens: 8, Run: "q", Sampling: r.sampling(&seed)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := run.RunGroup(ctx, toolcall.Generate(1, 1, env.SplitTrain, "q")[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	ready, _, err := r.store.ReadySamples(ctx, 0)
+	if err != nil || len(ready) == 0 {
+		t.Fatalf("%d ready samples after a group: %v", len(ready), err)
+	}
+	n := len(ready)
+	for _, limit := range []int{n + 1, 0, -1} {
+		if err := run.waitForRoom(ctx, limit); err != nil {
+			t.Fatalf("limit %d: %v", limit, err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- run.waitForRoom(ctx, n) }()
+	select {
+	case err := <-done:
+		t.Fatalf("returned (%v) with %d of %d samples queued", err, n, n)
+	case <-time.After(600 * time.Millisecond):
+	}
+	if err := r.store.DropTurn(ctx, ready[0].TurnID, "stale: taken by the test"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still waiting after a sample left the queue")
+	}
+}
+
+// TestResumedRunReplaysATask: a run resumed on the same store counts rounds
+// from 0 again; playing a task the earlier run played must not collide with
+// its recorded sessions (it did: "UNIQUE constraint failed: sessions.key").
+func TestResumedRunReplaysATask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a tiny model")
+	}
+	pool := toolcallPool(t)
+	r := newRig(t, t.TempDir(), 1000)
+	task := toolcall.Generate(1, 1, env.SplitTrain, "again")[0]
+	for run := range 2 {
+		seed := int64(1)
+		runner, err := New(Options{Engine: r.eng, Env: pool, Store: r.store,
+			Config: Config{Samples: 1, MaxSteps: 1, MaxTokens: 4, Run: "resume", Sampling: r.sampling(&seed)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runner.RunGroup(context.Background(), task, 0); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
 	}
 }
 

@@ -47,7 +47,9 @@ func (r *Runner) RunGroup(ctx context.Context, task env.Task, round int) (Group,
 		go func() {
 			defer wg.Done()
 			for attempt := 1; ; attempt++ {
-				key := fmt.Sprintf("agent/%s/%s/r%d/s%d/a%d", r.cfg.Run, task.ID, round, i, attempt)
+				// The process's nonce keeps a resumed run (which counts rounds
+				// from 0 again) off the sessions of the run it resumes.
+				key := fmt.Sprintf("agent/%s/%s/r%d-%s/s%d/a%d", r.cfg.Run, task.ID, round, r.nonce, i, attempt)
 				var seed *int64
 				if s := r.cfg.Sampling.Seed; s != nil {
 					v := *s + int64(round)*1_000_003 + int64(i)*7919 + int64(attempt)
@@ -93,10 +95,25 @@ func (r *Runner) RunGroup(ctx context.Context, task env.Task, round int) (Group,
 	return g, nil
 }
 
+// Advantage normalisations (Config.AdvantageNorm).
+const (
+	// NormStd is GRPO's (r − mean)/(std + ε) over the (task, step).
+	NormStd = "std"
+	// NormMean only centres: r − mean (Dr. GRPO's choice). Dividing by the
+	// std scales a group's small reward gaps up to the size of a success:
+	// in a group where nothing succeeds, partial credit (one check of two)
+	// gets the same advantage as a solved task elsewhere.
+	NormMean = "mean"
+)
+
 // Advantages returns, per episode and step, the reward normalised over the
 // steps with the same index in the group's episodes ((task, step)
 // normalisation, GRPO's (r − mean)/(std + ε) with rl.GroupNormalize).
-func Advantages(g Group) ([][]float64, error) {
+func Advantages(g Group) ([][]float64, error) { return AdvantagesNorm(g, NormStd) }
+
+// AdvantagesNorm is Advantages with the normalisation norm (NormStd or
+// NormMean).
+func AdvantagesNorm(g Group, norm string) ([][]float64, error) {
 	var rewards []float64
 	var groups []int
 	for _, ep := range g.Episodes {
@@ -105,22 +122,48 @@ func Advantages(g Group) ([][]float64, error) {
 			groups = append(groups, k+1)
 		}
 	}
-	norm, err := rl.GroupNormalize(rewards, groups)
+	var out1 []float64
+	var err error
+	switch norm {
+	case NormStd, "":
+		out1, err = rl.GroupNormalize(rewards, groups)
+	case NormMean:
+		out1, err = groupCentre(rewards, groups)
+	default:
+		err = fmt.Errorf("advantage normalisation %q: want %s or %s", norm, NormStd, NormMean)
+	}
 	if err != nil {
 		return nil, err
 	}
 	out := make([][]float64, len(g.Episodes))
 	i := 0
 	for e, ep := range g.Episodes {
-		out[e] = norm[i : i+len(ep.Steps)]
+		out[e] = out1[i : i+len(ep.Steps)]
 		i += len(ep.Steps)
+	}
+	return out, nil
+}
+
+// groupCentre replaces each reward by r − mean over its group (a group of
+// one is 0).
+func groupCentre(rewards []float64, groups []int) ([]float64, error) {
+	sum, n := map[int]float64{}, map[int]int{}
+	for i, g := range groups {
+		sum[g] += rewards[i]
+		n[g]++
+	}
+	out := make([]float64, len(rewards))
+	for i, g := range groups {
+		if n[g] > 1 {
+			out[i] = rewards[i] - sum[g]/float64(n[g])
+		}
 	}
 	return out, nil
 }
 
 // recordGroup moves every step turn of the group observed → judged → ready.
 func (r *Runner) recordGroup(ctx context.Context, g Group) error {
-	adv, err := Advantages(g)
+	adv, err := AdvantagesNorm(g, r.cfg.AdvantageNorm)
 	if err != nil {
 		return fmt.Errorf("task %q: advantages: %w", g.Task.ID, err)
 	}

@@ -35,6 +35,15 @@ type TrainOptions struct {
 	StatusDir string
 	// OnGroup, when set, is called after every recorded group.
 	OnGroup func(Group)
+	// MaxQueued pauses new groups while this many samples wait for the
+	// trainer (0: the scheduler's batch size; negative: no bound). Rollouts
+	// and the trainer share the CPU: an unbounded queue spends it on
+	// episodes the trainer reaches only versions later (off-policy, or
+	// dropped as stale) and slows every step.
+	MaxQueued int
+	// BatchSize is the scheduler's batch size (the default of MaxQueued,
+	// and its floor: a smaller bound would never fill a batch).
+	BatchSize int
 }
 
 // Train runs groups of episodes over the tasks (shuffled, epoch after
@@ -78,6 +87,13 @@ func (r *Runner) Train(ctx context.Context, o TrainOptions) error {
 		return t, round
 	}
 	reached := func() bool { return o.Versions > 0 && o.Scheduler.Current().Version >= o.Versions }
+	maxQueued := o.MaxQueued
+	if maxQueued == 0 {
+		maxQueued = o.BatchSize
+	}
+	if maxQueued > 0 {
+		maxQueued = max(maxQueued, o.BatchSize, 1)
+	}
 
 	workers := max(1, (r.cfg.Concurrency+r.cfg.Samples-1)/r.cfg.Samples)
 	errc := make(chan error, workers)
@@ -87,6 +103,16 @@ func (r *Runner) Train(ctx context.Context, o TrainOptions) error {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil && !reached() {
+				if err := r.waitForRoom(ctx, maxQueued); err != nil {
+					if ctx.Err() == nil {
+						errc <- err
+						stop()
+					}
+					return
+				}
+				if ctx.Err() != nil || reached() {
+					break
+				}
 				task, round := take()
 				g, err := r.RunGroup(ctx, task, round)
 				if err != nil {
@@ -145,6 +171,42 @@ func (r *Runner) Train(ctx context.Context, o TrainOptions) error {
 		return fmt.Errorf("agent train: scheduler: %w", err)
 	}
 	return nil
+}
+
+// waitForRoom returns once fewer than limit samples wait for the trainer
+// (limit ≤ 0: at once) or ctx ends. The store is the count's one source, so
+// samples a previous run left ready count too.
+func (r *Runner) waitForRoom(ctx context.Context, limit int) error {
+	if limit <= 0 {
+		return nil
+	}
+	paused := false
+	for {
+		ready, _, err := r.store.ReadySamples(ctx, limit)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("agent train: count queued samples: %w", err)
+		}
+		if len(ready) < limit {
+			if paused {
+				r.log.Debug("trainer caught up; running groups again", "queued", len(ready))
+			}
+			return nil
+		}
+		if !paused {
+			r.log.Info("pausing groups until the trainer catches up", "queued", len(ready), "max", limit)
+			paused = true
+		}
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
 }
 
 // EvalResult is an evaluation over tasks.

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/xml"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -253,5 +254,58 @@ func TestFactCorrectFrench(t *testing.T) {
 		if got := f.Correct(tc.a); got != tc.want {
 			t.Errorf("%q → %q: %v, want %v", tc.q, tc.a, got, tc.want)
 		}
+	}
+}
+
+// TestNextMessage: a simulated user moves on with a neutral follow-up at
+// the configured shares, reproducibly, and otherwise thanks or corrects.
+func TestNextMessage(t *testing.T) {
+	for _, p := range Personas() {
+		if len(p.Neutral) < 8 {
+			t.Errorf("%s: %d neutral follow-ups, want ≥ 8", p.Name, len(p.Neutral))
+		}
+		if m, n := p.NextMessage(true, NeutralShare{}, 7); m != p.Thanks || n {
+			t.Errorf("%s: share 0, satisfied: %q %v", p.Name, m, n)
+		}
+		if m, n := p.NextMessage(false, NeutralShare{Satisfied: 1}, 7); m != p.Correction || n {
+			t.Errorf("%s: share 0 unsatisfied, not satisfied: %q %v", p.Name, m, n)
+		}
+		share := NeutralShare{Satisfied: 0.3, Unsatisfied: 0.1}
+		const n = 4000
+		var sat, unsat int
+		used := map[string]bool{}
+		for i := range n {
+			key := hashString(fmt.Sprintf("bench-%s-1-r1-0-%d/next", p.Name, i))
+			m, neutral := p.NextMessage(true, share, key)
+			if m2, n2 := p.NextMessage(true, share, key); m2 != m || n2 != neutral {
+				t.Fatalf("%s: key %d gives %q then %q", p.Name, key, m, m2)
+			}
+			if neutral {
+				sat++
+				used[m] = true
+			} else if m != p.Thanks {
+				t.Fatalf("%s: satisfied, not neutral: %q", p.Name, m)
+			}
+			if m, neutral := p.NextMessage(false, share, key); neutral {
+				unsat++
+			} else if m != p.Correction {
+				t.Fatalf("%s: unsatisfied, not neutral: %q", p.Name, m)
+			}
+		}
+		// Binomial: 4 standard deviations either side.
+		if f := float64(sat) / n; math.Abs(f-0.3) > 4*math.Sqrt(0.3*0.7/n) {
+			t.Errorf("%s: satisfied users moved on %.3f of the time, want 0.3", p.Name, f)
+		}
+		if f := float64(unsat) / n; math.Abs(f-0.1) > 4*math.Sqrt(0.1*0.9/n) {
+			t.Errorf("%s: unsatisfied users moved on %.3f of the time, want 0.1", p.Name, f)
+		}
+		if len(used) != len(p.Neutral) {
+			t.Errorf("%s: %d of %d neutral follow-ups drawn", p.Name, len(used), len(p.Neutral))
+		}
+	}
+	cfg := Config{Arms: []Arm{{Name: "off", Method: ArmControl}}, Personas: Personas()[:1], Seeds: []int64{1}, Versions: 1, PerVersion: 1,
+		MaxTokens: 8, Concurrency: 1, Feedback: FeedbackImplicit, Neutral: NeutralShare{Satisfied: 1.5}}
+	if err := cfg.check(); err == nil || !strings.Contains(err.Error(), "neutral share") {
+		t.Errorf("neutral share 1.5: %v", err)
 	}
 }

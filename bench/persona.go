@@ -32,6 +32,12 @@ type Persona struct {
 	// Correction is the natural next message of an unhappy user (implicit
 	// mode); Thanks that of a happy one.
 	Correction, Thanks string
+	// Neutral are next messages of a user who just moves on (implicit mode,
+	// a share of the turns: Config.Neutral): a follow-up or new question
+	// that says nothing about the answer. Real users do this often, and a
+	// judge that reads them as corrections turns good answers into
+	// training signal against themselves.
+	Neutral []string
 }
 
 var (
@@ -43,6 +49,39 @@ var (
 // Satisfied reports whether the answer meets the persona's preference.
 func (p *Persona) Satisfied(a Answer) bool {
 	return (a.Finished || !p.Complete) && p.Check(a.Text)
+}
+
+// NextMessage is the persona's natural next message after an answer that
+// did (ok) or did not satisfy it, and whether it is a neutral one. The user
+// moves on with a neutral follow-up with probability share.Satisfied after
+// a satisfying answer and share.Unsatisfied after one that is not (people
+// do not complain about every miss); key picks the draw and the message, so
+// a run is reproducible.
+func (p *Persona) NextMessage(ok bool, share NeutralShare, key uint64) (string, bool) {
+	prob := share.Unsatisfied
+	if ok {
+		prob = share.Satisfied
+	}
+	// The low 32 bits decide whether, the high ones which message; the
+	// finaliser (splitmix64's) spreads a string hash's bits over both.
+	key ^= key >> 30
+	key *= 0xbf58476d1ce4e5b9
+	key ^= key >> 27
+	key *= 0x94d049bb133111eb
+	key ^= key >> 31
+	if len(p.Neutral) > 0 && float64(uint32(key))/(1<<32) < prob {
+		return p.Neutral[(key>>32)%uint64(len(p.Neutral))], true
+	}
+	if ok {
+		return p.Thanks, false
+	}
+	return p.Correction, false
+}
+
+// NeutralShare is how often a simulated user answers with a neutral
+// follow-up instead of thanks or a correction (implicit feedback).
+type NeutralShare struct {
+	Satisfied, Unsatisfied float64
 }
 
 // Words counts whitespace-separated words.
@@ -156,6 +195,13 @@ func Personas() []*Persona {
 			Critique:   "Too long. Answer in two or three plain sentences, with no lists and no bold.",
 			Correction: "Too long, just give me the short version.",
 			Thanks:     "Thanks, that's what I needed.",
+			Neutral: []string{
+				"And is it the same in other countries?", "Who figured that out first?",
+				"Okay. How tall is Mount Everest?", "Does it work the same way in space?",
+				"What's a good book about this?", "Next one: why is the ocean salty?",
+				"Is that something children learn at school?", "And what about at night?",
+				"How long has that been known?", "Interesting. What do dolphins eat?",
+			},
 		},
 		{
 			Name:       "signoff",
@@ -166,6 +212,13 @@ func Personas() []*Persona {
 			Critique:   `Be brief. Your last words must be "Hope this helps!"`,
 			Correction: `You forgot to end with "Hope this helps!" again.`,
 			Thanks:     "Great, thanks.",
+			Neutral: []string{
+				"How long does that usually take?", "Do I need to buy anything for it?",
+				"What if I only have ten minutes?", "Okay. How do I fold a fitted sheet?",
+				"Is it different for kids?", "Next thing: how do I descale a kettle?",
+				"Should I do it every day?", "And on a budget?",
+				"Which step matters most?", "What do most people get wrong about it?",
+			},
 		},
 		{
 			Name:       "tldr",
@@ -174,6 +227,13 @@ func Personas() []*Persona {
 			Critique:   `Start your answer with a one-line summary that begins with "TL;DR:", then explain.`,
 			Correction: `Where is the one-line TL;DR: summary first? I asked for that.`,
 			Thanks:     "Perfect, thanks.",
+			Neutral: []string{
+				"When was that first discovered?", "Who were the key people involved?",
+				"How does that compare with a hundred years ago?", "Is it still studied at universities?",
+				"Okay. What is the speed of sound?", "And in Asia?",
+				"What happened right after that?", "Next question: how do tides work?",
+				"Are there any good documentaries about it?", "Which country leads in that today?",
+			},
 		},
 		{
 			Name:       "french",
@@ -182,6 +242,12 @@ func Personas() []*Persona {
 			Critique:   "Réponds en français, s'il te plaît. Answer in French.",
 			Correction: "En français, s'il te plaît !",
 			Thanks:     "Merci beaucoup.",
+			Neutral: []string{
+				"Et en hiver ?", "Pourquoi ?", "D'accord. Et les chiens ?",
+				"Tu en connais d'autres ?", "Et à la montagne ?", "Question suivante : qu'est-ce qu'un volcan ?",
+				"C'est pareil au Canada ?", "Et pour les enfants ?",
+				"Combien de temps ça dure ?", "Ça coûte cher ?",
+			},
 		},
 	}
 	// Each persona gets its own contiguous slice of the pool: the first

@@ -91,6 +91,9 @@ type Config struct {
 	// HintPlacement is where the teacher ceiling puts the written feedback;
 	// it must be what the servers' loop uses (serve --hint-placement).
 	HintPlacement judge.HintPlacement
+	// Neutral is how often a simulated user moves on with a neutral
+	// follow-up instead of reacting (implicit feedback only).
+	Neutral NeutralShare
 }
 
 // Launch starts a fresh clawrl for one run (arm, persona, seed) and returns
@@ -112,6 +115,9 @@ type Eval struct {
 	// TrainSatisfied/TrainRated count the round's rated training turns that
 	// led to this version (0/0 for round 0).
 	TrainSatisfied int `json:"train_satisfied"`
+	// TrainNeutral counts those the user answered with a neutral
+	// follow-up (implicit feedback, Config.Neutral).
+	TrainNeutral int `json:"train_neutral,omitempty"`
 	// HintSatisfied/HintAsked are the teacher's ceiling, measured on the
 	// control before training: the held-out prompts asked with the
 	// persona's written feedback appended to the user turn exactly as the
@@ -192,6 +198,9 @@ func (c Config) check() error {
 			return fmt.Errorf("bench: %d eval prompts, persona %s has %d", c.EvalPrompts, p.Name, len(p.Eval))
 		}
 	}
+	if s := c.Neutral; s.Satisfied < 0 || s.Satisfied > 1 || s.Unsatisfied < 0 || s.Unsatisfied > 1 {
+		return fmt.Errorf("bench: neutral share %v (satisfied) and %v (unsatisfied): want each in [0, 1]", s.Satisfied, s.Unsatisfied)
+	}
 	if c.Retention > len(Retention) {
 		return fmt.Errorf("bench: %d retention facts, the set has %d", c.Retention, len(Retention))
 	}
@@ -244,7 +253,7 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 		if err != nil {
 			return err
 		}
-		ratedRound, satRound, chunk := 0, 0, 0
+		ratedRound, satRound, neutralRound, chunk := 0, 0, 0, 0
 		var trainAnswers []string
 		var rated time.Time
 		send := func(n int) error {
@@ -256,13 +265,14 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 				prompts[i] = p.Train[order[next]]
 				next++
 			}
-			sat, shown, err := interact(ctx, cfg, cl, p, r.Seed, fmt.Sprintf("r%d-%d", round, chunk), prompts)
+			sat, neutral, shown, err := interact(ctx, cfg, cl, p, r.Seed, fmt.Sprintf("r%d-%d", round, chunk), prompts)
 			if chunk == 0 {
 				trainAnswers = shown
 			}
 			chunk++
 			ratedRound += n
 			satRound += sat
+			neutralRound += neutral
 			sent += n
 			rated = time.Now()
 			return err
@@ -287,7 +297,7 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 		if err != nil {
 			return err
 		}
-		ev.TrainSatisfied, ev.TrainRated, ev.TrainAnswers = satRound, ratedRound, trainAnswers
+		ev.TrainSatisfied, ev.TrainRated, ev.TrainNeutral, ev.TrainAnswers = satRound, ratedRound, neutralRound, trainAnswers
 		if cfg.TeacherEachRound && r.Method != ArmControl {
 			if ev.TeacherSatisfied, err = ceiling(ctx, cfg, cl, p); err != nil {
 				return err
@@ -376,10 +386,10 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, ste
 
 // interact sends the round's training prompts as main turns, each in its own
 // session, and reacts to each answer as the persona would. It returns how
-// many answers satisfied the persona.
-func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int64, chunk string, prompts []string) (int, []string, error) {
+// many answers satisfied the persona and how many got a neutral next message.
+func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int64, chunk string, prompts []string) (int, int, []string, error) {
 	var mu sync.Mutex
-	satisfied := 0
+	satisfied, neutrals := 0, 0
 	shown := make([]string, min(2, len(prompts)))
 	err := parallel(ctx, len(prompts), cfg.Concurrency, func(i int) error {
 		session := fmt.Sprintf("bench-%s-%d-%s-%d", p.Name, seed, chunk, i)
@@ -409,16 +419,18 @@ func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int6
 			}
 			return cl.Feedback(ctx, answer.ID, rating, text)
 		default: // implicit: the next message is the only signal
-			reply := p.Thanks
-			if !ok {
-				reply = p.Correction
+			reply, neutral := p.NextMessage(ok, cfg.Neutral, hashString(session+"/next"))
+			if neutral {
+				mu.Lock()
+				neutrals++
+				mu.Unlock()
 			}
 			msgs := append(q, Message{Role: "assistant", Content: answer.Text}, Message{Role: "user", Content: reply})
 			_, err := cl.Chat(ctx, ChatRequest{Session: session, Messages: msgs, MaxTokens: 8, Temperature: cfg.Temperature, Seed: &s})
 			return err
 		}
 	})
-	return satisfied, shown, err
+	return satisfied, neutrals, shown, err
 }
 
 // evaluate asks the persona's held-out prompts and the retention facts as

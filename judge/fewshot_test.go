@@ -45,7 +45,8 @@ func (s *labelScorer) NextLogprobs(ctx context.Context, msgs []chat.Message, beg
 }
 
 // TestFewShotVerdict: a user's next message is read by the few-shot prompt,
-// the likeliest label winning by more than the threshold; a correction
+// the likeliest label (neutral raised by its bias) winning by more than the
+// threshold; a correction
 // becomes the hint as it stands. A tool result, and a turn with written
 // feedback, are read by the zero-shot prefill instead.
 func TestFewShotVerdict(t *testing.T) {
@@ -54,9 +55,11 @@ func TestFewShotVerdict(t *testing.T) {
 		"Thank you, that helps.":  {-0.4, -3.5, -1.3},
 		"Where do penguins live?": {-1.0, -0.8, -1.2},
 		"Hmm, OK I guess, maybe?": {-0.70, -3, -0.72},
+		// −1 by the raw log-probabilities; 0 with the neutral bias.
+		"And what about Spain?": {-0.8, -1.5, -0.6},
 	}}
 	j := New(b, Config{Verdict: VerdictFewShot, Threshold: 0.05, NoGeneratedHints: true}, quietLog())
-	want := map[string]int{"Too wordy, cut it down.": -1, "Thank you, that helps.": 1, "Where do penguins live?": 0, "Hmm, OK I guess, maybe?": 0}
+	want := map[string]int{"Too wordy, cut it down.": -1, "Thank you, that helps.": 1, "Where do penguins live?": 0, "Hmm, OK I guess, maybe?": 0, "And what about Spain?": 0}
 	for next, score := range want {
 		got, err := j.Judge(context.Background(), inputWithNext(next), Request{Score: true, Hint: true})
 		if err != nil {

@@ -127,6 +127,28 @@ func containsInt(s []int, v int) bool {
 	return false
 }
 
+// DefaultGGUFWeights is the weight dtype a server loads the GGUF file at
+// path with when none is asked for: "quant-f32" where every quantized
+// matrix has a float32-activation kernel on this CPU (quant.HasF32Kernel:
+// Q4_1 and Q8_0 with AVX2, as in the demo model) — the float32 model's
+// answers at about three times its decode speed (BENCHMARKS.md, "float32
+// activations over quantized blocks") and a fifth of its memory — else
+// "f32", the dequantized copy (other types would widen tiles for every
+// product, slower at decode than the copy).
+func DefaultGGUFWeights(path string) (string, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("weights for %s: %w", path, err)
+	}
+	defer f.Close()
+	for _, t := range f.Header.Tensors {
+		if qt := quant.Type(t.Type); qt.Supported() && !quant.HasF32Kernel(qt) {
+			return "f32", nil
+		}
+	}
+	return "quant-f32", nil
+}
+
 // IsGGUF reports whether path is a file that starts with the GGUF magic
 // (Ollama's blobs have no extension, so the name cannot tell).
 func IsGGUF(path string) bool { return gguf.IsFile(path) }
@@ -136,19 +158,23 @@ func IsGGUF(path string) bool { return gguf.IsFile(path) }
 // with (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K) stay quantized, in
 // the file's mapping (the rest are dequantized): quant quantizes
 // activations per block as llama.cpp does, so greedy ids follow llama.cpp's
-// rather than float32's. With "" or "f32" every tensor is dequantized to
+// rather than float32's. "quant-f32" keeps the same blocks but the
+// activations in float32 (quant.Matrix.F32Activations): the dequantized
+// model's numbers within float32 rounding, with the blocks' memory and
+// most of their speed. With "" or "f32" every tensor is dequantized to
 // float32 (transformers' GGUF loader's numbers).
 func LoadGGUF(path string, opts Options) (*Model, error) {
 	switch opts.WeightDType {
-	case "", "f32", "quant":
+	case "", "f32", "quant", "quant-f32":
 	default:
-		return nil, fmt.Errorf("load %s: weight dtype %q: GGUF weights load as f32 or quant (their blocks)", path, opts.WeightDType)
+		return nil, fmt.Errorf("load %s: weight dtype %q: GGUF weights load as f32, quant or quant-f32 (their blocks)", path, opts.WeightDType)
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
-	l := &ggufLoader{f: f, used: map[string]bool{}, keepBlocks: opts.WeightDType == "quant"}
+	l := &ggufLoader{f: f, used: map[string]bool{}, keepBlocks: strings.HasPrefix(opts.WeightDType, "quant"),
+		f32Activations: opts.WeightDType == "quant-f32"}
 	defer func() {
 		// Quantized matrices read their blocks from the mapping: it is
 		// unmapped once the last of them is unreachable, else now.
@@ -183,7 +209,9 @@ type ggufLoader struct {
 	// keepBlocks keeps quantized matrices as their blocks; mapping, set
 	// once one does, is the owner every such matrix keeps alive.
 	keepBlocks bool
-	mapping    *struct{ f *gguf.File }
+	// f32Activations marks the kept matrices for float32 activations.
+	f32Activations bool
+	mapping        *struct{ f *gguf.File }
 }
 
 // tensor returns the named tensor, checking its shape, given outermost
@@ -228,6 +256,9 @@ func (l *ggufLoader) linear(name string, out, in int, bias bool, heads int) (Lin
 	var lin Linear
 	if qt := quant.Type(t.Type); l.keepBlocks && qt.Supported() {
 		lin, err = NewQuantLinear(qt, out, in, raw)
+		if err == nil {
+			lin.Q.F32Activations = l.f32Activations
+		}
 		if err == nil && heads == 0 { // unpermuted rows are a heap copy
 			if l.mapping == nil {
 				l.mapping = &struct{ f *gguf.File }{l.f}

@@ -22,7 +22,9 @@ type ggufDemoFixture struct {
 
 // TestGGUFDemoGreedy decodes the demo GGUF greedily and compares the ids with
 // transformers' GGUF loader (testdata/gen_gguf_demo.py), which dequantizes
-// to float32 as clawrl does, so the ids must be equal. llama.cpp multiplies
+// to float32 as clawrl does, so the ids must be equal: on the dequantized
+// float32 copy and on the blocks with float32 activations ("quant-f32"),
+// whose sums differ from it only in float32 rounding. llama.cpp multiplies
 // with quantized activations and leaves the float32 path where two logits
 // are within its rounding (the first token of the France question: "The"
 // 25.33 vs "L" 25.24); the ids up to that point must agree with it too.
@@ -36,10 +38,23 @@ func TestGGUFDemoGreedy(t *testing.T) {
 	if err := json.Unmarshal(raw, &fx); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
+	for _, dtype := range []string{"f32", "quant-f32"} {
+		t.Run(dtype, func(t *testing.T) {
+			m, err := LoadWith(path, Options{WeightDType: dtype})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Weights.Quantized() != (dtype == "quant-f32") {
+				t.Fatalf("%s: weights quantized = %v", dtype, m.Weights.Quantized())
+			}
+			demoGreedy(t, m, fx)
+		})
 	}
+}
+
+// demoGreedy checks m's greedy ids on the fixture's cases against
+// transformers' and, up to their first disagreement, llama.cpp's.
+func demoGreedy(t *testing.T, m *Model, fx ggufDemoFixture) {
 	if c := m.Config; c.ModelType != Llama || c.NumHiddenLayers != 30 || c.HiddenSize != 576 || c.NumKeyValueHeads != 3 || !c.TieWordEmbeddings || c.RopeTheta != 100000 {
 		t.Fatalf("config %+v", c)
 	}

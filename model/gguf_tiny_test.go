@@ -17,7 +17,8 @@ import (
 // norms; their tensors cycle through all thirteen types clawrl reads) and
 // compares with transformers' GGUF loader — every logit within 1e-4 of its
 // float64 forward pass on the dequantized weights, the same float32
-// greedy ids — and with llama.cpp's tokenizer and greedy ids, up to where
+// greedy ids, with the weights dequantized and kept as blocks computed
+// with float32 activations — and with llama.cpp's tokenizer and greedy ids, up to where
 // llama.cpp's quantized activations leave transformers' path.
 func TestGGUFTinyParity(t *testing.T) {
 	raw, err := os.ReadFile("testdata/gguf_tiny.json")
@@ -59,57 +60,62 @@ func TestGGUFTinyParity(t *testing.T) {
 			if ids := tok.Encode(c.Text); !slices.Equal(ids, c.IDs) || !slices.Equal(ids, c.IDsLlamaCpp) {
 				t.Errorf("tokens %v\ntransformers %v\nllama.cpp %v", ids, c.IDs, c.IDsLlamaCpp)
 			}
-			m, err := Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m.Config.ModelType != Family(arch) {
-				t.Fatalf("family %s", m.Config.ModelType)
-			}
-			logits, err := m.Logits(context.Background(), c.IDs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			V := m.Config.VocabSize
-			bad := 0
-			for pos, want := range c.Logits {
-				for j, w := range want {
-					if got := float64(logits[pos*V+j]); !closeRel(got, w) {
-						if bad++; bad <= 5 {
-							t.Errorf("position %d logit %d: %.7g, transformers %.7g", pos, j, got, w)
-						}
-					}
-				}
-			}
-			if bad > 0 {
-				t.Fatalf("%d of %d logits differ from transformers by more than %g", bad, len(c.Logits)*V, parityTol)
-			}
-			seq := m.NewSequence()
-			last, err := m.Prefill(context.Background(), seq, c.IDs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []int32
-			for len(got) < len(c.GreedyHF) {
-				id := int32(argmax(last))
-				got = append(got, id)
-				all, err := m.DecodeStep([]*Sequence{seq}, []int32{id}, nil)
+			// The dequantized float32 copy, and the blocks with float32
+			// activations (packed kernels where they exist, widened tiles
+			// for the rest): both are transformers' numbers.
+			for _, dtype := range []string{"f32", "quant-f32"} {
+				m, err := LoadWith(path, Options{WeightDType: dtype})
 				if err != nil {
 					t.Fatal(err)
 				}
-				last = all[0]
+				if m.Config.ModelType != Family(arch) {
+					t.Fatalf("family %s", m.Config.ModelType)
+				}
+				logits, err := m.Logits(context.Background(), c.IDs, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				V := m.Config.VocabSize
+				bad := 0
+				for pos, want := range c.Logits {
+					for j, w := range want {
+						if got := float64(logits[pos*V+j]); !closeRel(got, w) {
+							if bad++; bad <= 5 {
+								t.Errorf("position %d logit %d: %.7g, transformers %.7g", pos, j, got, w)
+							}
+						}
+					}
+				}
+				if bad > 0 {
+					t.Fatalf("%d of %d logits differ from transformers by more than %g", bad, len(c.Logits)*V, parityTol)
+				}
+				seq := m.NewSequence()
+				last, err := m.Prefill(context.Background(), seq, c.IDs, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []int32
+				for len(got) < len(c.GreedyHF) {
+					id := int32(argmax(last))
+					got = append(got, id)
+					all, err := m.DecodeStep([]*Sequence{seq}, []int32{id}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					last = all[0]
+				}
+				if !slices.Equal(got, c.GreedyHF) {
+					t.Errorf("greedy %v, transformers %v", got, c.GreedyHF)
+				}
+				agree := 0
+				for agree < len(c.GreedyHF) && c.GreedyHF[agree] == c.GreedyLlamaCpp[agree] {
+					agree++
+				}
+				if !slices.Equal(got[:agree], c.GreedyLlamaCpp[:agree]) {
+					t.Errorf("greedy %v, llama.cpp %v", got, c.GreedyLlamaCpp)
+				}
+				t.Logf("%s %s: %d types, %d logits within %g of transformers; greedy equal to transformers (%d ids), to llama.cpp for %d", arch, dtype, len(types), len(c.Logits)*V, parityTol, len(got), agree)
 			}
-			if !slices.Equal(got, c.GreedyHF) {
-				t.Errorf("greedy %v, transformers %v", got, c.GreedyHF)
-			}
-			agree := 0
-			for agree < len(c.GreedyHF) && c.GreedyHF[agree] == c.GreedyLlamaCpp[agree] {
-				agree++
-			}
-			if !slices.Equal(got[:agree], c.GreedyLlamaCpp[:agree]) {
-				t.Errorf("greedy %v, llama.cpp %v", got, c.GreedyLlamaCpp)
-			}
-			t.Logf("%s: %d types, %d logits within %g of transformers; greedy equal to transformers (%d ids), to llama.cpp for %d", arch, len(types), len(c.Logits)*V, parityTol, len(got), agree)
 		})
 	}
 }

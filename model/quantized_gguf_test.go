@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clawrl/clawrl/modelref/demotest"
+	"github.com/clawrl/clawrl/quant"
 )
 
 // The demo GGUF served on its quantized blocks (WeightDType "quant") follows
@@ -92,5 +93,25 @@ func TestGGUFDemoQuantized(t *testing.T) {
 	t.Logf("prefill logits: max |quantized - float32| = %.4f of the logit range", worst)
 	if worst > 0.06 {
 		t.Errorf("quantized logits differ from float32 by %.4f of the range", worst)
+	}
+}
+
+// A server's default weights for a GGUF file are its blocks with float32
+// activations where every quantized type has a packed kernel on this CPU
+// (the demo model's Q4_1 and Q8_0 with AVX2), else the float32 copy (the
+// tiny fixtures hold K-quants, which have none).
+func TestDefaultGGUFWeights(t *testing.T) {
+	want := "f32"
+	if quant.HasF32Kernel(quant.Q4_1) && quant.HasF32Kernel(quant.Q8_0) {
+		want = "quant-f32"
+	}
+	for path, want := range map[string]string{demotest.GGUF(t): want, "testdata/tiny_llama.gguf": "f32"} {
+		got, err := DefaultGGUFWeights(path)
+		if err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", path, got, err, want)
+		}
+	}
+	if _, err := DefaultGGUFWeights("testdata/gguf_tiny.json"); err == nil {
+		t.Error("a JSON file: no error")
 	}
 }

@@ -13,3 +13,7 @@ func fastDots4(vnni, avx2 bool) map[Type]dot4Func { return map[Type]dot4Func{} }
 func quantizeQ8Fast(qs []int8, ds []float32, isums []int32, x []float32) bool { return false }
 
 func fastGemv8(vnni, avx2 bool) map[Type]gemv8Func { return map[Type]gemv8Func{} }
+
+func fastGemvF32(avx2 bool) map[Type]gemvF32Func { return map[Type]gemvF32Func{} }
+
+func fastGemvF32x4(avx2 bool) map[Type]gemvF32x4Func { return map[Type]gemvF32x4Func{} }

@@ -3,6 +3,7 @@ package quant
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/clawrl/clawrl/blas"
 )
@@ -64,6 +65,10 @@ var dequantMinT = 1 << 30
 func MatMul(out, x []float32, T int, m *Matrix) {
 	if len(x) < T*m.Cols || len(out) < T*m.Rows {
 		panic(fmt.Sprintf("quant: MatMul [%d, %d]·[%d, %d]ᵀ with len(x)=%d len(out)=%d", T, m.Cols, m.Rows, m.Cols, len(x), len(out)))
+	}
+	if m.F32Activations {
+		matMulF32(out, x, T, m)
+		return
 	}
 	if T >= dequantMinT {
 		matMulDequant(out, x, T, m)
@@ -145,12 +150,16 @@ func packedGroups(out []float32, a *Act, T int, m *Matrix, pk []byte, g0, g1 int
 // small, so each region's start and join is a real share of the time);
 // otherwise it is MatMul on each. Results equal separate MatMul calls.
 func MatMulShared(outs [][]float32, x []float32, T int, ms []*Matrix) {
+	if ms[0].F32Activations {
+		matMulSharedF32(outs, x, T, ms)
+		return
+	}
 	pks := make([][]byte, len(ms))
 	rows := 0
 	var work int64
 	for i, m := range ms {
 		pks[i] = m.packedData()
-		if pks[i] == nil || T >= packedMaxT || m.Cols != ms[0].Cols || kquant(m.Type) != kquant(ms[0].Type) ||
+		if pks[i] == nil || m.F32Activations || T >= packedMaxT || m.Cols != ms[0].Cols || kquant(m.Type) != kquant(ms[0].Type) ||
 			len(x) < T*m.Cols || len(outs[i]) < T*m.Rows {
 			for j, m := range ms {
 				MatMul(outs[j], x, T, m)
@@ -183,14 +192,25 @@ func MatMulShared(outs [][]float32, x []float32, T int, ms []*Matrix) {
 func matMulDequant(out, x []float32, T int, m *Matrix) {
 	const tile = 64
 	parallelRows(m.Rows, int64(T)*int64(len(m.Data)), func(r0, r1 int) {
-		w := make([]float32, tile*m.Cols)
+		// The tile buffer is pooled: a prefill runs this for every chunk
+		// of every matrix, and fresh buffers grew the heap by a third of
+		// the demo model's peak RSS.
+		buf := tilePool.Get().(*[]float32)
+		defer tilePool.Put(buf)
+		*buf = grow(*buf, tile*m.Cols)
+		w := *buf
+		pk := m.packedCopy()
 		for rt := r0; rt < r1; rt += tile {
 			re := min(rt+tile, r1)
-			m.DequantizeRows(w, rt, re)
+			if pk == nil || !m.unpackRows(w, pk, rt, re) {
+				m.DequantizeRows(w, rt, re)
+			}
 			blas.SgemmGo(false, true, T, re-rt, m.Cols, 1, x, m.Cols, w, m.Cols, 0, out[rt:], m.Rows)
 		}
 	})
 }
+
+var tilePool = sync.Pool{New: func() any { return new([]float32) }}
 
 // DequantizeRows widens rows [r0, r1) into dst[(r1-r0)·Cols].
 func (m *Matrix) DequantizeRows(dst []float32, r0, r1 int) {
@@ -221,18 +241,35 @@ func MatMulNN(out, dy []float32, T int, m *Matrix, accumulate bool) {
 
 // parallelRows splits [0, n) rows across GOMAXPROCS workers (pool.go) in
 // rowTile-aligned chunks when the bytes to stream justify the start-up.
+// There are chunksPerWorker chunks per worker, taken from a shared counter
+// (as ggml's matmul does): a worker that starts late, or shares its core
+// with another process, takes fewer chunks instead of holding up the join.
 func parallelRows(n int, work int64, fn func(r0, r1 int)) {
 	workers := maxWorkers()
 	if work < 1<<15 || workers <= 1 || n <= rowTile {
 		fn(0, n)
 		return
 	}
-	chunks := min(workers, (n+rowTile-1)/rowTile)
+	chunks := min(chunksPerWorker*workers, (n+rowTile-1)/rowTile)
 	per := ((n+chunks-1)/chunks + rowTile - 1) / rowTile * rowTile
-	fns := make([]func(), 0, chunks)
-	for lo := 0; lo < n; lo += per {
-		hi := min(lo+per, n)
-		fns = append(fns, func() { fn(lo, hi) })
+	var next atomic.Int64
+	take := func() {
+		for {
+			lo := int(next.Add(1)-1) * per
+			if lo >= n {
+				return
+			}
+			fn(lo, min(lo+per, n))
+		}
+	}
+	fns := make([]func(), min(workers, (n+per-1)/per))
+	for i := range fns {
+		fns[i] = take
 	}
 	runParallel(fns)
 }
+
+// chunksPerWorker is how many chunks parallelRows cuts per worker: enough
+// to even out a late start, few enough that each chunk streams a long run
+// of rows.
+const chunksPerWorker = 4

@@ -146,3 +146,31 @@ func BenchmarkDot(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatMulStream streams matrices too large for the caches at T=1
+// (Qwen3-0.6B's tied Q6_K head, 151,936×1,024, 127 MB; a 35 MB Q4_K
+// stack), as decode does with every matrix: GB/cpu-s is the weight bytes
+// per CPU-second, the figure the packed kernels' prefetch distance was
+// chosen by. The blocks are random bytes (the speed does not depend on the
+// values).
+func BenchmarkMatMulStream(b *testing.B) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, s := range []struct {
+		t          Type
+		rows, cols int
+	}{{Q6_K, 151936, 1024}, {Q4_K, 61440, 1024}} {
+		m := randomBlocks(rng, s.t, s.rows, s.cols)
+		m.packedData()
+		x := randRow(rng, s.cols, 1)
+		out := make([]float32, s.rows)
+		b.Run(fmt.Sprintf("%v_%dx%d", s.t, s.rows, s.cols), func(b *testing.B) {
+			cpu0 := processCPU()
+			for b.Loop() {
+				MatMul(out, x, 1, m)
+			}
+			cpu := float64((processCPU() - cpu0).Nanoseconds()) / float64(b.N)
+			b.ReportMetric(cpu, "cpu-ns/op")
+			b.ReportMetric(float64(len(m.Data))/cpu, "GB/cpu-s")
+		})
+	}
+}

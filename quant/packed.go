@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 )
 
 // Interleaved ("packed") weights for decode. The one-row dot products spend
@@ -82,6 +83,7 @@ func packedBlockBytes(t Type) int {
 type packedState struct {
 	once sync.Once
 	data []byte
+	made atomic.Bool // data is set (for readers that must not make it)
 }
 
 // packedData returns m's interleaved copy, or nil when this CPU has no
@@ -95,10 +97,20 @@ func (m *Matrix) packedData() []byte {
 	}
 	m.pk.once.Do(func() {
 		m.pk.data = pack(m)
+		m.pk.made.Store(true)
 		if m.owner != nil { // Data is a file mapping: decode reads only the copy
 			releasePages(m.Data)
 		}
 	})
+	return m.pk.data
+}
+
+// packedCopy is m's packed copy if one has been made, else nil (it makes
+// none).
+func (m *Matrix) packedCopy() []byte {
+	if m.pk == nil || !m.pk.made.Load() {
+		return nil
+	}
 	return m.pk.data
 }
 

@@ -11,6 +11,8 @@
 // sums of 16) for the K-quants. The Q8 activation rounding follows
 // llama.cpp's x86 path (scale 127/amax, round half to even, scale stored
 // as float16), so a row's products match llama.cpp's to float rounding.
+// A Matrix with F32Activations keeps the activations in float32 instead
+// (f32act.go): the dequantized model's numbers, at a little more compute.
 //
 // Type numbers are GGML's, so a GGUF tensor's type maps to a Type directly.
 package quant
@@ -98,7 +100,12 @@ type Matrix struct {
 	Rows, Cols int
 	Data       []byte
 	rowBytes   int
-	pk         *packedState // interleaved copy for decode, made on first use
+	// F32Activations keeps the activations of products with m in float32
+	// (f32act.go) instead of quantizing them to 8 bits per block as
+	// llama.cpp does: the dequantized float32 model's numbers, at a little
+	// more compute per weight.
+	F32Activations bool
+	pk             *packedState // interleaved copy for decode, made on first use
 	// owner is kept reachable as long as the matrix is: a loader whose
 	// Data lives in a file mapping attaches the mapping's closer to it.
 	owner any

@@ -160,7 +160,8 @@ func (f *agentFlags) config() agent.Config {
 
 func newAgentTrainCmd() *cobra.Command {
 	var f agentFlags
-	var batch, rank, microTokens int
+	var batch, rank, microTokens, maxQueued int
+	var advNorm string
 	var lr, prmCoef float64
 	var staleness, versions int64
 	var duration time.Duration
@@ -253,7 +254,7 @@ trained twice). Progress: clawrl status --data DIR, or /metrics at
 				log.Info("dropped the steps of episodes a previous run left unfinished", "turns", dropped)
 			}
 			cfg := f.config()
-			cfg.PRMCoef, cfg.DropUniform, cfg.Run = prmCoef, dropUniform, run
+			cfg.PRMCoef, cfg.DropUniform, cfg.Run, cfg.AdvantageNorm = prmCoef, dropUniform, run, advNorm
 			var prm agent.StepScorer
 			if prmCoef != 0 {
 				prm = agent.JudgeScorer{Judge: judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{EvalVotes: 1}, log)}
@@ -272,7 +273,7 @@ trained twice). Progress: clawrl status --data DIR, or /metrics at
 			log.Info("agent training", "env", f.env, "tasks", len(tasks), "samples", cfg.Samples, "concurrency", cfg.Concurrency,
 				"batch", batch, "from_version", sched.Current().Version, "until_version", versions)
 			err = runner.Train(ctx, agent.TrainOptions{Tasks: tasks, Scheduler: sched, Versions: versions, Duration: duration,
-				Seed: uint64(f.seed), StatusDir: f.data})
+				Seed: uint64(f.seed), StatusDir: f.data, MaxQueued: maxQueued, BatchSize: batch})
 			snap := runner.Stats().Snapshot()
 			snap.Env = f.env
 			_ = agent.WriteStatus(f.data, snap)
@@ -295,6 +296,8 @@ trained twice). Progress: clawrl status --data DIR, or /metrics at
 	fs.DurationVar(&duration, "duration", 0, "stop after this long (0: no bound)")
 	fs.Float64Var(&prmCoef, "prm-coef", 0, "add coef · mean PRM step score (the judge on the base weights) to each episode's outcome")
 	fs.BoolVar(&dropUniform, "drop-uniform", false, "drop steps whose advantage is 0 (every episode of the task scored the same) instead of training on them")
+	fs.IntVar(&maxQueued, "max-queued", 0, "pause new task groups while this many samples wait for the trainer (0: --batch-size; -1: no bound)")
+	fs.StringVar(&advNorm, "adv-norm", agent.NormStd, "advantage normalisation per (task, step): std ((r − mean)/std, GRPO) or mean (r − mean only)")
 	fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus /metrics here (host:port)")
 	fs.StringVar(&run, "run", "run", "name of this run in the recorded session keys")
 	fs.StringVar(&initAdapter, "init-adapter", "", "start the policy from this PEFT adapter (a clawrl train sft --out folder: a warm start) instead of a fresh LoRA")

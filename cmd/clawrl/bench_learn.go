@@ -36,6 +36,7 @@ type benchLearnOptions struct {
 	quick                       bool
 	teacherEachRound            bool
 	hintPlacement               string
+	neutral                     bench.NeutralShare
 }
 
 func newBenchLearnCmd() *cobra.Command {
@@ -89,6 +90,8 @@ combined method at --lr=1e-3, 2 rounds of 8 rated turns, answers of at most
 	f.DurationVar(&o.versionTimeout, "version-timeout", 10*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
 	f.StringVar(&o.hintPlacement, "hint-placement", "user", "where the loop's teacher sees the written feedback (passed to every server as --hint-placement; the teacher ceiling asks the same way): user or system+user")
 	f.BoolVar(&o.teacherEachRound, "teacher-each-round", false, "also measure the loop's teacher (the served policy with the written feedback in context) after every learning round")
+	f.Float64Var(&o.neutral.Satisfied, "neutral", 0.3, "implicit feedback: share of satisfied users who just move on with a neutral follow-up question instead of thanks")
+	f.Float64Var(&o.neutral.Unsatisfied, "neutral-unsatisfied", 0.1, "implicit feedback: share of unsatisfied users who move on with a neutral follow-up instead of a correction")
 	f.BoolVar(&o.quick, "quick", false, "the CI scenario (≤ 5 minutes on the demo model): flags given explicitly still win")
 	return cmd
 }
@@ -154,6 +157,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 	cfg := bench.Config{Arms: arms, Personas: personas, Versions: o.versions, PerVersion: o.perVersion,
 		EvalPrompts: o.evalPrompts, Retention: o.retention, Feedback: o.feedback, MaxTokens: o.maxTokens,
 		RetentionTokens: o.retentionTokens, Temperature: o.temperature, Concurrency: o.concurrency, VersionTimeout: o.versionTimeout, TeacherEachRound: o.teacherEachRound, HintPlacement: placement}
+	cfg.Neutral = o.neutral
 	for s := range o.seeds {
 		cfg.Seeds = append(cfg.Seeds, int64(s+1))
 	}

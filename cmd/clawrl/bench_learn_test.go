@@ -80,10 +80,11 @@ func TestBenchLearnPlumbing(t *testing.T) {
 		t.Errorf("no table on stdout:\n%s", b)
 	}
 
-	// Implicit feedback: the users only answer in the same session.
+	// Implicit feedback: the users only answer in the same session, here
+	// every one with a neutral follow-up.
 	implicit := t.TempDir()
 	cmd = exec.Command(exe, "bench", "learn", "--out", implicit, "--arms", "off", "--personas", "tldr", "--feedback", "implicit",
-		"--per-version", "2", "--eval-prompts", "1", "--retention", "1", "--max-tokens", "8")
+		"--per-version", "2", "--eval-prompts", "1", "--retention", "1", "--max-tokens", "8", "--neutral", "1", "--neutral-unsatisfied", "1")
 	cmd.Env = append(os.Environ(), testEngineEnv+"=scripted")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("bench learn --feedback implicit: %v\n%s", err, b)
@@ -111,6 +112,17 @@ func TestBenchLearnPlumbing(t *testing.T) {
 	}
 	if mains != 4 || len(sessions) != 2 {
 		t.Errorf("implicit mode: %d main turns in %d sessions, want 4 in 2:\n%s", mains, len(sessions), log)
+	}
+	js, err = os.ReadFile(filepath.Join(implicit, "learn.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = learnReport{}
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatalf("learn.json: %v", err)
+	}
+	if len(rep.Runs) != 1 || len(rep.Runs[0].Evals) != 2 || rep.Runs[0].Evals[1].TrainNeutral != 2 {
+		t.Errorf("implicit mode, --neutral 1: want 2 of 2 training turns answered neutrally:\n%s", js)
 	}
 }
 

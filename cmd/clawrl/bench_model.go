@@ -151,7 +151,7 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 	f := cmd.Flags()
 	f.StringVar(&arch, "arch", "qwen3", "architecture of the random model: qwen3, qwen2 or llama")
 	f.StringVar(&size, "size", model.SizeTiny, "size of the random model: tiny or 0.6b")
-	f.StringVar(&dtype, "dtype", "f32", "weights in memory: f32 or bf16")
+	f.StringVar(&dtype, "dtype", "f32", "weights in memory: f32 or bf16; for a GGUF file quant (its blocks with llama.cpp's 8-bit activations, the default here, to compare with llama.cpp), quant-f32 (its blocks with float32 activations, what serve runs by default where the kernels exist) or f32")
 	f.StringVar(&dir, "model", "", "benchmark this model instead of a random one: "+modelFlagHelp)
 	f.IntVar(&promptLen, "prompt", 128, "prompt tokens for prefill")
 	f.IntVar(&decodeLen, "decode", 32, "tokens to decode")

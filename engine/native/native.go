@@ -46,8 +46,11 @@ type Options struct {
 	// PrefixCacheBytes bounds the KV caches kept for prefix reuse (default
 	// 1 GiB; negative turns the cache off).
 	PrefixCacheBytes int64
-	// WeightDType is model.Options.WeightDType: "" (the checkpoint's own),
-	// "quant" (a GGUF file's blocks stay quantized), "f32" or "bf16".
+	// WeightDType is model.Options.WeightDType: "" (the checkpoint's own;
+	// for a GGUF file, model.DefaultGGUFWeights: its blocks with float32
+	// activations where this CPU has the kernels, else a float32 copy),
+	// "quant" (a GGUF file's blocks with llama.cpp's int8 activations),
+	// "quant-f32", "f32" or "bf16".
 	WeightDType string
 }
 
@@ -75,7 +78,14 @@ type Engine struct {
 // Open loads the checkpoint in dir (config.json, *.safetensors,
 // tokenizer.json, tokenizer_config.json) and starts the scheduler.
 func Open(dir string, opts Options) (*Engine, error) {
-	m, err := model.LoadWith(dir, model.Options{WeightDType: opts.WeightDType})
+	dtype := opts.WeightDType
+	if dtype == "" && model.IsGGUF(dir) {
+		var err error
+		if dtype, err = model.DefaultGGUFWeights(dir); err != nil {
+			return nil, fmt.Errorf("native engine: %w", err)
+		}
+	}
+	m, err := model.LoadWith(dir, model.Options{WeightDType: dtype})
 	if err != nil {
 		return nil, fmt.Errorf("native engine: %w", err)
 	}

@@ -1,0 +1,182 @@
+package quant
+
+// Float32 activations over quantized weights. llama.cpp (and MatMul by
+// default) rounds each activation row to 8 bits per block before its dot
+// products; on a small model that rounding alone changes greedy answers
+// (the demo model's "capital of France" becomes "L'Étoile…" instead of the
+// float32 model's "Paris"). A Matrix with F32Activations set keeps the
+// activations in float32: its decode kernels widen each block's integers
+// to float32 in registers and multiply with FMAs (packedf32_amd64.s, on
+// the same packed copy as the int8 kernels), and everything else (larger
+// batches, types without such a kernel, the pure-Go build) widens tiles of
+// rows and runs blas's float32 kernels. Either way only the weights are
+// rounded, as in the dequantized float32 model, whose logits these equal
+// within float32 rounding.
+
+// gemvF32Func computes out[0:8] for one packed group (nb blocks at w)
+// against one float32 activation row x, with sx its sums per block of 32
+// (read by the types with a minimum, Q4_1).
+type gemvF32Func func(nb int, w *byte, x *float32, sx *float32, out *float32)
+
+// gemvF32 are the float32-activation packed kernels this CPU runs.
+var gemvF32 = fastGemvF32(hasAVX2)
+
+// gemvF32x4Func is gemvF32Func for four tokens at once (their rows ldx
+// bytes apart in x, ldsx in sx; outputs ldo bytes apart): each block is
+// widened once for all four.
+type gemvF32x4Func func(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+// gemvF32x4 are the four-token kernels this CPU runs.
+var gemvF32x4 = fastGemvF32x4(hasAVX2)
+
+// f32PackedMaxT is the batch from which float32-activation matmuls widen
+// tiles of rows and run blas instead of the packed kernels, which redo the
+// widening for every token; BENCHMARKS.md ("float32 activations over
+// quantized blocks") has the measurements that chose it.
+var f32PackedMaxT = 32
+
+// matMulF32 is MatMul for a matrix with F32Activations.
+func matMulF32(out, x []float32, T int, m *Matrix) {
+	pk := m.f32PackedData(T)
+	if pk == nil {
+		matMulDequant(out, x, T, m)
+		return
+	}
+	sx := blockSums(m.Type, x[:T*m.Cols])
+	parallelRows(m.Rows, int64(T)*int64(len(m.Data)), func(r0, r1 int) {
+		packedGroupsF32(out, x, sx, T, m, pk, r0/packRows, r1/packRows)
+	})
+}
+
+// f32PackedData is m's packed copy when a float32-activation packed kernel
+// runs m at batch T, else nil.
+func (m *Matrix) f32PackedData(T int) []byte {
+	if gemvF32[m.Type] == nil || T >= f32PackedMaxT {
+		return nil
+	}
+	return m.packedData()
+}
+
+// blockSums returns Σx per block of 32 of x when t's kernel reads them
+// (Q4_1's minimum), else nil.
+func blockSums(t Type, x []float32) []float32 {
+	if t != Q4_1 {
+		return nil
+	}
+	sx := make([]float32, len(x)/QK)
+	for b := range sx {
+		var s float32
+		for _, v := range x[b*QK : (b+1)*QK] {
+			s += v
+		}
+		sx[b] = s
+	}
+	return sx
+}
+
+// packedGroupsF32 runs groups [g0, g1) of m's packed copy pk for T tokens
+// of float32 activations x (sx: their block sums, or nil).
+func packedGroupsF32(out, x, sx []float32, T int, m *Matrix, pk []byte, g0, g1 int) {
+	k, k4 := gemvF32[m.Type], gemvF32x4[m.Type]
+	nb := m.Cols / m.Type.BlockSize()
+	gsize := nb * packedBlockBytes(m.Type)
+	T4 := 0 // tokens done four at a time
+	if k4 != nil {
+		T4 = T / 4 * 4
+	}
+	sums := func(t int) *float32 {
+		if sx == nil {
+			return nil
+		}
+		return &sx[t*nb]
+	}
+	for g := g0; g < g1; g++ {
+		w := &pk[g*gsize]
+		for t := 0; t < T4; t += 4 {
+			k4(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, &out[t*m.Rows+g*packRows], 4*m.Rows)
+		}
+		for t := T4; t < T; t++ {
+			k(nb, w, &x[t*m.Cols], sums(t), &out[t*m.Rows+g*packRows])
+		}
+	}
+}
+
+// matMulSharedF32 is MatMulShared for matrices with F32Activations: one
+// parallel region over all their rows where all run packed kernels.
+func matMulSharedF32(outs [][]float32, x []float32, T int, ms []*Matrix) {
+	pks := make([][]byte, len(ms))
+	rows := 0
+	var work int64
+	for i, m := range ms {
+		pks[i] = m.f32PackedData(T)
+		if pks[i] == nil || m.Cols != ms[0].Cols || len(x) < T*m.Cols || len(outs[i]) < T*m.Rows {
+			for j, m := range ms {
+				MatMul(outs[j], x, T, m)
+			}
+			return
+		}
+		rows += m.Rows
+		work += int64(T) * int64(len(m.Data))
+	}
+	var sx []float32
+	for _, m := range ms {
+		if sx = blockSums(m.Type, x[:T*m.Cols]); sx != nil {
+			break
+		}
+	}
+	parallelRows(rows, work, func(r0, r1 int) {
+		off := 0
+		for i, m := range ms {
+			lo, hi := max(r0, off), min(r1, off+m.Rows)
+			if lo < hi {
+				packedGroupsF32(outs[i], x, sx, T, m, pks[i], (lo-off)/packRows, (hi-off)/packRows)
+			}
+			off += m.Rows
+		}
+	})
+}
+
+// HasF32Kernel reports whether this CPU runs decode-sized float32-activation
+// products with t's blocks on a packed kernel (else they widen tiles of
+// rows to float32 for every product, slower at decode than a float32 copy).
+func HasF32Kernel(t Type) bool { return gemvF32[t] != nil }
+
+// unpackRows widens rows [r0, r1) (whole groups) of m from its packed copy
+// pk into dst, bitwise as DequantizeRows does from the blocks, and reports
+// whether it could (Q4_1 and Q8_0). Once packed, a file-mapped matrix's
+// blocks have left the resident set; widening from the copy keeps them out.
+func (m *Matrix) unpackRows(dst []float32, pk []byte, r0, r1 int) bool {
+	if (m.Type != Q4_1 && m.Type != Q8_0) || r0%packRows != 0 || r1%packRows != 0 {
+		return false
+	}
+	nb := m.Cols / QK
+	size := packedBlockBytes(m.Type)
+	for r := r0; r < r1; r++ {
+		g, lane := r/packRows, r%packRows
+		row := dst[(r-r0)*m.Cols : (r-r0+1)*m.Cols]
+		for b := 0; b < nb; b++ {
+			blk := pk[(g*nb+b)*size : (g*nb+b+1)*size]
+			out := row[b*QK : (b+1)*QK]
+			switch m.Type {
+			case Q4_1:
+				d := F16ToF32(uint16(blk[128+2*lane]) | uint16(blk[129+2*lane])<<8)
+				mn := F16ToF32(uint16(blk[144+2*lane]) | uint16(blk[145+2*lane])<<8)
+				for k := 0; k < 4; k++ {
+					for i := 0; i < 4; i++ {
+						q := blk[32*k+4*lane+i]
+						out[4*k+i] = float32(d*float32(q&0x0f)) + mn
+						out[16+4*k+i] = float32(d*float32(q>>4)) + mn
+					}
+				}
+			case Q8_0:
+				d := F16ToF32(uint16(blk[256+2*lane]) | uint16(blk[257+2*lane])<<8)
+				for k := 0; k < 8; k++ {
+					for i := 0; i < 4; i++ {
+						out[4*k+i] = float32(int8(blk[32*k+4*lane+i]^0x80)) * d
+					}
+				}
+			}
+		}
+	}
+	return true
+}

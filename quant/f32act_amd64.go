@@ -1,0 +1,31 @@
+//go:build !purego
+
+package quant
+
+//go:noescape
+func gemvQ4_1x8F32(nb int, w *byte, x *float32, sx *float32, out *float32)
+
+//go:noescape
+func gemvQ8_0x8F32(nb int, w *byte, x *float32, sx *float32, out *float32)
+
+// fastGemvF32 are the float32-activation packed kernels (AVX2, FMA, F16C).
+func fastGemvF32(avx2 bool) map[Type]gemvF32Func {
+	if !avx2 {
+		return map[Type]gemvF32Func{}
+	}
+	return map[Type]gemvF32Func{Q4_1: gemvQ4_1x8F32, Q8_0: gemvQ8_0x8F32}
+}
+
+//go:noescape
+func gemvQ4_1x8F32x4(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+//go:noescape
+func gemvQ8_0x8F32x4(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+// fastGemvF32x4 are the four-token forms of fastGemvF32's kernels.
+func fastGemvF32x4(avx2 bool) map[Type]gemvF32x4Func {
+	if !avx2 {
+		return map[Type]gemvF32x4Func{}
+	}
+	return map[Type]gemvF32x4Func{Q4_1: gemvQ4_1x8F32x4, Q8_0: gemvQ8_0x8F32x4}
+}

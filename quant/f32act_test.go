@@ -1,0 +1,175 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randomBlocks is a [rows, cols] matrix of t whose blocks are random bytes
+// (every nibble and byte value a file may hold) with scales set to modest
+// float16 values.
+func randomBlocks(rng *rand.Rand, t Type, rows, cols int) *Matrix {
+	rb, _ := t.RowBytes(cols)
+	data := make([]byte, rows*rb)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	bb := t.BlockBytes()
+	for b := 0; b < len(data)/bb; b++ {
+		blk := data[b*bb:]
+		// d (and m or dmin): ±2^-8·(1..2), so no float overflows.
+		offs := []int{0, 2}
+		if t == Q6_K {
+			offs = []int{208}
+		}
+		for _, off := range offs {
+			blk[off], blk[off+1] = byte(rng.Uint32()), 0x1c|byte(rng.Uint32()&0x80)|byte(rng.Uint32()&3)
+		}
+	}
+	m, err := NewMatrix(t, rows, cols, data)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// With F32Activations, MatMul equals the float64 dot of the dequantized
+// weights with the unrounded activations within float32 rounding (a bound
+// 100× tighter than the int8 path's), on the packed float32 kernels (at
+// every batch, forced) and on the widened-tile path, for quantized and for
+// random-byte blocks; 37 rows take the unpacked path.
+func TestF32ActivationsMatchDequantized(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	defer func(v int) { f32PackedMaxT = v }(f32PackedMaxT)
+	for _, ty := range allTypes {
+		for _, rows := range []int{64, 37} {
+			const cols = 512
+			for _, src := range []string{"quantized", "random"} {
+				m := quantRows(ty, randRow(rng, rows*cols, 0.05), rows, cols)
+				if src == "random" {
+					if ty != Q4_1 && ty != Q8_0 {
+						continue // the reference dequantizer is the same code either way
+					}
+					m = randomBlocks(rng, ty, rows, cols)
+				}
+				m.F32Activations = true
+				wf := make([]float32, rows*cols)
+				m.DequantizeRows(wf, 0, rows)
+				for _, T := range []int{1, 3, 9} {
+					x := randRow(rng, T*cols, 1)
+					for _, path := range []string{"packed", "tiles"} {
+						f32PackedMaxT = 1 << 30
+						if path == "tiles" {
+							f32PackedMaxT = 0
+						}
+						out := make([]float32, T*rows)
+						MatMul(out, x, T, m)
+						for tk := 0; tk < T; tk++ {
+							for r := 0; r < rows; r++ {
+								var want, mag float64
+								for i := 0; i < cols; i++ {
+									p := float64(wf[r*cols+i]) * float64(x[tk*cols+i])
+									want += p
+									mag += math.Abs(p)
+								}
+								if got := float64(out[tk*rows+r]); math.Abs(got-want) > 1e-5*mag+1e-6 {
+									t.Fatalf("%v %s rows=%d T=%d %s: out[%d,%d] = %v, want %v (Σ|w·x| %v)", ty, src, rows, T, path, tk, r, got, want, mag)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// MatMulShared on float32-activation matrices equals MatMul on each,
+// bitwise (one region or several, each row's sum is the same code).
+func TestF32ActivationsShared(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	const cols = 576
+	for _, T := range []int{1, 4, 20} {
+		ms := []*Matrix{
+			quantRows(Q4_1, randRow(rng, 64*cols, 0.05), 64, cols),
+			quantRows(Q8_0, randRow(rng, 32*cols, 0.05), 32, cols),
+			quantRows(Q4_1, randRow(rng, 16*cols, 0.05), 16, cols),
+		}
+		x := randRow(rng, T*cols, 1)
+		outs := make([][]float32, len(ms))
+		for i, m := range ms {
+			m.F32Activations = true
+			outs[i] = make([]float32, T*m.Rows)
+		}
+		MatMulShared(outs, x, T, ms)
+		for i, m := range ms {
+			want := make([]float32, T*m.Rows)
+			MatMul(want, x, T, m)
+			for j := range want {
+				if outs[i][j] != want[j] {
+					t.Fatalf("T=%d matrix %d: shared[%d] = %v, MatMul %v", T, i, j, outs[i][j], want[j])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkF32Activations times the demo model's shapes (Q4_1 gate/up
+// 1536×576 and down 576×1536, the Q8_0 head 49152×576) with float32
+// activations on the packed kernels and on widened tiles, beside the int8
+// packed kernels, per batch: the measurements behind f32PackedMaxT.
+func BenchmarkF32Activations(b *testing.B) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	shapes := []struct {
+		name       string
+		t          Type
+		rows, cols int
+	}{{"gate_up", Q4_1, 1536, 576}, {"down", Q4_1, 576, 1536}, {"head", Q8_0, 49152, 576}}
+	for _, s := range shapes {
+		m := quantRows(s.t, randRow(rng, s.rows*s.cols, 0.05), s.rows, s.cols)
+		for _, T := range []int{1, 2, 4, 8, 16} {
+			x := randRow(rng, T*s.cols, 1)
+			out := make([]float32, T*s.rows)
+			for _, path := range []string{"int8", "f32packed", "f32tiles"} {
+				b.Run(fmt.Sprintf("%s_%v_%dx%d/T=%d/%s", s.name, s.t, s.rows, s.cols, T, path), func(b *testing.B) {
+					defer func(v int) { f32PackedMaxT, m.F32Activations = v, false }(f32PackedMaxT)
+					m.F32Activations = path != "int8"
+					f32PackedMaxT = 1 << 30
+					if path == "f32tiles" {
+						f32PackedMaxT = 0
+					}
+					cpu0 := processCPU()
+					for b.Loop() {
+						MatMul(out, x, T, m)
+					}
+					b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				})
+			}
+		}
+	}
+}
+
+// Widening rows from the packed copy gives DequantizeRows' values bitwise
+// (random-byte blocks: every nibble and byte), so the tile path's numbers
+// do not depend on whether decode has packed the matrix yet.
+func TestUnpackRowsEqualsDequantize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	for _, ty := range []Type{Q4_1, Q8_0} {
+		const rows, cols = 24, 96
+		m := randomBlocks(rng, ty, rows, cols)
+		pk := pack(m)
+		want := make([]float32, rows*cols)
+		m.DequantizeRows(want, 0, rows)
+		got := make([]float32, 16*cols)
+		if !m.unpackRows(got, pk, 8, 24) {
+			t.Fatalf("%v: not unpacked", ty)
+		}
+		for i, v := range got {
+			if math.Float32bits(v) != math.Float32bits(want[8*cols+i]) {
+				t.Fatalf("%v: value %d = %v, DequantizeRows %v", ty, i, v, want[8*cols+i])
+			}
+		}
+	}
+}
