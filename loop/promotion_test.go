@@ -14,6 +14,7 @@ import (
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/rl/rltest"
 	"github.com/clawrl/clawrl/store"
+	"github.com/clawrl/clawrl/store/sqlite"
 )
 
 // TestRetentionProbes builds probes from a scripted model's answers: the
@@ -84,20 +85,7 @@ func TestEvalGatedPromotion(t *testing.T) {
 	eng := scripted.New(scripted.Options{})
 	tr := &evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}
 	newRunner := func() *Runner {
-		j := judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{Verdict: judge.VerdictVotes, EvalVotes: 1, Retries: judge.NoRetries}, quiet())
-		r, err := New(Options{Store: st, Judge: j, Teacher: &judge.Teacher{Engine: eng}, Trainer: tr, Publisher: eng, Log: quiet(),
-			Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: 1,
-				VersionsDir: filepath.Join(dir, "versions"),
-				Retention: &rl.RetentionConfig{Build: func(ctx context.Context) ([]rl.Probe, error) {
-					return RetentionProbes(ctx, eng, []Fact{{Question: "[[say:It is Paris.]] capital?", Accept: []string{"Paris"}}})
-				}}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Scheduler().Recover(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{})
 	}
 	r := newRunner()
 	f := &fixture{dir: dir, store: st, engine: eng}
@@ -209,19 +197,7 @@ func TestBehaviouralPromotion(t *testing.T) {
 	eng := scripted.New(scripted.Options{})
 	f := eng.Format()
 	tr := &answerTrainer{evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}, answer: "It is Paris.", format: f}
-	j := judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{Verdict: judge.VerdictVotes, EvalVotes: 1, Retries: judge.NoRetries}, quiet())
-	r, err := New(Options{Store: st, Judge: j, Teacher: &judge.Teacher{Engine: eng}, Trainer: tr, Publisher: eng, Log: quiet(),
-		Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: 1,
-			VersionsDir: filepath.Join(dir, "versions"),
-			Retention: &rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Build: func(ctx context.Context) ([]rl.Probe, error) {
-				return RetentionProbes(ctx, eng, []Fact{{Question: "[[say:It is Paris.]] capital?", Accept: []string{"Paris"}}})
-			}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Scheduler().Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
+	r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs()})
 	fx := &fixture{dir: dir, store: st, engine: eng}
 	rate := func(key string) store.Version {
 		turn := fx.serve(t, key, []chat.Message{{Role: chat.RoleUser, Content: "hello " + key}})
@@ -307,4 +283,26 @@ func TestRetentionLineSearch(t *testing.T) {
 	if len(tr.shrinks) != 1 || tr.shrinks[0] != 0.5 {
 		t.Errorf("shrinks %v, want one halving", tr.shrinks)
 	}
+}
+
+// newGatedRunner is a Runner of the combined method that trains every rated
+// turn and gates each version on one retention fact (the capital of France,
+// which the scripted engine answers "It is Paris."); gate sets the gate's
+// other fields. The scheduler has recovered its versions from st.
+func newGatedRunner(t *testing.T, st *sqlite.Store, eng *scripted.Engine, tr rl.Trainer, dir string, gate rl.RetentionConfig) *Runner {
+	t.Helper()
+	gate.Build = func(ctx context.Context) ([]rl.Probe, error) {
+		return RetentionProbes(ctx, eng, []Fact{{Question: "[[say:It is Paris.]] capital?", Accept: []string{"Paris"}}})
+	}
+	j := judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{Verdict: judge.VerdictVotes, EvalVotes: 1, Retries: judge.NoRetries}, quiet())
+	r, err := New(Options{Store: st, Judge: j, Teacher: &judge.Teacher{Engine: eng}, Trainer: tr, Publisher: eng, Log: quiet(),
+		Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: 1,
+			VersionsDir: filepath.Join(dir, "versions"), Retention: &gate}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Scheduler().Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
