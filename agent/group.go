@@ -128,7 +128,7 @@ func AdvantagesNorm(g Group, norm string) ([][]float64, error) {
 	case NormStd, "":
 		out1, err = rl.GroupNormalize(rewards, groups)
 	case NormMean:
-		out1, err = groupCentre(rewards, groups)
+		out1, err = rl.GroupCentre(rewards, groups)
 	default:
 		err = fmt.Errorf("advantage normalisation %q: want %s or %s", norm, NormStd, NormMean)
 	}
@@ -140,23 +140,6 @@ func AdvantagesNorm(g Group, norm string) ([][]float64, error) {
 	for e, ep := range g.Episodes {
 		out[e] = out1[i : i+len(ep.Steps)]
 		i += len(ep.Steps)
-	}
-	return out, nil
-}
-
-// groupCentre replaces each reward by r − mean over its group (a group of
-// one is 0).
-func groupCentre(rewards []float64, groups []int) ([]float64, error) {
-	sum, n := map[int]float64{}, map[int]int{}
-	for i, g := range groups {
-		sum[g] += rewards[i]
-		n[g]++
-	}
-	out := make([]float64, len(rewards))
-	for i, g := range groups {
-		if n[g] > 1 {
-			out[i] = rewards[i] - sum[g]/float64(n[g])
-		}
 	}
 	return out, nil
 }

@@ -124,16 +124,7 @@ func matMulSharedF32(outs [][]float32, x []float32, T int, ms []*Matrix) {
 			break
 		}
 	}
-	parallelRows(rows, work, func(r0, r1 int) {
-		off := 0
-		for i, m := range ms {
-			lo, hi := max(r0, off), min(r1, off+m.Rows)
-			if lo < hi {
-				packedGroupsF32(outs[i], x, sx, T, m, pks[i], (lo-off)/packRows, (hi-off)/packRows)
-			}
-			off += m.Rows
-		}
-	})
+	jointGroups(ms, rows, work, func(i, g0, g1 int) { packedGroupsF32(outs[i], x, sx, T, ms[i], pks[i], g0, g1) })
 }
 
 // HasF32Kernel reports whether this CPU runs decode-sized float32-activation

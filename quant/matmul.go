@@ -175,12 +175,19 @@ func MatMulShared(outs [][]float32, x []float32, T int, ms []*Matrix) {
 	for _, m := range ms {
 		a.prepare(m.Type)
 	}
+	jointGroups(ms, rows, work, func(i, g0, g1 int) { packedGroups(outs[i], a, T, ms[i], pks[i], g0, g1) })
+}
+
+// jointGroups is MatMulShared's one parallel region: the rows of all of ms
+// numbered one after the other and split across the workers, each piece
+// handed to run as groups [g0, g1) of matrix i.
+func jointGroups(ms []*Matrix, rows int, work int64, run func(i, g0, g1 int)) {
 	parallelRows(rows, work, func(r0, r1 int) {
 		off := 0 // first row of ms[i] in the joint numbering
 		for i, m := range ms {
 			lo, hi := max(r0, off), min(r1, off+m.Rows)
 			if lo < hi {
-				packedGroups(outs[i], a, T, m, pks[i], (lo-off)/packRows, (hi-off)/packRows)
+				run(i, (lo-off)/packRows, (hi-off)/packRows)
 			}
 			off += m.Rows
 		}

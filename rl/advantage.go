@@ -151,6 +151,18 @@ func (c AdvantageConfig) TokenAdvantages(reward float64, teacher, old []float32)
 // unbiased standard deviation torch.std uses. Group 0 means "alone": the
 // reward is left as it is. A group of one is centred to 0.
 func GroupNormalize(rewards []float64, groups []int) ([]float64, error) {
+	return groupAdvantages(rewards, groups, true)
+}
+
+// GroupCentre is GroupNormalize without the division by the standard
+// deviation: r − mean over the group (Dr. GRPO's choice).
+func GroupCentre(rewards []float64, groups []int) ([]float64, error) {
+	return groupAdvantages(rewards, groups, false)
+}
+
+// groupAdvantages centres each reward on its group's mean and, with scale,
+// divides by the group's standard deviation.
+func groupAdvantages(rewards []float64, groups []int, scale bool) ([]float64, error) {
 	if len(groups) != len(rewards) {
 		return nil, fmt.Errorf("group normalise: %d groups for %d rewards", len(groups), len(rewards))
 	}
@@ -191,8 +203,10 @@ func GroupNormalize(rewards []float64, groups []int) ([]float64, error) {
 			out[i] = 0
 			continue
 		}
-		std := math.Sqrt(a.sq / float64(a.n-1))
-		out[i] = (rewards[i] - mean) / (std + 1e-6)
+		out[i] = rewards[i] - mean
+		if scale {
+			out[i] /= math.Sqrt(a.sq/float64(a.n-1)) + 1e-6
+		}
 	}
 	return out, nil
 }

@@ -1,6 +1,9 @@
 package rl
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // Fact is a retention question with the words that make an answer correct.
 // The promotion gate (CheckRetention) and `clawrl bench learn`'s retention
@@ -19,8 +22,7 @@ type Fact struct {
 func (f Fact) Find(answer string) (start, end int) {
 	start, end = -1, -1
 	for _, a := range f.Accept {
-		re := regexp.MustCompile(`(?i)(^|[^\pL\pN])(` + regexp.QuoteMeta(a) + `)($|[^\pL\pN])`)
-		if m := re.FindStringSubmatchIndex(answer); m != nil && (start < 0 || m[4] < start) {
+		if m := wordPattern(a).FindStringSubmatchIndex(answer); m != nil && (start < 0 || m[4] < start) {
 			start, end = m[4], m[5]
 		}
 	}
@@ -31,4 +33,17 @@ func (f Fact) Find(answer string) (start, end int) {
 func (f Fact) Correct(answer string) bool {
 	start, _ := f.Find(answer)
 	return start >= 0
+}
+
+// wordPatterns holds the compiled whole-word pattern of each accepted word:
+// the gate matches after every decode step of every answer.
+var wordPatterns sync.Map // string → *regexp.Regexp
+
+func wordPattern(word string) *regexp.Regexp {
+	if re, ok := wordPatterns.Load(word); ok {
+		return re.(*regexp.Regexp)
+	}
+	re := regexp.MustCompile(`(?i)(^|[^\pL\pN])(` + regexp.QuoteMeta(word) + `)($|[^\pL\pN])`)
+	wordPatterns.Store(word, re)
+	return re
 }
