@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestPersonaChecks(t *testing.T) {
@@ -57,6 +58,28 @@ func TestPersonaPools(t *testing.T) {
 				t.Errorf("%q is in %s and %s", q, other, p.Name)
 			}
 			seen[q] = p.Name
+		}
+	}
+	// Held-out questions must not be near-duplicates of anything the loop
+	// trains on or the retention set asks: no two share half their
+	// content words.
+	if contentOverlap("What is a black hole?", "What are black holes?") != 1 || contentOverlap("How do magnets work?", "How does a thermometer work?") != 0 {
+		t.Error("contentOverlap does not see a reworded question as the same one")
+	}
+	var others []string
+	for _, p := range Personas() {
+		others = append(append(others, p.Train...), p.Neutral...)
+	}
+	for _, f := range Retention {
+		others = append(others, f.Question)
+	}
+	for _, p := range Personas() {
+		for i, q := range p.Eval {
+			for _, o := range append(append([]string{}, others...), p.Eval[i+1:]...) {
+				if sim := contentOverlap(q, o); sim >= 0.5 {
+					t.Errorf("%s: held-out %q and %q share %.2f of their content words", p.Name, q, o, sim)
+				}
+			}
 		}
 	}
 	for _, f := range Retention {
@@ -165,6 +188,9 @@ func TestParseLoopMetrics(t *testing.T) {
 	m := parseLoopMetrics(`# HELP clawrl_loop_judged_total Turns judged.
 clawrl_loop_judged_total{score="-1"} 8
 clawrl_loop_judged_total{score="1"} 3
+clawrl_loop_judged_total{score="0"} 2
+clawrl_loop_hints_accepted_total 6
+clawrl_loop_revised_total 1
 clawrl_loop_samples_built_total{kind="signal"} 7
 clawrl_loop_samples_built_total{kind="at_least_one"} 1
 clawrl_loop_samples_trained 8
@@ -173,7 +199,8 @@ clawrl_loop_policy_version 1
 garbage line
 clawrl_loop_samples_trained NaNx
 `)
-	if m != (LoopMetrics{Judged: 11, SamplesBuilt: 8, SamplesTrained: 8, TrainSteps: 1}) {
+	if m != (LoopMetrics{Judged: 13, SamplesBuilt: 8, SamplesTrained: 8, TrainSteps: 1,
+		Verdicts: Verdicts{Negative: 8, Neutral: 2, Positive: 3, Hints: 6, Revised: 1}}) {
 		t.Errorf("parseLoopMetrics = %+v", m)
 	}
 }
@@ -307,5 +334,59 @@ func TestNextMessage(t *testing.T) {
 		MaxTokens: 8, Concurrency: 1, Feedback: FeedbackImplicit, Neutral: NeutralShare{Satisfied: 1.5}}
 	if err := cfg.check(); err == nil || !strings.Contains(err.Error(), "neutral share") {
 		t.Errorf("neutral share 1.5: %v", err)
+	}
+}
+
+// contentOverlap is the Jaccard similarity of two questions' content words
+// (lower case, function words and a plural s dropped).
+func contentOverlap(a, b string) float64 {
+	words := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if !questionStop[w] {
+				m[strings.TrimSuffix(w, "s")] = true
+			}
+		}
+		return m
+	}
+	x, y := words(a), words(b)
+	inter := 0
+	for w := range x {
+		if y[w] {
+			inter++
+		}
+	}
+	if union := len(x) + len(y) - inter; union > 0 {
+		return float64(inter) / float64(union)
+	}
+	return 1 // both only function words: treat as the same question
+}
+
+var questionStop = setOf("what is are was were the a an of how do does did i can my me to in on for and or why who which tell about describe your you it that this at with from good best way should there our we work")
+
+func TestVerdictMarkdown(t *testing.T) {
+	v := func(neg, zero, pos, hints int) Verdicts {
+		return Verdicts{Negative: neg, Neutral: zero, Positive: pos, Hints: hints}
+	}
+	runs := []Run{
+		{Arm: "off", Method: "off", Persona: "concise", Seed: 1, Evals: []Eval{{}, {Round: 1, TrainRated: 8}}},
+		{Arm: "comb", Method: "combine", Persona: "concise", Seed: 1, Evals: []Eval{{},
+			{Round: 1, TrainRated: 8, TrainSatisfied: 1, TrainVerdicts: v(7, 0, 1, 7)},
+			{Round: 2, TrainRated: 12, TrainSatisfied: 6, TrainNeutral: 2, TrainVerdicts: v(5, 3, 4, 5)}}},
+		{Arm: "comb", Method: "combine", Persona: "concise", Seed: 2, Evals: []Eval{{},
+			{Round: 1, TrainRated: 8, TrainSatisfied: 2, TrainNeutral: 1, TrainVerdicts: Verdicts{Negative: 6, Neutral: 1, Positive: 1, Hints: 6, Revised: 2}}}},
+	}
+	md := VerdictMarkdown(runs)
+	if want := "| comb | 28 | 9 | 3 | 28 | 18 | 4 | 6 | 18 | 2 |"; !strings.Contains(md, want) {
+		t.Errorf("want row %q in\n%s", want, md)
+	}
+	if strings.Contains(md, "| off |") {
+		t.Errorf("the control judges nothing and should have no row:\n%s", md)
+	}
+	if got := VerdictMarkdown(runs[:1]); got != "" {
+		t.Errorf("control only: %q, want no table", got)
+	}
+	if d := v(5, 3, 4, 5).Sub(v(1, 1, 1, 1)); d != v(4, 2, 3, 4) || d.Judged() != 9 {
+		t.Errorf("Sub = %+v", d)
 	}
 }

@@ -172,6 +172,36 @@ type LoopMetrics struct {
 	SamplesBuilt   int // samples built since start
 	SamplesTrained int // samples trained, all time
 	TrainSteps     int // trainer steps recorded as versions (served or rejected)
+	// Verdicts are the judged turns by their first score, the hints the
+	// judge accepted and the judgments revised by later feedback.
+	Verdicts Verdicts
+}
+
+// Verdicts counts the loop's judgments of main turns: the first score each
+// got (−1, 0, +1), how many came with a hint the judge accepted (OPD's
+// teacher signal: written feedback or a hindsight hint), and how many were
+// rescored when feedback arrived after them (their first score is counted).
+type Verdicts struct {
+	Negative int `json:"negative"`
+	Neutral  int `json:"neutral"`
+	Positive int `json:"positive"`
+	Hints    int `json:"hints"`
+	Revised  int `json:"revised,omitempty"`
+}
+
+// Judged is the number of judged turns.
+func (v Verdicts) Judged() int { return v.Negative + v.Neutral + v.Positive }
+
+// Sub is v minus earlier counters: what was judged in between.
+func (v Verdicts) Sub(earlier Verdicts) Verdicts {
+	return Verdicts{Negative: v.Negative - earlier.Negative, Neutral: v.Neutral - earlier.Neutral, Positive: v.Positive - earlier.Positive,
+		Hints: v.Hints - earlier.Hints, Revised: v.Revised - earlier.Revised}
+}
+
+// Add sums two counts.
+func (v Verdicts) Add(o Verdicts) Verdicts {
+	return Verdicts{Negative: v.Negative + o.Negative, Neutral: v.Neutral + o.Neutral, Positive: v.Positive + o.Positive,
+		Hints: v.Hints + o.Hints, Revised: v.Revised + o.Revised}
 }
 
 // Metrics reads the loop's counters from /metrics (Prometheus text).
@@ -210,8 +240,9 @@ func parseLoopMetrics(text string) LoopMetrics {
 		if !ok {
 			continue
 		}
+		labels := ""
 		if i := strings.IndexByte(name, '{'); i >= 0 {
-			name = name[:i]
+			name, labels = name[:i], name[i:]
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 		if err != nil {
@@ -220,6 +251,18 @@ func parseLoopMetrics(text string) LoopMetrics {
 		switch name {
 		case "clawrl_loop_judged_total":
 			m.Judged += int(v)
+			switch labels {
+			case `{score="-1"}`:
+				m.Verdicts.Negative += int(v)
+			case `{score="0"}`:
+				m.Verdicts.Neutral += int(v)
+			case `{score="1"}`:
+				m.Verdicts.Positive += int(v)
+			}
+		case "clawrl_loop_hints_accepted_total":
+			m.Verdicts.Hints += int(v)
+		case "clawrl_loop_revised_total":
+			m.Verdicts.Revised += int(v)
 		case "clawrl_loop_samples_built_total":
 			m.SamplesBuilt += int(v)
 		case "clawrl_loop_samples_trained":

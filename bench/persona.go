@@ -251,18 +251,56 @@ func Personas() []*Persona {
 		},
 	}
 	// Each persona gets its own contiguous slice of the pool: the first
-	// evalPer questions are held out, the rest are its training prompts.
+	// poolEval questions are held out, the rest are its training prompts;
+	// its moreEval questions follow them in Eval. `--eval-prompts 10` asks
+	// the first ten, the held-out set of the runs before moreEval existed.
 	per := len(questions) / len(ps)
 	for i, p := range ps {
 		pool := questions[i*per : (i+1)*per]
-		p.Eval = pool[:evalPer]
-		p.Train = pool[evalPer:]
+		p.Eval = append(pool[:poolEval:poolEval], moreEval[i]...)
+		p.Train = pool[poolEval:]
 	}
 	return ps
 }
 
-// evalPer is how many of a persona's questions are held out for evaluation.
-const evalPer = 10
+// poolEval is how many of a persona's pool questions are held out for
+// evaluation; evalPer is its whole held-out set with moreEval.
+const (
+	poolEval = 10
+	evalPer  = 20
+)
+
+// moreEval are further held-out questions per persona (in Personas' order),
+// written in the style of its pool and never trained: with ten per
+// persona, one more or fewer satisfied answer moved a run's satisfaction by
+// a tenth, too coarse for the CI scenario's test against the control.
+// TestPersonaPools checks them against every training prompt, follow-up
+// and retention fact for near-duplicates.
+var moreEval = [][]string{
+	{ // concise
+		"How does a microwave oven heat food?", "What is an atom?", "Why do cats purr?",
+		"How does soap clean our hands?", "What causes thunder and lightning?", "What is a calorie?",
+		"How do fish breathe underwater?", "What is an allergy?", "Why do onions make us cry?",
+		"How does a thermometer work?",
+	},
+	{ // signoff
+		"How do I iron a shirt?", "How do I get rid of fruit flies?", "How do I remove a wine stain from a carpet?",
+		"How do I pack a lunch for work?", "How do I sharpen a kitchen knife?", "How do I wrap a present neatly?",
+		"How do I unclog a sink?", "How can I make my apartment feel cozy?", "How do I hang a picture on the wall?",
+		"How can I learn to swim as an adult?",
+	},
+	{ // tldr
+		"What was the Great Depression?", "What was the impact of the printing press?", "How does the United Nations work?",
+		"What is the Big Bang theory?", "How do wind turbines generate electricity?", "What was the Space Race?",
+		"How does the electric grid work?", "What was the Silk Road?", "What was the Protestant Reformation?",
+		"How does a 3D printer work?",
+	},
+	{ // french
+		"Describe a snowy morning.", "What is a museum?", "Tell me about horses.", "Describe a busy market.",
+		"What is cheese?", "Tell me about the stars.", "Describe a small village.", "What is a bicycle?",
+		"Tell me about the wind.", "What is a picnic?",
+	},
+}
 
 // questions are everyday questions that invite long, list-heavy answers
 // from an instruction-tuned model, which is what makes the personas'

@@ -352,3 +352,47 @@ func TeacherMarkdown(runs []Run) string {
 	}
 	return b.String()
 }
+
+// VerdictMarkdown renders, per arm (pooled over personas and seeds), what
+// the users meant beside what the loop's judge read: the rated training
+// turns, how many satisfied the persona and how many got a neutral
+// follow-up, then the judgments made meanwhile by first score, the hints
+// accepted (the OPD teacher's signal) and the judgments revised by later
+// feedback. The control judges nothing and has no row.
+func VerdictMarkdown(runs []Run) string {
+	type acc struct {
+		rated, sat, neutral int
+		v                   Verdicts
+	}
+	var arms []string
+	accs := map[string]*acc{}
+	for _, r := range runs {
+		if r.Method == ArmControl {
+			continue
+		}
+		a := accs[r.Arm]
+		if a == nil {
+			a = &acc{}
+			accs[r.Arm] = a
+			arms = append(arms, r.Arm)
+		}
+		for _, e := range r.Evals {
+			a.rated, a.sat, a.neutral = a.rated+e.TrainRated, a.sat+e.TrainSatisfied, a.neutral+e.TrainNeutral
+			a.v = a.v.Add(e.TrainVerdicts)
+		}
+	}
+	if len(arms) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nTraining turns: what the users meant and what the judge read (judged main turns by first score; " +
+		"with implicit feedback each follow-up is a main turn too):\n\n" +
+		"| arm | rated turns | satisfied the user | neutral follow-ups sent | judged | −1 | 0 | +1 | hints accepted | revised by later feedback |\n" +
+		"|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, arm := range arms {
+		a := accs[arm]
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", arm, a.rated, a.sat, a.neutral,
+			a.v.Judged(), a.v.Negative, a.v.Neutral, a.v.Positive, a.v.Hints, a.v.Revised)
+	}
+	return b.String()
+}

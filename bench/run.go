@@ -118,6 +118,12 @@ type Eval struct {
 	// TrainNeutral counts those the user answered with a neutral
 	// follow-up (implicit feedback, Config.Neutral).
 	TrainNeutral int `json:"train_neutral,omitempty"`
+	// TrainVerdicts are the loop's judgments made during the round (from
+	// its /metrics counters: from before the round's first turn to the
+	// version's evaluation), to set beside what the users meant
+	// (TrainSatisfied, TrainNeutral). With implicit feedback each
+	// session's follow-up is a main turn of its own and is judged too.
+	TrainVerdicts Verdicts `json:"train_verdicts"`
 	// HintSatisfied/HintAsked are the teacher's ceiling, measured on the
 	// control before training: the held-out prompts asked with the
 	// persona's written feedback appended to the user turn exactly as the
@@ -293,11 +299,16 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 			}
 		}
 		wait := time.Since(rated).Seconds()
+		m1, err := cl.Metrics(ctx)
+		if err != nil {
+			return err
+		}
 		ev, err := evaluate(ctx, cfg, cl, p, round)
 		if err != nil {
 			return err
 		}
 		ev.TrainSatisfied, ev.TrainRated, ev.TrainNeutral, ev.TrainAnswers = satRound, ratedRound, neutralRound, trainAnswers
+		ev.TrainVerdicts = m1.Verdicts.Sub(m0.Verdicts)
 		if cfg.TeacherEachRound && r.Method != ArmControl {
 			if ev.TeacherSatisfied, err = ceiling(ctx, cfg, cl, p); err != nil {
 				return err

@@ -54,11 +54,14 @@ Every arm × persona × seed gets a fresh 'clawrl serve' (this binary) with its
 own data folder; the arm is its --method, and "off" is the no-training
 control. Results go to --out as learn.json, learn.md and learn.svg.
 Satisfaction and retention are pooled over personas and seeds per round with
-Wilson 95 % intervals.
+Wilson 95 % intervals. A last table sets, per learning arm, what the users
+meant (training turns that satisfied them, neutral follow-ups) beside what
+the loop's judge read (judgments by score −1/0/+1, hints accepted), from
+each server's /metrics.
 
 --quick is the CI scenario: the concise persona, the control against the
-combined method at --lr=1e-3, 2 rounds of 8 rated turns, answers of at most
-64 tokens.`,
+combined method at --lr=1e-3, 2 rounds of 8 rated turns, 20 held-out
+prompts, answers of at most 64 tokens.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.quick {
@@ -81,7 +84,7 @@ combined method at --lr=1e-3, 2 rounds of 8 rated turns, answers of at most
 	f.IntVar(&o.seeds, "seeds", 1, "seeds per arm and persona")
 	f.IntVar(&o.versions, "versions", 3, "training rounds (one policy version each) per learning arm")
 	f.IntVar(&o.perVersion, "per-version", 8, "rated interactions per round (the servers' --batch-size)")
-	f.IntVar(&o.evalPrompts, "eval-prompts", 10, "held-out prompts per persona and evaluation")
+	f.IntVar(&o.evalPrompts, "eval-prompts", 20, "held-out prompts per persona and evaluation (at most 20; 10 asks the first ten, the held-out set of earlier runs)")
 	f.IntVar(&o.retention, "retention", 8, "retention facts per evaluation")
 	f.IntVar(&o.maxTokens, "max-tokens", 64, "most tokens per answer")
 	f.IntVar(&o.retentionTokens, "retention-tokens", 24, "most tokens per retention answer")
@@ -107,7 +110,7 @@ func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
 	set("personas", func() { o.personas = []string{"concise"} })
 	set("versions", func() { o.versions = 2 })
 	set("per-version", func() { o.perVersion = 8 })
-	set("eval-prompts", func() { o.evalPrompts = 10 })
+	set("eval-prompts", func() { o.evalPrompts = 20 })
 	set("retention", func() { o.retention = 8 })
 	set("max-tokens", func() { o.maxTokens = 64 })
 	set("retention-tokens", func() { o.retentionTokens = 16 })
@@ -197,7 +200,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		return jerr
 	}
 	md := fmt.Sprintf("model %s, feedback %s, %d persona(s) × %d seed(s), %d rated turns per version, %d held-out prompts per persona; %.0f s wall\n\n%s",
-		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums)+bench.PersonaMarkdown(runs)+bench.TeacherMarkdown(runs))
+		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums)+bench.PersonaMarkdown(runs)+bench.TeacherMarkdown(runs)+bench.VerdictMarkdown(runs))
 	svg := bench.SVG(sums, fmt.Sprintf("clawrl bench learn: %s, %s", strings.Join(o.personas, "+"), filepath.Base(report.Model)))
 	for name, data := range map[string]string{"learn.json": string(js), "learn.md": md, "learn.svg": svg} {
 		if werr := os.WriteFile(filepath.Join(o.out, name), []byte(data), 0o644); werr != nil {
