@@ -385,8 +385,8 @@ func VerdictMarkdown(runs []Run) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\nTraining turns: what the users meant and what the judge read (judged main turns by first score; " +
-		"with implicit feedback each follow-up is a main turn too):\n\n" +
+	b.WriteString("\nTraining turns: what the users meant and what the judge read (main turns judged during the rounds, by first score; " +
+		"a session's last turn, which no message follows, expires unjudged):\n\n" +
 		"| arm | rated turns | satisfied the user | neutral follow-ups sent | judged | −1 | 0 | +1 | hints accepted | revised by later feedback |\n" +
 		"|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, arm := range arms {

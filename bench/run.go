@@ -121,8 +121,8 @@ type Eval struct {
 	// TrainVerdicts are the loop's judgments made during the round (from
 	// its /metrics counters: from before the round's first turn to the
 	// version's evaluation), to set beside what the users meant
-	// (TrainSatisfied, TrainNeutral). With implicit feedback each
-	// session's follow-up is a main turn of its own and is judged too.
+	// (TrainSatisfied, TrainNeutral). A session's last turn, which no
+	// message follows (the answer to a follow-up), expires unjudged.
 	TrainVerdicts Verdicts `json:"train_verdicts"`
 	// HintSatisfied/HintAsked are the teacher's ceiling, measured on the
 	// control before training: the held-out prompts asked with the

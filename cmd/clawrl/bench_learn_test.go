@@ -137,8 +137,12 @@ func TestBenchLearnPlumbing(t *testing.T) {
 // the behavioural gate, which rejected the second version for answering
 // "How many days are in a week?" with "A day is a day, and a week is a
 // week.", 6/10 and 5/10 after both in two runs (p = 0.0054, 0.016: a
-// thinner margin than before); see BENCHMARKS.md "Learning a
-// person's preferences" and "A behavioural retention gate".
+// thinner margin than before): a 3/10 would have failed. The held-out
+// set is now 20 prompts (bench.Personas): 13/20 after one version, the
+// second rejected, against the control's 0/20 (p = 6.4e-6) in each of
+// three runs on the shared box; see BENCHMARKS.md "Learning a person's
+// preferences", "A behavioural retention gate" and "Twenty held-out
+// prompts".
 func TestBenchLearnQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains the demo model for minutes")
