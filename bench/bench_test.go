@@ -1,11 +1,16 @@
 package bench
 
 import (
+	"context"
 	"encoding/xml"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode"
 )
 
@@ -388,5 +393,44 @@ func TestVerdictMarkdown(t *testing.T) {
 	}
 	if d := v(5, 3, 4, 5).Sub(v(1, 1, 1, 1)); d != v(4, 2, 3, 4) || d.Judged() != 9 {
 		t.Errorf("Sub = %+v", d)
+	}
+}
+
+// TestAwaitVersionTopsUpPastUnjudgedTurns: a round whose turns are not all
+// judged (one expired before the user's next message came) and whose loop
+// holds too few samples for a step gets more turns once nothing has moved
+// for stuckPolls polls, instead of waiting out VersionTimeout.
+func TestAwaitVersionTopsUpPastUnjudgedTurns(t *testing.T) {
+	defer func(p time.Duration) { pollEvery = p }(pollEvery)
+	pollEvery = time.Millisecond
+	var mu sync.Mutex
+	judged, built, version := 15, 15, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.URL.Path {
+		case "/healthz":
+			fmt.Fprintf(w, `{"status":"ok","policy_version":%d}`, version)
+		case "/metrics":
+			fmt.Fprintf(w, "clawrl_loop_judged_total{score=\"-1\"} %d\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\n", judged, built)
+		}
+	}))
+	defer srv.Close()
+	sent, topUps := 16, 0
+	send := func(n int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		topUps++
+		sent += n
+		judged, built = judged+n, built+n
+		if built >= 16 {
+			version = 1 // the step the extra samples complete
+		}
+		return nil
+	}
+	cfg := Config{PerVersion: 16, VersionTimeout: time.Minute}
+	v, rejected, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, 0, &sent, send)
+	if err != nil || v != 1 || rejected || topUps != 1 || sent != 24 {
+		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 after one top-up of 8", v, rejected, err, topUps, sent)
 	}
 }

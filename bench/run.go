@@ -329,6 +329,13 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 // PerVersion/2 rated turns) while the loop lacks samples for a step.
 const maxTopUps = 6
 
+// pollEvery is how often awaitVersion polls the server (a variable for tests).
+var pollEvery = time.Second
+
+// stuckPolls is how many polls with nothing judged or built make
+// a round short even though some of its turns were never judged.
+const stuckPolls = 60
+
 // awaitVersion waits for the served version to move past before, or for a
 // step past steps whose version the retention gate rejected (then it
 // reports rejected and the version still served). A user
@@ -339,7 +346,7 @@ const maxTopUps = 6
 // returns before.
 func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, steps int, sent *int, send func(int) error) (int64, bool, error) {
 	deadline := time.Now().Add(cfg.VersionTimeout)
-	topUps, short, lastBuilt := 0, 0, -1
+	topUps, short, idle, lastBuilt, lastJudged := 0, 0, 0, -1, -1
 	for {
 		v, err := cl.Health(ctx)
 		if err != nil {
@@ -365,20 +372,30 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, ste
 				select {
 				case <-ctx.Done():
 					return 0, false, ctx.Err()
-				case <-time.After(time.Second):
+				case <-time.After(pollEvery):
 				}
 			}
 			return before, true, nil
 		}
 		// Short, and no sample built, for five polls in a row: an OPD
 		// sample is built seconds after its judgment (the teacher's
-		// forward pass), longer on a busy machine.
-		if m.Judged >= *sent && m.SamplesBuilt-m.SamplesTrained < cfg.PerVersion && m.SamplesBuilt == lastBuilt {
+		// forward pass), longer on a busy machine. A turn can also never
+		// be judged: with implicit feedback, one whose session went idle
+		// before the user's next message arrived (an answer slower than
+		// the servers' --session-idle on a loaded machine) expires. So
+		// after a minute with neither judgments nor samples moving, the
+		// loop counts as short whatever it has judged.
+		if m.SamplesBuilt-m.SamplesTrained < cfg.PerVersion && m.SamplesBuilt == lastBuilt && m.Judged == lastJudged {
+			idle++
+		} else {
+			idle = 0
+		}
+		if idle > 0 && (m.Judged >= *sent || idle >= stuckPolls) {
 			short++
 		} else {
 			short = 0
 		}
-		lastBuilt = m.SamplesBuilt
+		lastBuilt, lastJudged = m.SamplesBuilt, m.Judged
 		if short >= 5 && topUps < maxTopUps {
 			topUps, short = topUps+1, 0
 			if err := send(max(1, cfg.PerVersion/2)); err != nil {
@@ -390,7 +407,7 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, ste
 		select {
 		case <-ctx.Done():
 			return 0, false, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(pollEvery):
 		}
 	}
 }
