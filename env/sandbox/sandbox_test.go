@@ -318,3 +318,65 @@ func testEpisodesArePrivate(t *testing.T, newP func(*testing.T, Limits) Provider
 		t.Fatalf("%+v", res)
 	}
 }
+
+// BenchmarkSandboxEpisode times one episode's sandbox life: start, one
+// command, close, on each backend (compare the two lines' ns/op).
+func BenchmarkSandboxEpisode(b *testing.B) {
+	for _, be := range backends {
+		b.Run(be.name, func(b *testing.B) {
+			p := benchProvider(b, be.name)
+			ctx := context.Background()
+			for b.Loop() {
+				sb, err := p.New(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := sb.Run(ctx, Command{Args: []string{"sh", "-c", "echo hi > f; cat f"}})
+				if err != nil || res.Output != "hi\n" {
+					b.Fatalf("%+v %v", res, err)
+				}
+				if err := sb.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func benchProvider(b *testing.B, name string) Provider {
+	b.Helper()
+	var (
+		p   Provider
+		err error
+	)
+	switch name {
+	case "bwrap":
+		p, err = NewBwrap(Limits{})
+	case "docker":
+		p, err = NewDocker(Limits{}, os.Getenv("CLAWRL_DOCKER_IMAGE"))
+	}
+	if err != nil {
+		b.Skipf("no %s sandbox here: %v", name, err)
+	}
+	return p
+}
+
+// BenchmarkSandboxCommand times one command in an open sandbox.
+func BenchmarkSandboxCommand(b *testing.B) {
+	for _, be := range backends {
+		b.Run(be.name, func(b *testing.B) {
+			p := benchProvider(b, be.name)
+			ctx := context.Background()
+			sb, err := p.New(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sb.Close()
+			for b.Loop() {
+				if res, err := sb.Run(ctx, Command{Args: []string{"true"}}); err != nil || res.ExitCode != 0 {
+					b.Fatalf("%+v %v", res, err)
+				}
+			}
+		})
+	}
+}
