@@ -76,7 +76,8 @@ func TestBenchLearnPlumbing(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if !strings.Contains(string(b), "| concise | off |") || !strings.Contains(string(b), "teacher ceiling") {
+	if !strings.Contains(string(b), "| concise | off |") || !strings.Contains(string(b), "teacher ceiling") ||
+		!strings.Contains(string(b), "what the judge read") {
 		t.Errorf("no table on stdout:\n%s", b)
 	}
 
