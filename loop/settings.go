@@ -295,7 +295,10 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		r.SetRehearsal(rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Weight: s.RehearsalWeight,
 			Build: func(ctx context.Context) ([]rl.Anchor, error) {
 				a, err := RehearsalAnchors(ctx, eng, DefaultRehearsal, tokens, DefaultFacts)
-				if err == nil {
+				switch {
+				case err == nil && len(a) == 0:
+					log.Warn("no rehearsal anchors: every answer named a retention fact; training without them", "questions", len(DefaultRehearsal))
+				case err == nil:
 					log.Info("rehearsal anchors ready", "anchors", len(a), "questions", len(DefaultRehearsal), "per_step", s.Rehearsal)
 				}
 				return a, err
