@@ -2,15 +2,12 @@ package loop
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/clawrl/clawrl/bench"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/modelref/demotest"
-	"github.com/clawrl/clawrl/rl"
 )
 
 // retentionSets are every retention fact the loop or the benchmark checks:
@@ -99,39 +96,3 @@ func TestRehearsalAnchorsDemo(t *testing.T) {
 	}
 }
 
-// rehearsingTrainer is a trainer that carries rehearsal anchors.
-type rehearsingTrainer struct {
-	rl.Trainer
-	r *rl.Rehearsal
-}
-
-func (t rehearsingTrainer) Rehearsal() *rl.Rehearsal { return t.r }
-
-// TestSchedulerPreparesRehearsalWhileIdle: the train loop builds the anchors
-// while it waits for a batch, so the first step does not wait for the base
-// model's answers.
-func TestSchedulerPreparesRehearsalWhileIdle(t *testing.T) {
-	dir := t.TempDir()
-	f := newFixture(t, dir, rl.MethodRL, 2)
-	built := make(chan struct{})
-	r := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: 1, Build: func(context.Context) ([]rl.Anchor, error) {
-		close(built)
-		return []rl.Anchor{{Name: "q", PromptIDs: []int32{1}, AnswerIDs: []int32{2}}}, nil
-	}})
-	sch := rl.NewScheduler(f.store, rehearsingTrainer{Trainer: f.trainer, r: r}, nil, nil,
-		rl.SchedulerConfig{BatchSize: 2, Poll: 10 * time.Millisecond, VersionsDir: filepath.Join(dir, "versions")}, quiet())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- sch.Run(ctx) }()
-	select {
-	case <-built:
-	case <-ctx.Done():
-		t.Fatal("no anchors built while the loop waited for a batch")
-	}
-	cancel()
-	<-done
-	if len(r.Anchors()) != 1 {
-		t.Fatalf("anchors %v", r.Anchors())
-	}
-}

@@ -41,7 +41,12 @@ type RehearsalConfig struct {
 	// DefaultRehearsalWeight).
 	Weight float64
 	// Anchors, or Build to make them on first use (it asks the engine for
-	// the base model's answers, best not done while the server starts).
+	// the base model's answers). They are built in the first step, while
+	// serving is idle, not while users' turns are generating: batched with
+	// those, the base model's greedy answers and the users' sampled ones
+	// could both come out differently from run to run (measured: the
+	// --quick scenario's third version went from 9/10 to rejected when the
+	// anchors were built during the first round's turns).
 	Anchors []Anchor
 	Build   func(ctx context.Context) ([]Anchor, error)
 }

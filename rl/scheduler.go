@@ -237,13 +237,6 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				if perr := s.prepareRetention(ctx); perr != nil && ctx.Err() == nil {
 					s.log.Warn("retention check", "err", perr)
 				}
-				// Likewise the rehearsal anchors (the base model's answers),
-				// so the first step does not wait for them.
-				if r, ok := s.trainer.(interface{ Rehearsal() *Rehearsal }); ok {
-					if perr := r.Rehearsal().Prepare(ctx); perr != nil && ctx.Err() == nil {
-						s.log.Warn("rehearsal anchors", "err", perr)
-					}
-				}
 			}
 		}
 		wait := s.cfg.Poll
