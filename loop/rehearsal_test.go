@@ -95,4 +95,3 @@ func TestRehearsalAnchorsDemo(t *testing.T) {
 		t.Fatalf("%d of %d rehearsal questions kept, want ≥ 16", len(anchors), len(DefaultRehearsal))
 	}
 }
-
