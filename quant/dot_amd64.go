@@ -13,6 +13,9 @@ import (
 var (
 	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 	hasVNNI = hasAVX2 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+	// hasAVX512: the float32-activation kernels' 16-row forms (byte
+	// shuffles and shifts on Z registers need BW).
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
 )
 
 //go:noescape
