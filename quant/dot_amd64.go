@@ -173,3 +173,17 @@ func fastGemv8(vnni, avx2 bool) map[Type]gemv8Func {
 	}
 	return map[Type]gemv8Func{}
 }
+
+//go:noescape
+func gemvQ4Kx8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+//go:noescape
+func gemvQ6Kx8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+// fastGemv8x4 are the four-token packed int8 kernels (for prefill).
+func fastGemv8x4(vnni bool) map[Type]gemv8x4Func {
+	if !vnni {
+		return map[Type]gemv8x4Func{}
+	}
+	return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x4VNNI, Q6_K: gemvQ6Kx8x4VNNI}
+}
