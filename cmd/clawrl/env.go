@@ -38,7 +38,9 @@ type envFlags struct {
 	processes  int
 	outputKB   int
 	sandboxTmp string
-	kindsSet   bool // --kinds was given (agent commands default it to --env)
+	backend    string // --sandbox: bwrap or docker
+	image      string // --docker-image
+	kindsSet   bool   // --kinds was given (agent commands default it to --env)
 }
 
 func (f *envFlags) add(cmd *cobra.Command) {
@@ -52,16 +54,39 @@ func (f *envFlags) add(cmd *cobra.Command) {
 	fs.IntVar(&f.processes, "sandbox-processes", 64, "processes per sandbox")
 	fs.IntVar(&f.outputKB, "sandbox-output-kb", 64, "output kept per command, KiB (more cuts it off)")
 	fs.StringVar(&f.sandboxTmp, "sandbox-dir", "", "where the sandboxes' working folders go (default the system temp folder)")
+	fs.StringVar(&f.backend, "sandbox", "bwrap", "sandbox backend: bwrap (bubblewrap) or docker (needs a Docker daemon on this machine)")
+	fs.StringVar(&f.image, "docker-image", "", "image of --sandbox docker (default: one built locally from an empty root, the host's /usr bound read-only)")
+}
+
+// provider builds the sandbox provider --sandbox names.
+func (f *envFlags) provider() (sandbox.Provider, error) {
+	l := sandbox.Limits{CPUTime: f.cpu, WallTime: f.wall, Memory: f.memoryMB << 20,
+		Processes: f.processes, Output: f.outputKB << 10}
+	switch f.backend {
+	case "bwrap", "":
+		b, err := sandbox.NewBwrap(l)
+		if err != nil {
+			return nil, err
+		}
+		b.TempDir = f.sandboxTmp
+		return b, nil
+	case "docker":
+		d, err := sandbox.NewDocker(l, f.image)
+		if err != nil {
+			return nil, err
+		}
+		d.TempDir = f.sandboxTmp
+		return d, nil
+	}
+	return nil, fmt.Errorf("--sandbox: unknown backend %q (have bwrap, docker)", f.backend)
 }
 
 // pool builds the in-process environment pool.
 func (f *envFlags) pool(log *slog.Logger) (*env.Pool, error) {
-	b, err := sandbox.NewBwrap(sandbox.Limits{CPUTime: f.cpu, WallTime: f.wall, Memory: f.memoryMB << 20,
-		Processes: f.processes, Output: f.outputKB << 10})
+	b, err := f.provider()
 	if err != nil {
 		return nil, err
 	}
-	b.TempDir = f.sandboxTmp
 	var kinds []env.Kind
 	for _, k := range strings.Split(f.kinds, ",") {
 		switch strings.TrimSpace(k) {
@@ -86,7 +111,7 @@ func newEnvServeCmd() *cobra.Command {
 		Long: `Serve the environment protocol (package env): POST /v1/episodes creates an
 episode of a task, …/step applies an action, …/evaluate scores it, DELETE
 closes it, GET /v1/load reports the load. Every episode runs in its own
-bubblewrap sandbox; an episode nobody calls for --lease is closed, so a
+sandbox (bubblewrap, or a Docker container with --sandbox docker); an episode nobody calls for --lease is closed, so a
 crashed trainer leaks nothing. Anything but a loopback address needs
 --api-key.`,
 		Args: cobra.NoArgs,

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,19 +115,7 @@ type bwrapSandbox struct {
 }
 
 func (s *bwrapSandbox) WriteFile(rel string, data []byte, mode os.FileMode) error {
-	if err := writeInside(s.work, rel, data, mode); err != nil {
-		return err
-	}
-	if s.uid < 0 {
-		return nil
-	}
-	// Hand the file and the folders made for it to the sandbox's uid.
-	for p := rel; p != "."; p = filepath.Dir(p) {
-		if err := os.Lchown(filepath.Join(s.work, p), s.uid, s.uid); err != nil {
-			return fmt.Errorf("sandbox file %q: %w", rel, err)
-		}
-	}
-	return nil
+	return writeOwned(s.work, rel, data, mode, s.uid)
 }
 
 func (s *bwrapSandbox) Close() error {

@@ -1,7 +1,7 @@
 // Package sandbox runs untrusted commands (the model's code and shell
 // commands) on existing tools, so an episode can never touch the host:
 // bubblewrap (Debian's bubblewrap package) by default, with rlimits set by
-// util-linux's prlimit.
+// util-linux's prlimit, or Docker.
 //
 // What a bubblewrap sandbox gives each episode:
 //   - its own user, PID, network, IPC, UTS and cgroup namespaces
@@ -28,11 +28,9 @@
 // namespaces are disabled (kernel.unprivileged_userns_clone=0, AppArmor's
 // restrict_unprivileged_userns), run clawrl as root or install bwrap setuid.
 //
-// Docker is not implemented: no Docker daemon runs on the machines this was
-// built and tested on, and an untested backend is worse than none. It would
-// implement the same Provider: `docker run -d --network none --memory
-// --pids-limit --cpus --read-only --tmpfs /work` per episode, `docker exec`
-// per command, `docker rm -f` on Close.
+// Docker (docker.go) is the other Provider, where a Docker daemon runs on
+// this machine: a container per episode with the same limits, the same
+// private /work and the same cut-offs (--sandbox docker).
 package sandbox
 
 import (
@@ -156,6 +154,24 @@ func writeInside(root, rel string, data []byte, mode os.FileMode) error {
 	}
 	if err := os.WriteFile(p, data, mode); err != nil {
 		return fmt.Errorf("sandbox file %q: %w", rel, err)
+	}
+	return nil
+}
+
+// writeOwned is writeInside, then hands the file and the folders made for
+// it to uid (the sandbox's own, when clawrl runs as root); uid < 0 leaves
+// them to this process's.
+func writeOwned(root, rel string, data []byte, mode os.FileMode, uid int) error {
+	if err := writeInside(root, rel, data, mode); err != nil {
+		return err
+	}
+	if uid < 0 {
+		return nil
+	}
+	for p := rel; p != "."; p = filepath.Dir(p) {
+		if err := os.Lchown(filepath.Join(root, p), uid, uid); err != nil {
+			return fmt.Errorf("sandbox file %q: %w", rel, err)
+		}
 	}
 	return nil
 }

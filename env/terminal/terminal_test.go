@@ -13,21 +13,39 @@ import (
 	"github.com/clawrl/clawrl/env/sandbox"
 )
 
-func pool(t *testing.T) *env.Pool {
-	t.Helper()
-	b, err := sandbox.NewBwrap(sandbox.Limits{WallTime: 20 * time.Second})
-	if err != nil {
-		if os.Getenv("CLAWRL_REQUIRE_REFS") == "1" {
-			t.Fatalf("bubblewrap required: %v", err)
-		}
-		t.Skipf("no bubblewrap sandbox: %v", err)
+// providers are the sandbox backends the episode tests run on: bubblewrap
+// (required under CLAWRL_REQUIRE_REFS=1, as CI runs) and Docker where a
+// daemon runs (required under CLAWRL_REQUIRE_DOCKER=1).
+var providers = []struct {
+	name, require string
+	new           func(sandbox.Limits) (sandbox.Provider, error)
+}{
+	{"bwrap", "CLAWRL_REQUIRE_REFS", func(l sandbox.Limits) (sandbox.Provider, error) { return sandbox.NewBwrap(l) }},
+	{"docker", "CLAWRL_REQUIRE_DOCKER", func(l sandbox.Limits) (sandbox.Provider, error) {
+		return sandbox.NewDocker(l, os.Getenv("CLAWRL_DOCKER_IMAGE"))
+	}},
+}
+
+// forEachSandbox runs f as a subtest per backend with a pool of terminal
+// episodes on it.
+func forEachSandbox(t *testing.T, f func(t *testing.T, p *env.Pool)) {
+	for _, pr := range providers {
+		t.Run(pr.name, func(t *testing.T) {
+			b, err := pr.new(sandbox.Limits{WallTime: 20 * time.Second})
+			if err != nil {
+				if os.Getenv(pr.require) == "1" {
+					t.Fatalf("%s sandbox required (%s=1): %v", pr.name, pr.require, err)
+				}
+				t.Skipf("no %s sandbox: %v", pr.name, err)
+			}
+			p, err := env.NewPool(env.PoolConfig{Limit: 4}, &Kind{Sandbox: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Shutdown() })
+			f(t, p)
+		})
 	}
-	p, err := env.NewPool(env.PoolConfig{Limit: 4}, &Kind{Sandbox: b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Shutdown() })
-	return p
 }
 
 func shell(cmds ...string) env.Action {
@@ -66,8 +84,9 @@ func runEpisode(t *testing.T, p *env.Pool, task env.Task, actions ...env.Action)
 	return ev
 }
 
-func TestRewardIsTwoAMinusOne(t *testing.T) {
-	p := pool(t)
+func TestRewardIsTwoAMinusOne(t *testing.T) { forEachSandbox(t, testRewardIsTwoAMinusOne) }
+
+func testRewardIsTwoAMinusOne(t *testing.T, p *env.Pool) {
 	task := env.Task{ID: "t", Env: Name, Prompt: "Put hi into a.txt and bye into b.txt", Files: map[string]string{"seed/x.txt": "x"},
 		Test: "grep -qx hi a.txt && echo 'ok a' || echo 'not ok a'\ngrep -qx bye b.txt && echo 'ok b' || echo 'not ok b'\n[ -f seed/x.txt ] && echo ok seed || echo not ok seed\necho noise\n"}
 	if ev := runEpisode(t, p, task, shell("echo hi > a.txt", "echo bye > b.txt")); !ev.Success || ev.Reward != 1 {
@@ -87,8 +106,9 @@ func TestRewardIsTwoAMinusOne(t *testing.T) {
 	}
 }
 
-func TestCommandsAreSandboxed(t *testing.T) {
-	p := pool(t)
+func TestCommandsAreSandboxed(t *testing.T) { forEachSandbox(t, testCommandsAreSandboxed) }
+
+func testCommandsAreSandboxed(t *testing.T, p *env.Pool) {
 	ctx := context.Background()
 	c, err := p.Create(ctx, env.Task{ID: "s", Env: Name, Prompt: "p", Test: "echo ok"})
 	if err != nil {
@@ -107,8 +127,9 @@ func TestCommandsAreSandboxed(t *testing.T) {
 
 // Every generated task's test fails on the untouched starting files (so a
 // do-nothing agent earns nothing), and the generator is deterministic.
-func TestGeneratedTasksNeedWork(t *testing.T) {
-	p := pool(t)
+func TestGeneratedTasksNeedWork(t *testing.T) { forEachSandbox(t, testGeneratedTasksNeedWork) }
+
+func testGeneratedTasksNeedWork(t *testing.T, p *env.Pool) {
 	tasks := Generate(21, 3, env.SplitTrain, "term")
 	again := Generate(21, 3, env.SplitTrain, "term")
 	for i, task := range tasks {
