@@ -114,4 +114,31 @@ func TestDefaultSettingsBuild(t *testing.T) {
 	if lr := tr.(*rl.NativeTrainer).Trainer().Config().AdamW.LR; lr != DefaultLoRALearningRate {
 		t.Errorf("LoRA learning rate %g, want the loop's default %g", lr, DefaultLoRALearningRate)
 	}
+	// Rehearsal anchors are on by default for an in-process trainer with an
+	// engine to answer them.
+	if s.Rehearsal != DefaultRehearsalPerBatch || DefaultRehearsalPerBatch == 0 {
+		t.Errorf("rehearsal %d per step, want the default %d (> 0)", s.Rehearsal, DefaultRehearsalPerBatch)
+	}
+	eng, err := native.Open(tinyModel(t), native.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	served, err := s.nativeTrainer(eng.Model(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Build(Parts{Store: st, Engine: eng, Publisher: eng, Trainer: served, DataDir: t.TempDir(), Log: quiet()}); err != nil {
+		t.Fatal(err)
+	}
+	reh := served.(*rl.NativeTrainer).Rehearsal()
+	if reh == nil {
+		t.Fatal("no rehearsal anchors with the default settings")
+	}
+	if err := reh.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(reh.Anchors()); n == 0 {
+		t.Error("no anchors built")
+	}
 }

@@ -76,6 +76,7 @@ func TestSettingsBuild(t *testing.T) {
 		}},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
+		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
 		{name: "bad method", args: []string{"--method", "ppo"}, wantErr: "training method"},
 		{name: "judge url without model", args: []string{"--judge-url", "http://x"}, wantErr: "--judge-model"},
 		{name: "bad teacher", args: []string{"--teacher", "oracle"}, wantErr: "--teacher"},

@@ -87,17 +87,39 @@ func (a *Act) prepare(t Type) {
 // sums is the activation sums of token t that the packed kernel of weight
 // type t reads (nil for a type that reads none); prepare comes first.
 func (a *Act) sums(ty Type, t int) *int32 {
-	switch ty {
-	case Q4_0, Q5_0, Q5_1:
-		return &a.isums[t*a.Cols/QK]
-	case Q8_0:
-		return &a.sums4[t*a.Cols/4]
-	case Q4_K, Q5_K:
-		return &a.sums32[t*a.Cols/32]
-	case Q6_K:
-		return &a.sums16[t*a.Cols/16]
+	if n := sumsPerRow(ty, a.Cols); n > 0 {
+		return &a.sumsOf(ty)[t*n]
 	}
 	return nil
+}
+
+// sumsPerRow is how many of Act.sums' values one activation row of cols
+// has for weights of type ty (0 where the kernels read none).
+func sumsPerRow(ty Type, cols int) int {
+	switch ty {
+	case Q4_0, Q5_0, Q5_1:
+		return cols / QK
+	case Q8_0:
+		return cols / 4
+	case Q4_K, Q5_K:
+		return cols / 32
+	case Q6_K:
+		return cols / 16
+	}
+	return 0
+}
+
+// sumsOf is the slice Act.sums reads for ty.
+func (a *Act) sumsOf(ty Type) []int32 {
+	switch ty {
+	case Q4_0, Q5_0, Q5_1:
+		return a.isums
+	case Q8_0:
+		return a.sums4
+	case Q4_K, Q5_K:
+		return a.sums32
+	}
+	return a.sums16
 }
 
 // scales is the first activation scale of token t: (d, d·Σq) pairs per 32

@@ -13,6 +13,9 @@ import (
 var (
 	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 	hasVNNI = hasAVX2 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+	// hasAVX512: the float32-activation kernels' 16-row forms (byte
+	// shuffles and shifts on Z registers need BW).
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
 )
 
 //go:noescape
@@ -169,4 +172,18 @@ func fastGemv8(vnni, avx2 bool) map[Type]gemv8Func {
 		return map[Type]gemv8Func{Q4_0: gemvQ4_0x8AVX2, Q4_1: gemvQ4_1x8AVX2, Q5_0: gemvQ5_0x8AVX2, Q5_1: gemvQ5_1x8AVX2, Q8_0: gemvQ8_0x8AVX2, Q4_K: gemvQ4Kx8AVX2, Q5_K: gemvQ5Kx8AVX2, Q6_K: gemvQ6Kx8AVX2}
 	}
 	return map[Type]gemv8Func{}
+}
+
+//go:noescape
+func gemvQ4Kx8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+//go:noescape
+func gemvQ6Kx8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+// fastGemv8x4 are the four-token packed int8 kernels (for prefill).
+func fastGemv8x4(vnni bool) map[Type]gemv8x4Func {
+	if !vnni {
+		return map[Type]gemv8x4Func{}
+	}
+	return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x4VNNI, Q6_K: gemvQ6Kx8x4VNNI}
 }

@@ -17,3 +17,11 @@ func fastGemv8(vnni, avx2 bool) map[Type]gemv8Func { return map[Type]gemv8Func{}
 func fastGemvF32(avx2 bool) map[Type]gemvF32Func { return map[Type]gemvF32Func{} }
 
 func fastGemvF32x4(avx2 bool) map[Type]gemvF32x4Func { return map[Type]gemvF32x4Func{} }
+
+const hasAVX512 = false
+
+func fastGemvF32x16(avx512 bool) map[Type]gemvF32x16Func { return map[Type]gemvF32x16Func{} }
+
+func fastGemvF32x16x4(avx512 bool) map[Type]gemvF32x16x4Func { return map[Type]gemvF32x16x4Func{} }
+
+func fastGemv8x4(vnni bool) map[Type]gemv8x4Func { return map[Type]gemv8x4Func{} }

@@ -21,6 +21,14 @@ type gemvF32Func func(nb int, w *byte, x *float32, sx *float32, out *float32)
 // gemvF32 are the float32-activation packed kernels this CPU runs.
 var gemvF32 = fastGemvF32(hasAVX2)
 
+// gemvF32x16Func is gemvF32Func for two adjacent packed groups (16 rows,
+// the second gstride bytes after the first; out[0:16]), bitwise the same
+// per row.
+type gemvF32x16Func func(nb int, w *byte, gstride int, x *float32, sx *float32, out *float32)
+
+// gemvF32x16 are the two-group kernels this CPU runs (AVX-512).
+var gemvF32x16 = fastGemvF32x16(hasAVX512)
+
 // gemvF32x4Func is gemvF32Func for four tokens at once (their rows ldx
 // bytes apart in x, ldsx in sx; outputs ldo bytes apart): each block is
 // widened once for all four.
@@ -28,6 +36,13 @@ type gemvF32x4Func func(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx 
 
 // gemvF32x4 are the four-token kernels this CPU runs.
 var gemvF32x4 = fastGemvF32x4(hasAVX2)
+
+// gemvF32x16x4Func is gemvF32x4Func for two adjacent packed groups (the
+// second gstride bytes after the first; 16 outputs per token).
+type gemvF32x16x4Func func(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+// gemvF32x16x4 are the two-group four-token kernels this CPU runs.
+var gemvF32x16x4 = fastGemvF32x16x4(hasAVX512)
 
 // f32PackedMaxT is the batch from which float32-activation matmuls widen
 // tiles of rows and run blas instead of the packed kernels, which redo the
@@ -77,7 +92,7 @@ func blockSums(t Type, x []float32) []float32 {
 // packedGroupsF32 runs groups [g0, g1) of m's packed copy pk for T tokens
 // of float32 activations x (sx: their block sums, or nil).
 func packedGroupsF32(out, x, sx []float32, T int, m *Matrix, pk []byte, g0, g1 int) {
-	k, k4 := gemvF32[m.Type], gemvF32x4[m.Type]
+	k, k4, k16, k16x4 := gemvF32[m.Type], gemvF32x4[m.Type], gemvF32x16[m.Type], gemvF32x16x4[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
 	T4 := 0 // tokens done four at a time
@@ -90,7 +105,20 @@ func packedGroupsF32(out, x, sx []float32, T int, m *Matrix, pk []byte, g0, g1 i
 		}
 		return &sx[t*nb]
 	}
-	for g := g0; g < g1; g++ {
+	g := g0
+	if k16 != nil && (T4 == 0 || k16x4 != nil) {
+		// Two groups per call (AVX-512), bitwise the one-group kernels.
+		for ; g+1 < g1; g += 2 {
+			w := &pk[g*gsize]
+			for t := 0; t < T4; t += 4 {
+				k16x4(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, &out[t*m.Rows+g*packRows], 4*m.Rows)
+			}
+			for t := T4; t < T; t++ {
+				k16(nb, w, gsize, &x[t*m.Cols], sums(t), &out[t*m.Rows+g*packRows])
+			}
+		}
+	}
+	for ; g < g1; g++ {
 		w := &pk[g*gsize]
 		for t := 0; t < T4; t += 4 {
 			k4(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, &out[t*m.Rows+g*packRows], 4*m.Rows)

@@ -29,3 +29,32 @@ func fastGemvF32x4(avx2 bool) map[Type]gemvF32x4Func {
 	}
 	return map[Type]gemvF32x4Func{Q4_1: gemvQ4_1x8F32x4, Q8_0: gemvQ8_0x8F32x4}
 }
+
+//go:noescape
+func gemvQ4_1x16F32(nb int, w *byte, gstride int, x *float32, sx *float32, out *float32)
+
+//go:noescape
+func gemvQ8_0x16F32(nb int, w *byte, gstride int, x *float32, sx *float32, out *float32)
+
+// fastGemvF32x16 are the AVX-512 two-group forms of fastGemvF32's kernels.
+func fastGemvF32x16(avx512 bool) map[Type]gemvF32x16Func {
+	if !avx512 {
+		return map[Type]gemvF32x16Func{}
+	}
+	return map[Type]gemvF32x16Func{Q4_1: gemvQ4_1x16F32, Q8_0: gemvQ8_0x16F32}
+}
+
+//go:noescape
+func gemvQ4_1x16F32x4(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+//go:noescape
+func gemvQ8_0x16F32x4(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+// fastGemvF32x16x4 are the AVX-512 two-group forms of fastGemvF32x4's
+// kernels.
+func fastGemvF32x16x4(avx512 bool) map[Type]gemvF32x16x4Func {
+	if !avx512 {
+		return map[Type]gemvF32x16x4Func{}
+	}
+	return map[Type]gemvF32x16x4Func{Q4_1: gemvQ4_1x16F32x4, Q8_0: gemvQ8_0x16F32x4}
+}

@@ -173,3 +173,67 @@ func TestUnpackRowsEqualsDequantize(t *testing.T) {
 		}
 	}
 }
+
+// The two-group (AVX-512) kernels give each row the eight-row kernel's
+// sum bitwise: random-byte blocks (every nibble and byte value), activations
+// of mixed magnitude, every pair of groups of a matrix with an odd group
+// count (the last group runs on the eight-row kernel in MatMul).
+func TestF32SixteenRowKernelsBitwise(t *testing.T) {
+	if len(gemvF32x16) == 0 {
+		t.Skip("no 16-row float32-activation kernels on this CPU (AVX-512 BW)")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for ty, k16 := range gemvF32x16 {
+		k := gemvF32[ty]
+		for _, cols := range []int{32, 576, 1536} {
+			const rows = 40 // five groups
+			m := randomBlocks(rng, ty, rows, cols)
+			pk := pack(m)
+			nb := cols / QK
+			gsize := nb * packedBlockBytes(ty)
+			x := randRow(rng, cols, 3)
+			for i := range x {
+				x[i] *= float32(math.Exp(rng.NormFloat64()))
+			}
+			sx := blockSums(ty, x)
+			sums := (*float32)(nil)
+			if sx != nil {
+				sums = &sx[0]
+			}
+			for g := 0; g+1 < rows/packRows; g++ {
+				var want, got [16]float32
+				k(nb, &pk[g*gsize], &x[0], sums, &want[0])
+				k(nb, &pk[(g+1)*gsize], &x[0], sums, &want[8])
+				k16(nb, &pk[g*gsize], gsize, &x[0], sums, &got[0])
+				for r := range want {
+					if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
+						t.Fatalf("%v cols %d groups %d,%d row %d: 16-row kernel %v, 8-row %v", ty, cols, g, g+1, r, got[r], want[r])
+					}
+				}
+			}
+			// Four tokens (rows of x4 cols apart, outputs 24 apart).
+			k4, k16x4 := gemvF32x4[ty], gemvF32x16x4[ty]
+			if k4 == nil || k16x4 == nil {
+				continue
+			}
+			x4 := randRow(rng, 4*cols, 2)
+			sx4 := blockSums(ty, x4)
+			sums4 := (*float32)(nil)
+			if sx4 != nil {
+				sums4 = &sx4[0]
+			}
+			const ldo = 24
+			for g := 0; g+1 < rows/packRows; g++ {
+				var want, got [4 * ldo]float32
+				k4(nb, &pk[g*gsize], &x4[0], 4*cols, sums4, 4*nb, &want[0], 4*ldo)
+				k4(nb, &pk[(g+1)*gsize], &x4[0], 4*cols, sums4, 4*nb, &want[8], 4*ldo)
+				k16x4(nb, &pk[g*gsize], gsize, &x4[0], 4*cols, sums4, 4*nb, &got[0], 4*ldo)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v cols %d groups %d,%d token %d row %d: 16-row four-token kernel %v, 8-row %v", ty, cols, g, g+1, i/ldo, i%ldo, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -132,12 +132,19 @@ func matMulPacked(out []float32, a *Act, T int, m *Matrix, pk []byte) {
 
 // packedGroups runs groups [g0, g1) of m's packed copy pk for T tokens.
 func packedGroups(out []float32, a *Act, T int, m *Matrix, pk []byte, g0, g1 int) {
-	k := gemv8[m.Type]
+	k, k4 := gemv8[m.Type], gemv8x4[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
+	T4 := 0 // tokens done four at a time
+	if k4 != nil {
+		T4 = T / 4 * 4
+	}
 	for g := g0; g < g1; g++ {
 		w := &pk[g*gsize]
-		for t := 0; t < T; t++ {
+		for t := 0; t < T4; t += 4 {
+			k4(nb, w, &a.qs[t*m.Cols], m.Cols, a.scales(t), 4*(a.Cols/QKK), a.sums(m.Type, t), 4*sumsPerRow(m.Type, a.Cols), &out[t*m.Rows+g*packRows], 4*m.Rows)
+		}
+		for t := T4; t < T; t++ {
 			k(nb, w, &a.qs[t*m.Cols], a.scales(t), a.sums(m.Type, t), &out[t*m.Rows+g*packRows])
 		}
 	}

@@ -218,3 +218,11 @@ type gemv8Func func(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *fl
 
 // gemv8 are the packed kernels this CPU runs.
 var gemv8 = fastGemv8(hasVNNI, hasAVX2)
+
+// gemv8x4Func is gemv8Func for four tokens at once: their qs rows ldq
+// bytes apart, scales ldd and sums lds bytes apart, outputs ldo bytes
+// apart. Each output is bitwise the one-token kernel's.
+type gemv8x4Func func(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+// gemv8x4 are the four-token packed kernels this CPU runs.
+var gemv8x4 = fastGemv8x4(hasVNNI)

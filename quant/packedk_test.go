@@ -249,3 +249,47 @@ func testPacked32(t *testing.T, ty Type) {
 		}
 	}
 }
+
+// The four-token packed kernels (prefill) give every token the one-token
+// kernel's outputs bitwise: random-byte blocks (every scale, minimum and
+// nibble a file may hold) and quantized ones, four tokens of activations
+// of mixed magnitude.
+func TestPackedFourTokenKernelsBitwise(t *testing.T) {
+	if len(gemv8x4) == 0 {
+		t.Skip("no four-token packed kernels on this CPU (AVX-512 VNNI)")
+	}
+	rng := rand.New(rand.NewPCG(51, 52))
+	for ty, k4 := range gemv8x4 {
+		k := gemv8[ty]
+		for _, src := range []string{"random", "quantized"} {
+			const rows, cols = 24, 1024
+			m := randomBlocks(rng, ty, rows, cols)
+			if src == "quantized" {
+				m = quantRows(ty, randRow(rng, rows*cols, 0.05), rows, cols)
+			}
+			pk := pack(m)
+			x := randRow(rng, 4*cols, 2)
+			for i := range x {
+				x[i] *= float32(math.Exp(rng.NormFloat64()))
+			}
+			var a Act
+			a.Quantize(ty, x, 4, cols)
+			a.prepare(ty)
+			nb := cols / QKK
+			gsize := nb * packedBlockBytes(ty)
+			const ldo = 32
+			for g := 0; g < rows/packRows; g++ {
+				var want, got [4 * ldo]float32
+				for tok := 0; tok < 4; tok++ {
+					k(nb, &pk[g*gsize], &a.qs[tok*cols], a.scales(tok), a.sums(ty, tok), &want[tok*ldo])
+				}
+				k4(nb, &pk[g*gsize], &a.qs[0], cols, a.scales(0), 4*nb, a.sums(ty, 0), 4*sumsPerRow(ty, cols), &got[0], 4*ldo)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v %s group %d token %d row %d: four-token kernel %v, one-token %v", ty, src, g, i/ldo, i%ldo, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -36,7 +36,16 @@ var _ Stepper = (*train.Trainer)(nil)
 type PolicyTrainer struct {
 	st  Stepper
 	cfg StepConfig
+	// rehearsal, when set, adds its anchors to every step.
+	rehearsal *Rehearsal
 }
+
+// SetRehearsal makes every step also train on r's anchors (nil: none).
+func (p *PolicyTrainer) SetRehearsal(r *Rehearsal) { p.rehearsal = r }
+
+// Rehearsal is the anchors every step trains on beside its batch (nil:
+// none).
+func (p *PolicyTrainer) Rehearsal() *Rehearsal { return p.rehearsal }
 
 var (
 	_ Trainer   = (*PolicyTrainer)(nil)
@@ -246,6 +255,11 @@ func (n *PolicyTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, 
 			ts = append(ts, TrainSample{PromptIDs: s.PromptIDs, ResponseIDs: s.WrittenIDs, TeacherLogprobs: s.WrittenLogprobs})
 		}
 	}
+	anchors, err := n.rehearsal.Samples(ctx)
+	if err != nil {
+		return StepMetrics{}, fmt.Errorf("trainer: %w", err)
+	}
+	ts = append(ts, anchors...)
 	m, err := PolicyStep(ctx, n.st, n.cfg, ts)
 	if err != nil {
 		return StepMetrics{}, fmt.Errorf("trainer: %w", err)

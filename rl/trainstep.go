@@ -40,6 +40,9 @@ type TrainSample struct {
 	// Group ties the n samples of one prompt together for group-normalised
 	// rewards; 0 = not grouped.
 	Group int
+	// Anchor, when not 0, makes the sample a rehearsal anchor (Rehearsal):
+	// every token's advantage is Anchor, with no reward or teacher term.
+	Anchor float64
 }
 
 // StepConfig is the loss and advantage configuration of policy steps.
@@ -92,6 +95,7 @@ type batchObjective struct {
 	adv      AdvantageConfig
 	rewards  []float64
 	teachers [][]float32
+	anchors  []float64
 	err      error
 	gap      float64
 	gapN     int
@@ -101,7 +105,7 @@ func (o *batchObjective) TokenLoss(i int, logp, entropy, dlogp, dentropy []float
 	if o.lazy != nil && o.lazy[i] {
 		in := &o.inputs[i]
 		in.OldLogprobs = append([]float32(nil), logp...)
-		a, err := o.adv.TokenAdvantages(o.rewards[i], o.teachers[i], in.OldLogprobs)
+		a, err := tokenAdvantages(o.adv, o.anchors[i], o.rewards[i], o.teachers[i], in.OldLogprobs)
 		if err != nil {
 			// Checked before the step; kept for the caller all the same.
 			o.err = err
@@ -121,6 +125,19 @@ func (o *batchObjective) addGap(old, behaviour []float32) {
 		o.gap += max(d, -d)
 		o.gapN++
 	}
+}
+
+// tokenAdvantages is a sample's per-token advantages: a rehearsal anchor's
+// fixed weight, or adv's terms.
+func tokenAdvantages(adv AdvantageConfig, anchor, reward float64, teacher, old []float32) ([]float32, error) {
+	if anchor == 0 {
+		return adv.TokenAdvantages(reward, teacher, old)
+	}
+	out := make([]float32, len(old))
+	for i := range out {
+		out[i] = float32(anchor)
+	}
+	return out, nil
 }
 
 // SFTObjective is the negative log-likelihood of every response token.
@@ -207,7 +224,8 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	}
 	rewards = BatchBaseline(cfg.Advantage.Baseline, rewards, single)
 	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
-		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples))}
+		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples)),
+		anchors: make([]float64, len(samples))}
 	for i, s := range samples {
 		if cfg.Loss.Kind == LossSFT {
 			continue
@@ -220,7 +238,8 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 			obj.lazy[i] = true
 			obj.teachers[i] = s.TeacherLogprobs
 		}
-		adv, err := cfg.Advantage.TokenAdvantages(rewards[i], s.TeacherLogprobs, o)
+		obj.anchors[i] = s.Anchor
+		adv, err := tokenAdvantages(cfg.Advantage, s.Anchor, rewards[i], s.TeacherLogprobs, o)
 		if err != nil {
 			return Metrics{}, fmt.Errorf("policy step: sample %d: %w", i, err)
 		}

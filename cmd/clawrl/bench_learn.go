@@ -60,7 +60,7 @@ the loop's judge read (judgments by score −1/0/+1, hints accepted), from
 each server's /metrics.
 
 --quick is the CI scenario: the concise persona, the control against the
-combined method at --lr=1e-3, 2 rounds of 8 rated turns, 20 held-out
+combined method at --lr=1e-3, 3 rounds of 8 rated turns, 20 held-out
 prompts, answers of at most 64 tokens.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -108,7 +108,7 @@ func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
 	}
 	set("arms", func() { o.arms = []string{"off", "combine:combine:--lr=1e-3"} })
 	set("personas", func() { o.personas = []string{"concise"} })
-	set("versions", func() { o.versions = 2 })
+	set("versions", func() { o.versions = 3 })
 	set("per-version", func() { o.perVersion = 8 })
 	set("eval-prompts", func() { o.evalPrompts = 20 })
 	set("retention", func() { o.retention = 8 })

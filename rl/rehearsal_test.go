@@ -1,0 +1,144 @@
+package rl
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/clawrl/clawrl/train"
+)
+
+// TestRehearsalRoundRobin: anchors are built once, on first use, and handed
+// out PerBatch at a time in turn, as on-policy samples whose only term is
+// the anchor weight.
+func TestRehearsalRoundRobin(t *testing.T) {
+	ctx := context.Background()
+	if NewRehearsal(RehearsalConfig{Anchors: []Anchor{{Name: "a", PromptIDs: []int32{1}, AnswerIDs: []int32{2}}}}) != nil {
+		t.Fatal("PerBatch 0 should mean no rehearsal")
+	}
+	builds := 0
+	r := NewRehearsal(RehearsalConfig{PerBatch: 2, Build: func(context.Context) ([]Anchor, error) {
+		builds++
+		return []Anchor{
+			{Name: "a", PromptIDs: []int32{1}, AnswerIDs: []int32{10}},
+			{Name: "b", PromptIDs: []int32{2}, AnswerIDs: []int32{20}},
+			{Name: "c", PromptIDs: []int32{3}, AnswerIDs: []int32{30, 31}},
+		}, nil
+	}})
+	var got []int32
+	for range 3 {
+		s, err := r.Samples(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s) != 2 {
+			t.Fatalf("%d anchors per step, want 2", len(s))
+		}
+		for _, x := range s {
+			if x.Anchor != DefaultRehearsalWeight || x.RewardTerm || x.TeacherLogprobs != nil || x.BehaviourLogprobs != nil {
+				t.Fatalf("anchor sample %+v: want weight %g and no other term", x, DefaultRehearsalWeight)
+			}
+			got = append(got, x.PromptIDs[0])
+		}
+	}
+	if want := []int32{1, 2, 3, 1, 2, 3}; !equalIDs(got, want) || builds != 1 {
+		t.Fatalf("anchors %v built %d times, want %v built once", got, builds, want)
+	}
+	bad := NewRehearsal(RehearsalConfig{PerBatch: 1, Build: func(context.Context) ([]Anchor, error) {
+		return []Anchor{{Name: "empty", PromptIDs: []int32{1}}}, nil
+	}})
+	if _, err := bad.Samples(ctx); err == nil {
+		t.Fatal("want an error for an anchor with no answer")
+	}
+	failing := NewRehearsal(RehearsalConfig{PerBatch: 1, Build: func(context.Context) ([]Anchor, error) { return nil, errors.New("no engine") }})
+	if _, err := failing.Samples(ctx); err == nil {
+		t.Fatal("want the build error")
+	}
+	none := NewRehearsal(RehearsalConfig{PerBatch: 1, Build: func(context.Context) ([]Anchor, error) { return nil, nil }})
+	if s, err := none.Samples(ctx); err != nil || len(s) != 0 {
+		t.Fatalf("every anchor dropped: %d samples, %v; want none and no error (train without anchors)", len(s), err)
+	}
+}
+
+func equalIDs(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestAnchorIsSFT: at the step's start the PPO ratio is 1, so an anchor of
+// weight 1 gives the gradient of the negative log-likelihood of its answer:
+// one policy step on anchors moves the adapters exactly as one SFT step on
+// the same sequences.
+func TestAnchorIsSFT(t *testing.T) {
+	ctx := context.Background()
+	seqs := []train.Sequence{{PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5, 6}}, {PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9}}}
+	a, b := newTinyNative(t), newTinyNative(t)
+	var anchors []TrainSample
+	for _, s := range seqs {
+		anchors = append(anchors, TrainSample{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs, Anchor: 1})
+	}
+	if _, err := PolicyStep(ctx, a.tr, a.cfg, anchors); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.tr.Step(ctx, seqs, SFTObjective()); err != nil {
+		t.Fatal(err)
+	}
+	fresh := newTinyNative(t)
+	pa, pb, p0 := a.tr.Params(), b.tr.Params(), fresh.tr.Params()
+	moved := false
+	for i := range pa {
+		for j := range pa[i].Data {
+			if math.Abs(float64(pa[i].Data[j]-pb[i].Data[j])) > 1e-7 {
+				t.Fatalf("%s[%d]: %g anchor step, %g SFT step", pa[i].Name, j, pa[i].Data[j], pb[i].Data[j])
+			}
+			moved = moved || pa[i].Data[j] != p0[i].Data[j]
+		}
+	}
+	if !moved {
+		t.Fatal("the anchor step moved nothing")
+	}
+	after, err := a.tr.Score(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := fresh.tr.Score(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum(after[0].Logprobs) <= sum(before[0].Logprobs) {
+		t.Fatalf("anchor answer log-prob %g after the step, %g before: want it higher", sum(after[0].Logprobs), sum(before[0].Logprobs))
+	}
+}
+
+func sum(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v)
+	}
+	return s
+}
+
+// TestPolicyTrainerRehearses: a trainer with rehearsal trains its anchors
+// beside the batch (their tokens count in the step).
+func TestPolicyTrainerRehearses(t *testing.T) {
+	ctx := context.Background()
+	batch := []Sample{{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3},
+		UseRL: true, Reward: 1}}
+	n := newTinyNative(t)
+	n.SetRehearsal(NewRehearsal(RehearsalConfig{PerBatch: 1, Anchors: []Anchor{{Name: "x", PromptIDs: []int32{7}, AnswerIDs: []int32{8, 9, 10}}}}))
+	m, err := n.Step(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Tokens != 5 {
+		t.Fatalf("%d tokens trained, want 2 of the batch + 3 of the anchor", m.Tokens)
+	}
+}
