@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/rl"
 )
@@ -62,7 +61,6 @@ func RehearsalAnchors(ctx context.Context, eng engine.Engine, questions []string
 		maxTokens = DefaultRehearsalTokens
 	}
 	f := eng.Format()
-	stop := f.StopIDs()
 	anchors := make([]rl.Anchor, len(questions))
 	errs := make([]error, len(questions))
 	var wg sync.WaitGroup
@@ -70,23 +68,7 @@ func RehearsalAnchors(ctx context.Context, eng engine.Engine, questions []string
 		wg.Add(1)
 		go func() { // the engine batches concurrent generations
 			defer wg.Done()
-			text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: q}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
-			if err != nil {
-				errs[i] = fmt.Errorf("rehearsal question %q: %w", q, err)
-				return
-			}
-			prompt := f.Encode(text)
-			var ids []int32
-			_, err = eng.Generate(ctx, engine.GenerateRequest{PromptIDs: prompt, MaxTokens: maxTokens, Adapter: engine.AdapterBase},
-				func(t engine.Token) error {
-					for _, s := range stop {
-						if t.ID == s {
-							return engine.ErrStop
-						}
-					}
-					ids = append(ids, t.ID)
-					return nil
-				})
+			prompt, ids, err := baseAnswer(ctx, eng, f, q, maxTokens)
 			if err != nil {
 				errs[i] = fmt.Errorf("rehearsal question %q: %w", q, err)
 				return

@@ -70,23 +70,7 @@ func RetentionProbes(ctx context.Context, eng engine.Engine, facts []Fact) ([]rl
 }
 
 func probe(ctx context.Context, eng engine.Engine, f engine.Format, fact Fact) (*rl.Probe, error) {
-	text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: fact.Question}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
-	if err != nil {
-		return nil, fmt.Errorf("retention fact %q: %w", fact.Question, err)
-	}
-	prompt := f.Encode(text)
-	stop := f.StopIDs()
-	var ids []int32
-	_, err = eng.Generate(ctx, engine.GenerateRequest{PromptIDs: prompt, MaxTokens: retentionAnswerTokens, Adapter: engine.AdapterBase},
-		func(t engine.Token) error {
-			for _, s := range stop {
-				if t.ID == s {
-					return engine.ErrStop
-				}
-			}
-			ids = append(ids, t.ID)
-			return nil
-		})
+	prompt, ids, err := baseAnswer(ctx, eng, f, fact.Question, retentionAnswerTokens)
 	if err != nil {
 		return nil, fmt.Errorf("retention fact %q: %w", fact.Question, err)
 	}
@@ -112,4 +96,30 @@ func probe(ctx context.Context, eng engine.Engine, f engine.Format, fact Fact) (
 		return nil, nil
 	}
 	return &rl.Probe{Name: fact.Question, PromptIDs: prompt, PrefixIDs: ids[:first], AnswerIDs: ids[first : last+1], Accept: fact.Accept}, nil
+}
+
+// baseAnswer is the base model's greedy answer to one question asked alone
+// (as the gate and the rehearsal anchors ask): the rendered prompt's ids
+// and up to maxTokens answer ids, the stop token left out.
+func baseAnswer(ctx context.Context, eng engine.Engine, f engine.Format, question string, maxTokens int) (prompt, ids []int32, err error) {
+	text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: question}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	prompt = f.Encode(text)
+	stop := f.StopIDs()
+	_, err = eng.Generate(ctx, engine.GenerateRequest{PromptIDs: prompt, MaxTokens: maxTokens, Adapter: engine.AdapterBase},
+		func(t engine.Token) error {
+			for _, s := range stop {
+				if t.ID == s {
+					return engine.ErrStop
+				}
+			}
+			ids = append(ids, t.ID)
+			return nil
+		})
+	if err != nil {
+		return nil, nil, err
+	}
+	return prompt, ids, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/clawrl/clawrl/train"
@@ -42,7 +43,7 @@ func TestRehearsalRoundRobin(t *testing.T) {
 			got = append(got, x.PromptIDs[0])
 		}
 	}
-	if want := []int32{1, 2, 3, 1, 2, 3}; !equalIDs(got, want) || builds != 1 {
+	if want := []int32{1, 2, 3, 1, 2, 3}; !slices.Equal(got, want) || builds != 1 {
 		t.Fatalf("anchors %v built %d times, want %v built once", got, builds, want)
 	}
 	bad := NewRehearsal(RehearsalConfig{PerBatch: 1, Build: func(context.Context) ([]Anchor, error) {
@@ -59,18 +60,6 @@ func TestRehearsalRoundRobin(t *testing.T) {
 	if s, err := none.Samples(ctx); err != nil || len(s) != 0 {
 		t.Fatalf("every anchor dropped: %d samples, %v; want none and no error (train without anchors)", len(s), err)
 	}
-}
-
-func equalIDs(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestAnchorIsSFT: at the step's start the PPO ratio is 1, so an anchor of

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -69,33 +68,43 @@ func (b *Bwrap) Name() string { return "bwrap" }
 
 // New implements Provider.
 func (b *Bwrap) New(context.Context) (Sandbox, error) {
-	dir, err := os.MkdirTemp(b.TempDir, "clawrl-sandbox-")
+	dir, work, uid, err := workFolder(b.TempDir)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: working folder: %w", err)
+		return nil, err
 	}
-	work := dir + "/work"
-	// The sandbox's uid must reach work through dir (MkdirTemp's is 0700).
-	if err := os.Chmod(dir, 0o711); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("sandbox: working folder: %w", err)
+	return &bwrapSandbox{p: b, root: dir, work: work, uid: uid}, nil
+}
+
+// workFolder makes an episode's folder under tempDir: dir, searchable by
+// others, holding work, the sandbox's working folder. Run as root, it
+// also picks the host uid the sandbox runs as and gives work to it: each
+// sandbox needs a uid of its own, since RLIMIT_NPROC never applies to
+// processes whose real uid is root (the uid a user namespace maps to when
+// bwrap runs as root) and a uid shared by all sandboxes would share one
+// process count. Otherwise uid is -1: this process's own.
+func workFolder(tempDir string) (dir, work string, uid int, err error) {
+	dir, err = os.MkdirTemp(tempDir, "clawrl-sandbox-")
+	if err != nil {
+		return "", "", 0, fmt.Errorf("sandbox: working folder: %w", err)
 	}
-	if err := os.Mkdir(work, 0o755); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("sandbox: working folder: %w", err)
-	}
-	sb := &bwrapSandbox{p: b, root: dir, work: work, uid: -1}
+	work = dir + "/work"
+	uid = -1
 	if os.Geteuid() == 0 {
-		// As root, give each sandbox a host uid of its own: RLIMIT_NPROC
-		// never applies to processes whose real uid is root (the uid the
-		// sandbox's user namespace maps to when bwrap runs as root), and a
-		// uid shared by all sandboxes would share one process count.
-		sb.uid = sandboxUIDBase + rand.IntN(sandboxUIDRange)
-		if err := os.Chown(work, sb.uid, sb.uid); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("sandbox: working folder: %w", err)
-		}
+		uid = sandboxUIDBase + rand.IntN(sandboxUIDRange)
 	}
-	return sb, nil
+	// The sandbox's uid must reach work through dir (MkdirTemp's is 0700).
+	err = os.Chmod(dir, 0o711)
+	if err == nil {
+		err = os.Mkdir(work, 0o755)
+	}
+	if err == nil && uid >= 0 {
+		err = os.Chown(work, uid, uid)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", "", 0, fmt.Errorf("sandbox: working folder: %w", err)
+	}
+	return dir, work, uid, nil
 }
 
 // Host uids for sandboxes run by root: an unused range above the ones
@@ -172,32 +181,6 @@ func (s *bwrapSandbox) args(c Command) []string {
 	return append(a, c.Args...)
 }
 
-// cappedOutput keeps the first max bytes and calls over once when more come.
-type cappedOutput struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	max  int
-	over func()
-	hit  bool
-}
-
-func (w *cappedOutput) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	room := w.max - w.buf.Len()
-	if len(p) <= room {
-		w.buf.Write(p)
-		return len(p), nil
-	}
-	w.buf.Write(p[:room])
-	if !w.hit {
-		// More output than the cap: cut the command off.
-		w.hit = true
-		go w.over()
-	}
-	return len(p), nil
-}
-
 func (s *bwrapSandbox) Run(ctx context.Context, c Command) (Result, error) {
 	if len(c.Args) == 0 {
 		return Result{}, errors.New("sandbox: empty command")
@@ -220,74 +203,21 @@ func (s *bwrapSandbox) Run(ctx context.Context, c Command) (Result, error) {
 	// WaitDelay is a backstop for a stuck copy.
 	cmd.WaitDelay = l.KillGrace + time.Second
 
-	var (
-		cutMu sync.Mutex
-		cut   string
-		once  sync.Once
-	)
-	stop := func(reason string) {
-		once.Do(func() {
-			cutMu.Lock()
-			cut = reason
-			cutMu.Unlock()
-			if cmd.Process == nil {
-				return
-			}
-			pg := -cmd.Process.Pid
-			_ = syscall.Kill(pg, syscall.SIGTERM)
-			go func() {
-				time.Sleep(l.KillGrace)
-				_ = syscall.Kill(pg, syscall.SIGKILL)
-			}()
-		})
-	}
-	out := &cappedOutput{max: l.Output, over: func() { stop(CutOutput) }}
-	cmd.Stdout, cmd.Stderr = out, out
-
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("sandbox: start bwrap: %w", err)
-	}
-	timer := time.AfterFunc(l.WallTime, func() { stop(CutWallTime) })
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			stop(CutKilled + ": " + context.Cause(ctx).Error())
-		case <-done:
+	res, err := supervise(ctx, cmd, l, "bwrap", func() {
+		if cmd.Process == nil {
+			return
 		}
-	}()
-	werr := cmd.Wait()
-	close(done)
-	timer.Stop()
-	res := Result{Elapsed: time.Since(start)}
-	out.mu.Lock()
-	res.Output = out.buf.String()
-	out.mu.Unlock()
-	cutMu.Lock()
-	res.Cut = cut
-	cutMu.Unlock()
-	var exitErr *exec.ExitError
-	switch {
-	case werr == nil:
-	case errors.As(werr, &exitErr):
-		res.ExitCode = exitErr.ExitCode()
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.ExitCode = 128 + int(ws.Signal())
-		}
-	case errors.Is(werr, exec.ErrWaitDelay):
-		res.ExitCode = cmd.ProcessState.ExitCode()
-	default:
-		return res, fmt.Errorf("sandbox: wait: %w", werr)
+		pg := -cmd.Process.Pid
+		_ = syscall.Kill(pg, syscall.SIGTERM)
+		go func() {
+			time.Sleep(l.KillGrace)
+			_ = syscall.Kill(pg, syscall.SIGKILL)
+		}()
+	})
+	if err != nil {
+		return res, err
 	}
-	if res.Cut == "" {
-		switch {
-		case res.ExitCode == 128+int(syscall.SIGXCPU) || res.ExitCode == 128+int(syscall.SIGKILL) && usedCPU(cmd.ProcessState, l.CPUTime):
-			res.Cut = CutCPU
-		case res.ExitCode != 0 && (strings.Contains(res.Output, "MemoryError") || strings.Contains(res.Output, "Cannot allocate memory") || strings.Contains(res.Output, "out of memory")):
-			res.Cut = CutMemory
-		}
-	}
+	exitCut(&res, usedCPU(cmd.ProcessState, l.CPUTime))
 	return res, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -176,29 +175,16 @@ func (d *Docker) removeOrphans(ctx context.Context) {
 
 // New implements Provider.
 func (d *Docker) New(ctx context.Context) (Sandbox, error) {
-	dir, err := os.MkdirTemp(d.TempDir, "clawrl-sandbox-")
+	dir, work, uid, err := workFolder(d.TempDir)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: working folder: %w", err)
+		return nil, err
 	}
-	work := dir + "/work"
-	if err := os.Chmod(dir, 0o711); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("sandbox: working folder: %w", err)
+	// Never run commands as root (workFolder gives root's sandboxes a uid
+	// of their own); otherwise they run as this process's uid.
+	if uid < 0 {
+		uid = os.Getuid()
 	}
-	if err := os.Mkdir(work, 0o755); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("sandbox: working folder: %w", err)
-	}
-	s := &dockerSandbox{p: d, root: dir, work: work, uid: os.Getuid()}
-	if s.uid == 0 {
-		// Never run commands as root; a uid of its own also gives the
-		// sandbox a process count of its own (RLIMIT_NPROC is per uid).
-		s.uid = sandboxUIDBase + mrand.IntN(sandboxUIDRange)
-		if err := os.Chown(work, s.uid, s.uid); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("sandbox: working folder: %w", err)
-		}
-	}
+	s := &dockerSandbox{p: d, root: dir, work: work, uid: uid}
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	s.name = "clawrl-sandbox-" + hex.EncodeToString(id[:])
@@ -326,98 +312,49 @@ func (s *dockerSandbox) Run(ctx context.Context, c Command) (Result, error) {
 	cmd.WaitDelay = l.KillGrace + 10*time.Second
 
 	var (
-		cutMu   sync.Mutex
-		cut     string
-		once    sync.Once
 		stopped = make(chan struct{})
 		killed  bool
 	)
-	stop := func(reason string) {
-		once.Do(func() {
-			cutMu.Lock()
-			cut = reason
-			cutMu.Unlock()
-			go func() {
-				defer close(stopped)
-				// SIGTERM to every process of the command's uid (the
-				// shell's own kill: procps's kill -1 hangs here), not
-				// waited for: it may fail when a fork bomb has taken every
-				// pid, and its docker exec can take seconds to return when
-				// the command's shell dies before its children. Then the
-				// container.
-				u := strconv.Itoa(s.uid)
-				tctx, cancel := context.WithTimeout(context.Background(), l.KillGrace+5*time.Second)
-				defer cancel()
-				go func() { _, _ = s.p.cmd(tctx, "exec", "-u", u+":"+u, s.name, "sh", "-c", "kill -TERM -1") }()
-				time.Sleep(l.KillGrace)
-				kctx, kcancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer kcancel()
-				_, _ = s.p.cmd(kctx, "kill", s.name)
-				killed = true
-			}()
-		})
-	}
-	out := &cappedOutput{max: l.Output, over: func() { stop(CutOutput) }}
-	cmd.Stdout, cmd.Stderr = out, out
-
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("sandbox: start docker exec: %w", err)
-	}
-	timer := time.AfterFunc(l.WallTime, func() { stop(CutWallTime) })
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			stop(CutKilled + ": " + context.Cause(ctx).Error())
-		case <-done:
-		}
-	}()
-	werr := cmd.Wait()
-	close(done)
-	timer.Stop()
-	res := Result{Elapsed: time.Since(start)}
-	cutMu.Lock()
-	res.Cut = cut
-	cutMu.Unlock()
+	res, err := supervise(ctx, cmd, l, "docker exec", func() {
+		go func() {
+			defer close(stopped)
+			// SIGTERM to every process of the command's uid (the
+			// shell's own kill: procps's kill -1 hangs here), not
+			// waited for: it may fail when a fork bomb has taken every
+			// pid, and its docker exec can take seconds to return when
+			// the command's shell dies before its children. Then the
+			// container.
+			u := strconv.Itoa(s.uid)
+			tctx, cancel := context.WithTimeout(context.Background(), l.KillGrace+5*time.Second)
+			defer cancel()
+			go func() { _, _ = s.p.cmd(tctx, "exec", "-u", u+":"+u, s.name, "sh", "-c", "kill -TERM -1") }()
+			time.Sleep(l.KillGrace)
+			kctx, kcancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer kcancel()
+			_, _ = s.p.cmd(kctx, "kill", s.name)
+			killed = true
+		}()
+	})
 	if res.Cut != "" {
 		// Nothing of the command may outlive Run: wait for the kill, then
 		// start the container again for the episode's next command.
+		t := time.Now()
 		<-stopped
 		if killed {
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_, err := s.p.cmd(sctx, "start", s.name)
+			_, rerr := s.p.cmd(sctx, "start", s.name)
 			cancel()
-			if err != nil {
-				return res, fmt.Errorf("sandbox: restart container after %s: %w", res.Cut, err)
+			if rerr != nil {
+				return res, fmt.Errorf("sandbox: restart container after %s: %w", res.Cut, rerr)
 			}
 		}
-		res.Elapsed = time.Since(start)
+		res.Elapsed += time.Since(t)
 	}
-	out.mu.Lock()
-	res.Output = out.buf.String()
-	out.mu.Unlock()
-	var exitErr *exec.ExitError
-	switch {
-	case werr == nil:
-	case errors.As(werr, &exitErr):
-		// docker exec reports a signal N as 128+N itself.
-		res.ExitCode = exitErr.ExitCode()
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.ExitCode = 128 + int(ws.Signal())
-		}
-	case errors.Is(werr, exec.ErrWaitDelay):
-		res.ExitCode = cmd.ProcessState.ExitCode()
-	default:
-		return res, fmt.Errorf("sandbox: wait: %w", werr)
+	if err != nil {
+		return res, err
 	}
-	if res.Cut == "" {
-		switch {
-		case res.ExitCode == 128+int(syscall.SIGXCPU):
-			res.Cut = CutCPU
-		case res.ExitCode != 0 && (strings.Contains(res.Output, "MemoryError") || strings.Contains(res.Output, "Cannot allocate memory") || strings.Contains(res.Output, "out of memory")):
-			res.Cut = CutMemory
-		}
-	}
+	// docker exec reports a signal N as 128+N itself; a SIGKILL is the
+	// cgroup's, not RLIMIT_CPU's.
+	exitCut(&res, false)
 	return res, nil
 }
