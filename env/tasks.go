@@ -37,6 +37,13 @@ const (
 	SplitHeldOut = "heldout"
 )
 
+// ExhaustedAfter is how many drawn duplicates in a row tell a task
+// generator its prompts are used up. A prompt still missing is far likelier
+// than 1 in 10,000 per draw for the shipped generators, so stopping here
+// loses none (and never changes what a seed gives); without the bound,
+// asking for more tasks than there are prompts looped forever.
+const ExhaustedAfter = 1 << 17
+
 // MaxTaskLine bounds one line of a task file.
 const MaxTaskLine = 4 << 20
 

@@ -176,3 +176,22 @@ func TestParseChecks(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// Asking for more tasks than there are distinct prompts returns them all,
+// each once, instead of looping (`clawrl env tasks --heldout 250` hung).
+func TestGenerateStopsWhenPromptsRunOut(t *testing.T) {
+	tasks := Generate(5000, 1, env.SplitTrain, "term")
+	if len(tasks) >= 5000 || len(tasks) < 900 {
+		t.Fatalf("%d tasks from a space of about a thousand prompts", len(tasks))
+	}
+	seen := map[string]bool{}
+	for _, x := range tasks {
+		if seen[x.Prompt] {
+			t.Fatalf("prompt %q twice", x.Prompt)
+		}
+		seen[x.Prompt] = true
+	}
+	if a, b := Generate(30, 1, env.SplitTrain, "term"), tasks[:30]; a[29].Prompt != b[29].Prompt {
+		t.Fatal("the bound changed what a seed gives")
+	}
+}

@@ -14,15 +14,19 @@ import (
 // integer answer. Problems range from one operation on small numbers (which
 // a small model can learn to get right) to three-step ones with large
 // numbers (where running code pays). The same seed gives the same tasks.
+// When n exceeds the distinct problems it returns those it found, fewer
+// than n, rather than looping.
 func Generate(n int, seed uint64, split, idPrefix string) []env.Task {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	out := make([]env.Task, 0, n)
 	seen := map[string]bool{}
-	for len(out) < n {
+	for misses := 0; len(out) < n && misses < env.ExhaustedAfter; {
 		p, a, code := problem(r)
 		if seen[p] {
+			misses++
 			continue
 		}
+		misses = 0
 		seen[p] = true
 		out = append(out, env.Task{ID: fmt.Sprintf("%s-%04d", idPrefix, len(out)+1), Env: Name, Split: split, Prompt: p,
 			Answer: fmt.Sprint(a), Solution: code})
