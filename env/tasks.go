@@ -148,3 +148,20 @@ func FilterSplit(tasks []Task, split string) []Task {
 	}
 	return out
 }
+
+// ToolArguments encodes a demonstration's tool-call arguments as the JSON
+// object a model should write: without json.Marshal's HTML escaping, which
+// turned `echo delta > alpha.txt` into `echo delta \u003e alpha.txt` and
+// `&&` into `\u0026\u0026`. Warm starts trained on those escapes taught
+// the model a six-token spelling of > and &, and sampled episodes derailed
+// inside it ("\u0026\u0026\u0026…", invalid arguments: BENCHMARKS.md,
+// "Terminal agent: RL from the 15-step warm start").
+func ToolArguments(args map[string]string) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}

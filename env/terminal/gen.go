@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -120,13 +119,13 @@ func Demonstration(t env.Task) ([]chat.Message, error) {
 	if strings.TrimSpace(t.Solution) == "" {
 		return nil, fmt.Errorf("terminal task %q has no solution to demonstrate", t.ID)
 	}
-	args, err := json.Marshal(map[string]string{"command": t.Solution})
+	args, err := env.ToolArguments(map[string]string{"command": t.Solution})
 	if err != nil {
 		return nil, fmt.Errorf("terminal task %q: %w", t.ID, err)
 	}
 	return []chat.Message{
 		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "call1", Type: "function",
-			Function: chat.FunctionCall{Name: "shell", Arguments: string(args)}}}},
+			Function: chat.FunctionCall{Name: "shell", Arguments: args}}}},
 		{Role: chat.RoleAssistant, Content: FinalReply},
 	}, nil
 }

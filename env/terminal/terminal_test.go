@@ -195,3 +195,19 @@ func TestGenerateStopsWhenPromptsRunOut(t *testing.T) {
 		t.Fatal("the bound changed what a seed gives")
 	}
 }
+
+// A demonstration's arguments spell > and && as the shell does, not as
+// json.Marshal's HTML-safe \u003e and \u0026\u0026 (which a warm start
+// then taught the model to write).
+func TestDemonstrationArgumentsUnescaped(t *testing.T) {
+	for _, solution := range []string{"echo delta > alpha.txt", "rm kite.txt && touch done", "sort -n nums.txt > sorted.txt"} {
+		demo, err := Demonstration(env.Task{ID: "t", Solution: solution})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := demo[0].ToolCalls[0].Function.Arguments
+		if want := `{"command":"` + solution + `"}`; args != want {
+			t.Errorf("arguments %s, want %s", args, want)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package toolcall
 
 import (
-	"encoding/json"
-
 	"fmt"
 	"github.com/clawrl/clawrl/chat"
 	"math/rand/v2"
@@ -85,13 +83,13 @@ func Demonstration(t env.Task) ([]chat.Message, error) {
 	if t.Solution == "" || t.Answer == "" {
 		return nil, fmt.Errorf("toolcall task %q has no solution or answer to demonstrate", t.ID)
 	}
-	args, err := json.Marshal(map[string]string{"code": t.Solution})
+	args, err := env.ToolArguments(map[string]string{"code": t.Solution})
 	if err != nil {
 		return nil, fmt.Errorf("toolcall task %q: %w", t.ID, err)
 	}
 	return []chat.Message{
 		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "call1", Type: "function",
-			Function: chat.FunctionCall{Name: "python", Arguments: string(args)}}}},
+			Function: chat.FunctionCall{Name: "python", Arguments: args}}}},
 		{Role: chat.RoleAssistant, Content: `\boxed{` + t.Answer + `}`},
 	}, nil
 }
