@@ -237,6 +237,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.Epochs < 0 {
 		return nil, fmt.Errorf("--ppo-epochs %d: want ≥ 1", s.Epochs)
 	}
+	if s.DistillCoef < 0 {
+		return nil, fmt.Errorf("--distill-coef %g: want ≥ 0", s.DistillCoef)
+	}
 	if s.Rehearsal < 0 {
 		return nil, fmt.Errorf("--rehearsal %d: want ≥ 0", s.Rehearsal)
 	}
