@@ -43,7 +43,7 @@ func TestSettingsBuild(t *testing.T) {
 	}{
 		{name: "defaults", check: func(t *testing.T, r *Runner) {
 			if r.cfg.Method != rl.MethodCombine || r.judge.Config().EvalVotes != 1 || r.teacher.Adapter != engine.AdapterCurrent || r.scheduler != nil ||
-				r.cfg.TeacherWrites {
+				!r.cfg.TeacherWrites || r.cfg.TeacherAlsoWrites {
 				t.Errorf("defaults: %+v votes %d teacher %q", r.cfg, r.judge.Config().EvalVotes, r.teacher.Adapter)
 			}
 		}},
