@@ -6,6 +6,8 @@ CI never runs this, it only reads what it commits):
 
     python3 rl/testdata/gen_distill.py
 
+Re-run it whenever train/testdata/gen_parity.py rewrites the llama fixture it reads.
+
 It loads the tiny llama checkpoint and PEFT adapter that train/testdata/gen_parity.py
 committed (train/testdata/llama), takes its three sequences and teacher log-probabilities,
 and computes, with torch autograd, the LoRA gradients of one policy step on a mixed batch,
