@@ -12,17 +12,29 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
-// TestLoopLearnsFromRatings runs the whole loop with its default settings on
-// a real (random, tiny) model: answers sampled by the native engine are
-// rated through feedback, 👍 for one answer and 👎 with written feedback for
-// another, batch after batch; the judge reads the ratings, the written
-// feedback becomes the teacher's hint, the native trainer steps with the
-// batch baseline, and each version is gated and published. The liked
-// answer must gain log-probability against the disliked one.
+// TestLoopLearnsFromRatings runs the whole loop on a real (random, tiny)
+// model: answers sampled by the native engine are rated through feedback, 👍
+// for one answer and 👎 with written feedback for another, batch after
+// batch; the judge reads the ratings, the written feedback becomes the
+// teacher's hint, the native trainer steps with the batch baseline, and each
+// version is gated and published.
+//
+// "student" (--opd-response student): the teacher re-scores the rated
+// answers and the ratings' reward term applies to them, so the liked answer
+// must gain log-probability against the disliked one. "default" (the
+// teacher writes the 👎 turns' answers, trained by cross-entropy): a 👎
+// turn trains on the teacher's answer instead of its own, so the teacher's
+// answers must gain log-probability.
 func TestLoopLearnsFromRatings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model")
 	}
+	for _, mode := range []string{"student", "default"} {
+		t.Run(mode, func(t *testing.T) { loopLearnsFromRatings(t, mode) })
+	}
+}
+
+func loopLearnsFromRatings(t *testing.T, mode string) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	modelDir := tinyModel(t)
@@ -35,6 +47,9 @@ func TestLoopLearnsFromRatings(t *testing.T) {
 	defer st.Close()
 	s := defaultSettings(t)
 	s.BatchSize, s.LearningRate, s.LoRARank = 4, 2e-3, 4
+	if mode == "student" {
+		s.OPDResponse = "student"
+	}
 	r, err := s.Build(Parts{Engine: eng, Publisher: eng, Store: st, DataDir: dir, Model: eng.Model(), Log: quiet()})
 	if err != nil {
 		t.Fatal(err)
@@ -106,11 +121,39 @@ func TestLoopLearnsFromRatings(t *testing.T) {
 	if eng.Version() != 4 {
 		t.Fatalf("engine serves v%d, want v4", eng.Version())
 	}
-	gap0 := likedBase - dislikedBase
-	gap := logp(liked) - logp(disliked)
-	t.Logf("log p(liked) − log p(disliked): %.3f → %.3f", gap0, gap)
-	if gap < gap0+1 {
-		t.Errorf("the liked answer gained %.3f nats on the disliked one, want at least 1", gap-gap0)
+	if mode == "student" {
+		gap0 := likedBase - dislikedBase
+		gap := logp(liked) - logp(disliked)
+		t.Logf("log p(liked) − log p(disliked): %.3f → %.3f", gap0, gap)
+		if gap < gap0+1 {
+			t.Errorf("the liked answer gained %.3f nats on the disliked one, want at least 1", gap-gap0)
+		}
+	} else {
+		samples, err := st.ListSamples(ctx, store.TurnFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := 0
+		for _, smp := range samples {
+			if smp.TeacherResponseIDs == nil {
+				continue
+			}
+			written++
+			base, err := eng.Score(ctx, engine.ScoreRequest{PromptIDs: prompt, CompletionIDs: smp.TeacherResponseIDs, Adapter: engine.AdapterBase})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, after := 0.0, logp(smp.TeacherResponseIDs)
+			for _, lp := range base.Logprobs {
+				before += float64(lp)
+			}
+			if after < before+1 {
+				t.Errorf("turn %s: the teacher's answer went %.3f → %.3f nats, want a gain of at least 1", smp.TurnID, before, after)
+			}
+		}
+		if written != 8 {
+			t.Errorf("%d samples on a teacher-written answer, want 8 (one per 👎)", written)
+		}
 	}
 	c := r.Counters()
 	if c.HintsAccepted != 8 {

@@ -43,7 +43,7 @@ func TestSettingsBuild(t *testing.T) {
 	}{
 		{name: "defaults", check: func(t *testing.T, r *Runner) {
 			if r.cfg.Method != rl.MethodCombine || r.judge.Config().EvalVotes != 1 || r.teacher.Adapter != engine.AdapterCurrent || r.scheduler != nil ||
-				r.cfg.TeacherWrites {
+				!r.cfg.TeacherWrites || r.cfg.TeacherAlsoWrites {
 				t.Errorf("defaults: %+v votes %d teacher %q", r.cfg, r.judge.Config().EvalVotes, r.teacher.Adapter)
 			}
 		}},
@@ -76,6 +76,7 @@ func TestSettingsBuild(t *testing.T) {
 		}},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
+		{name: "bad distill coef", args: []string{"--distill-coef", "-1"}, wantErr: "--distill-coef"},
 		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
 		{name: "bad method", args: []string{"--method", "ppo"}, wantErr: "training method"},
 		{name: "judge url without model", args: []string{"--judge-url", "http://x"}, wantErr: "--judge-model"},
@@ -138,5 +139,20 @@ func TestJudgeEndpointDown(t *testing.T) {
 	}
 	if tr, j := f.turn(t, rated.ID); tr.State != store.Ready || j.Score != 1 {
 		t.Errorf("rated turn with the judge down: %s, %+d (%s)", tr.State, j.Score, j.Reason)
+	}
+}
+
+// TestDistillCoefFlag: --distill-coef reaches the trainer's step
+// configuration (rl.StepConfig.DistillCoef).
+func TestDistillCoefFlag(t *testing.T) {
+	var s Settings
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	s.AddFlags(fs)
+	if err := fs.Parse([]string{"--opd-response", "teacher", "--distill-coef", "2.5"}); err != nil {
+		t.Fatal(err)
+	}
+	step, err := s.stepConfig()
+	if err != nil || step.DistillCoef != 2.5 {
+		t.Fatalf("step config %+v, %v; want DistillCoef 2.5", step, err)
 	}
 }

@@ -245,14 +245,14 @@ func (n *PolicyTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, 
 			return StepMetrics{}, err
 		}
 		ts[i] = TrainSample{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs,
-			BehaviourLogprobs: s.BehaviourLogprobs, TeacherLogprobs: s.TeacherLogprobs}
+			BehaviourLogprobs: s.BehaviourLogprobs, TeacherLogprobs: s.TeacherLogprobs, TeacherWrote: s.TeacherWrote}
 		if s.UseRL {
 			ts[i].Reward, ts[i].RewardTerm = s.Reward, true
 		}
 	}
 	for _, s := range batch {
 		if s.WrittenIDs != nil {
-			ts = append(ts, TrainSample{PromptIDs: s.PromptIDs, ResponseIDs: s.WrittenIDs, TeacherLogprobs: s.WrittenLogprobs})
+			ts = append(ts, TrainSample{PromptIDs: s.PromptIDs, ResponseIDs: s.WrittenIDs, TeacherLogprobs: s.WrittenLogprobs, TeacherWrote: true})
 		}
 	}
 	anchors, err := n.rehearsal.Samples(ctx)

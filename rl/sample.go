@@ -58,6 +58,8 @@ type Sample struct {
 	TeacherLogprobs []float32
 	// TeacherWrote: ResponseIDs are the teacher's response (written with
 	// the hint in context), not the policy's; BehaviourLogprobs is nil.
+	// TeacherLogprobs may be nil too (a teacher that reports none): the
+	// step then trains the response by cross-entropy (distill.go).
 	TeacherWrote bool
 	// WrittenIDs, when set, is a second response to the same prompt that
 	// the teacher wrote with the hint in context, trained beside this one
@@ -78,9 +80,6 @@ func (s Sample) Validate() error {
 	n := len(s.ResponseIDs)
 	if n == 0 {
 		return fmt.Errorf("sample for turn %s: empty response", s.TurnID)
-	}
-	if s.TeacherWrote && s.TeacherLogprobs == nil {
-		return fmt.Errorf("sample for turn %s: a teacher-written response without teacher logprobs", s.TurnID)
 	}
 	if !s.TeacherWrote && len(s.BehaviourLogprobs) != n {
 		return fmt.Errorf("sample for turn %s: %d behaviour logprobs for %d response tokens", s.TurnID, len(s.BehaviourLogprobs), n)

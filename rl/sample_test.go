@@ -13,11 +13,13 @@ import (
 
 // A sample's per-token slices must line up with its response; a response
 // the teacher wrote has no behaviour logprobs (the policy never sampled it)
-// but must carry the teacher's.
+// and may lack the teacher's (an outside teacher that reports none: the step
+// trains it by cross-entropy), but any it carries must line up.
 func TestSampleValidate(t *testing.T) {
 	ok := Sample{TurnID: "a", ResponseIDs: []int32{1, 2}, BehaviourLogprobs: []float32{-1, -2}}
 	wrote := Sample{TurnID: "b", ResponseIDs: []int32{1, 2}, TeacherLogprobs: []float32{-1, -2}, TeacherWrote: true}
-	for _, s := range []Sample{ok, wrote} {
+	bare := Sample{TurnID: "e", ResponseIDs: []int32{1, 2}, TeacherWrote: true}
+	for _, s := range []Sample{ok, wrote, bare} {
 		if err := s.Validate(); err != nil {
 			t.Errorf("%s: %v", s.TurnID, err)
 		}
@@ -28,7 +30,6 @@ func TestSampleValidate(t *testing.T) {
 	}{
 		{Sample{TurnID: "c"}, "empty response"},
 		{Sample{TurnID: "d", ResponseIDs: []int32{1, 2}, BehaviourLogprobs: []float32{-1}}, "1 behaviour logprobs for 2"},
-		{Sample{TurnID: "e", ResponseIDs: []int32{1, 2}, TeacherWrote: true}, "without teacher logprobs"},
 		{Sample{TurnID: "f", ResponseIDs: []int32{1, 2}, TeacherLogprobs: []float32{-1}, TeacherWrote: true}, "1 teacher logprobs for 2"},
 	} {
 		if err := tc.s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -43,6 +43,11 @@ type TrainSample struct {
 	// Anchor, when not 0, makes the sample a rehearsal anchor (Rehearsal):
 	// every token's advantage is Anchor, with no reward or teacher term.
 	Anchor float64
+	// TeacherWrote: ResponseIDs were written by the teacher with the hint
+	// in context (Sample.TeacherWrote, Sample.WrittenIDs). With
+	// StepConfig.DistillCoef set, or with no TeacherLogprobs, the sample is
+	// trained by cross-entropy (distill.go) instead of the PPO objective.
+	TeacherWrote bool
 }
 
 // StepConfig is the loss and advantage configuration of policy steps.
@@ -55,6 +60,10 @@ type StepConfig struct {
 	// token moves: one batch of a few rated turns teaches more per version
 	// without letting any token run away.
 	Epochs int
+	// DistillCoef, when > 0, trains teacher-written samples by
+	// DistillCoef × their tokens' cross-entropy (distill.go) instead of the
+	// clipped teacher − old advantage under the PPO objective.
+	DistillCoef float64
 }
 
 // DefaultStepConfig is Combined advantages with the default PPO loss.
@@ -96,12 +105,18 @@ type batchObjective struct {
 	rewards  []float64
 	teachers [][]float32
 	anchors  []float64
+	distill  []float64 // per sample: cross-entropy weight, 0 = PPO
 	err      error
 	gap      float64
 	gapN     int
 }
 
 func (o *batchObjective) TokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float64 {
+	if o.distill != nil && o.distill[i] != 0 {
+		l, st := distillLoss(o.distill[i], logp, dlogp, dentropy)
+		o.stats.Add(st)
+		return l
+	}
 	if o.lazy != nil && o.lazy[i] {
 		in := &o.inputs[i]
 		in.OldLogprobs = append([]float32(nil), logp...)
@@ -167,7 +182,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	lazy := tc.Mode == train.ModeFull || tc.LoRA.Dropout == 0
 	for i, s := range samples {
 		seqs[i] = train.Sequence{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs}
-		if s.OldLogprobs == nil && cfg.Loss.Kind != LossSFT && !lazy {
+		if s.OldLogprobs == nil && cfg.Loss.Kind != LossSFT && !lazy && distillCoef(cfg, s) == 0 {
 			need = append(need, i)
 		}
 	}
@@ -192,7 +207,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	var needRef []int
 	for i, s := range samples {
 		ref[i] = s.RefLogprobs
-		if s.RefLogprobs == nil && cfg.Loss.KLCoef != 0 && cfg.Loss.Kind == LossPPO {
+		if s.RefLogprobs == nil && cfg.Loss.KLCoef != 0 && cfg.Loss.Kind == LossPPO && distillCoef(cfg, s) == 0 {
 			needRef = append(needRef, i)
 		}
 	}
@@ -225,9 +240,12 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	rewards = BatchBaseline(cfg.Advantage.Baseline, rewards, single)
 	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
 		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples)),
-		anchors: make([]float64, len(samples))}
+		anchors: make([]float64, len(samples)), distill: make([]float64, len(samples))}
 	for i, s := range samples {
 		if cfg.Loss.Kind == LossSFT {
+			continue
+		}
+		if obj.distill[i] = distillCoef(cfg, s); obj.distill[i] != 0 {
 			continue
 		}
 		o := old[i]
