@@ -20,6 +20,9 @@ type TeacherCeiling struct {
 	// written feedback in context.
 	WithHint int `json:"with_hint"`
 	Plain    int `json:"plain"`
+	// PlainAsked is Asked when the prompts were also asked without the
+	// feedback, else 0.
+	PlainAsked int `json:"plain_asked"`
 	// HintWords and PlainWords are the answers' mean lengths in words.
 	HintWords  float64 `json:"hint_words"`
 	PlainWords float64 `json:"plain_words"`
@@ -94,6 +97,7 @@ func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConf
 	res.WithHint, res.HintWords = count(hinted)
 	if cfg.Plain {
 		res.Plain, res.PlainWords = count(plain)
+		res.PlainAsked = n
 	}
 	for _, a := range hinted[:min(3, n)] {
 		res.Examples = append(res.Examples, a.Text)
@@ -106,14 +110,23 @@ func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConf
 func TeacherTable(model string, rows []TeacherCeiling) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| teacher | persona | with hint | without | words with / without |\n|---|---|---|---|---|\n")
-	sum, plain := 0.0, 0.0
+	sum, plain, plainRows := 0.0, 0.0, 0
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %d/%d | %d/%d | %.0f / %.0f |\n", model, r.Persona, r.WithHint, r.Asked, r.Plain, r.Asked, r.HintWords, r.PlainWords)
+		without, words := "—", fmt.Sprintf("%.0f / —", r.HintWords)
+		if r.PlainAsked > 0 {
+			without, words = fmt.Sprintf("%d/%d", r.Plain, r.PlainAsked), fmt.Sprintf("%.0f / %.0f", r.HintWords, r.PlainWords)
+			plain += float64(r.Plain) / float64(r.PlainAsked)
+			plainRows++
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d/%d | %s | %s |\n", model, r.Persona, r.WithHint, r.Asked, without, words)
 		sum += float64(r.WithHint) / float64(r.Asked)
-		plain += float64(r.Plain) / float64(r.Asked)
 	}
 	if len(rows) > 0 {
-		fmt.Fprintf(&b, "| %s | **mean** | %.2f | %.2f | |\n", model, sum/float64(len(rows)), plain/float64(len(rows)))
+		without := "—"
+		if plainRows == len(rows) {
+			without = fmt.Sprintf("%.2f", plain/float64(plainRows))
+		}
+		fmt.Fprintf(&b, "| %s | **mean** | %.2f | %s | |\n", model, sum/float64(len(rows)), without)
 	}
 	return b.String()
 }
