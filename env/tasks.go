@@ -37,6 +37,13 @@ const (
 	SplitHeldOut = "heldout"
 )
 
+// ExhaustedAfter is how many drawn duplicates in a row tell a task
+// generator its prompts are used up. A prompt still missing is far likelier
+// than 1 in 10,000 per draw for the shipped generators, so stopping here
+// loses none (and never changes what a seed gives); without the bound,
+// asking for more tasks than there are prompts looped forever.
+const ExhaustedAfter = 1 << 17
+
 // MaxTaskLine bounds one line of a task file.
 const MaxTaskLine = 4 << 20
 
@@ -140,4 +147,21 @@ func FilterSplit(tasks []Task, split string) []Task {
 		}
 	}
 	return out
+}
+
+// ToolArguments encodes a demonstration's tool-call arguments as the JSON
+// object a model should write: without json.Marshal's HTML escaping, which
+// turned `echo delta > alpha.txt` into `echo delta \u003e alpha.txt` and
+// `&&` into `\u0026\u0026`. Warm starts trained on those escapes taught
+// the model a six-token spelling of > and &, and sampled episodes derailed
+// inside it ("\u0026\u0026\u0026…", invalid arguments: BENCHMARKS.md,
+// "Terminal agent: RL from the 15-step warm start").
+func ToolArguments(args map[string]string) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }

@@ -128,25 +128,38 @@ func containsInt(s []int, v int) bool {
 }
 
 // DefaultGGUFWeights is the weight dtype a server loads the GGUF file at
-// path with when none is asked for: "quant-f32" where every quantized
-// matrix has a float32-activation kernel on this CPU (quant.HasF32Kernel:
-// Q4_1 and Q8_0 with AVX2, as in the demo model) — the float32 model's
-// answers at about three times its decode speed (BENCHMARKS.md, "float32
-// activations over quantized blocks") and a fifth of its memory — else
-// "f32", the dequantized copy (other types would widen tiles for every
-// product, slower at decode than the copy).
+// path with when none is asked for, so that a quantized file stays
+// quantized wherever this CPU has the kernels:
+//   - "quant-f32" where every quantized matrix has a float32-activation
+//     kernel (quant.HasF32Kernel: Q4_1 and Q8_0 with AVX2, as in the demo
+//     model): the float32 model's answers at about three times its decode
+//     speed (BENCHMARKS.md, "float32 activations over quantized blocks")
+//     and a fifth of its memory;
+//   - else "quant" where every one has an 8-bit-activation kernel
+//     (quant.HasKernel: every block type with AVX2, as in a Q4_K_M file):
+//     llama.cpp's arithmetic and answers, at its speed or better and
+//     about a fifth of the float32 copy's memory (BENCHMARKS.md, "default
+//     weights for K-quant files");
+//   - else "f32", the dequantized copy (the pure-Go build, a CPU without
+//     AVX2: the reference kernels are slower than blas on float32).
 func DefaultGGUFWeights(path string) (string, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("weights for %s: %w", path, err)
 	}
 	defer f.Close()
+	dtype := "quant-f32"
 	for _, t := range f.Header.Tensors {
-		if qt := quant.Type(t.Type); qt.Supported() && !quant.HasF32Kernel(qt) {
+		qt := quant.Type(t.Type)
+		switch {
+		case !qt.Supported() || quant.HasF32Kernel(qt):
+		case quant.HasKernel(qt):
+			dtype = "quant"
+		default:
 			return "f32", nil
 		}
 	}
-	return "quant-f32", nil
+	return dtype, nil
 }
 
 // IsGGUF reports whether path is a file that starts with the GGUF magic

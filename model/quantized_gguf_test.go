@@ -96,16 +96,29 @@ func TestGGUFDemoQuantized(t *testing.T) {
 	}
 }
 
-// A server's default weights for a GGUF file are its blocks with float32
+// A server's default weights for a GGUF file keep its blocks: with float32
 // activations where every quantized type has a packed kernel on this CPU
-// (the demo model's Q4_1 and Q8_0 with AVX2), else the float32 copy (the
-// tiny fixtures hold K-quants, which have none).
+// (the demo model's Q4_1 and Q8_0 with AVX2), else with llama.cpp's 8-bit
+// activations where every type has an assembly kernel (the tiny fixtures
+// hold every type, K-quants included), else the float32 copy (the pure-Go
+// build).
 func TestDefaultGGUFWeights(t *testing.T) {
-	want := "f32"
-	if quant.HasF32Kernel(quant.Q4_1) && quant.HasF32Kernel(quant.Q8_0) {
-		want = "quant-f32"
+	want := func(types ...quant.Type) string {
+		f32, q8 := true, true
+		for _, qt := range types {
+			f32 = f32 && quant.HasF32Kernel(qt)
+			q8 = q8 && (quant.HasF32Kernel(qt) || quant.HasKernel(qt))
+		}
+		switch {
+		case f32:
+			return "quant-f32"
+		case q8:
+			return "quant"
+		}
+		return "f32"
 	}
-	for path, want := range map[string]string{demotest.GGUF(t): want, "testdata/tiny_llama.gguf": "f32"} {
+	all := []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K}
+	for path, want := range map[string]string{demotest.GGUF(t): want(quant.Q4_1, quant.Q8_0), "testdata/tiny_llama.gguf": want(all...)} {
 		got, err := DefaultGGUFWeights(path)
 		if err != nil || got != want {
 			t.Errorf("%s: %q, %v; want %q", path, got, err, want)

@@ -40,6 +40,11 @@ func Kernel(t Type) string {
 	return "go"
 }
 
+// HasKernel reports whether this CPU runs t's products with 8-bit
+// activations (MatMul's default) on assembly kernels; without them they
+// run the pure-Go reference dots, slower than blas on a float32 copy.
+func HasKernel(t Type) bool { return Kernel(t) != "go" }
+
 // dot4Func computes the dots of one weight row with activation rows
 // t0..t0+3 of a.
 type dot4Func func(w []byte, a *Act, t0 int, out *[4]float32)

@@ -148,3 +148,50 @@ func readTensors(t *testing.T, path string) map[string][]float32 {
 	}
 	return out
 }
+
+// TestQLoRAOnDefaultGGUFWeights trains LoRA over a GGUF file loaded as a
+// server loads it by default (model.DefaultGGUFWeights: the tiny fixture
+// holds every block type, K-quants included, so its blocks stay quantized
+// wherever this CPU has their kernels): the frozen base stays in its
+// blocks, and the loss of the trained sequence falls.
+func TestQLoRAOnDefaultGGUFWeights(t *testing.T) {
+	path := filepath.Join("..", "model", "testdata", "tiny_qwen3.gguf")
+	dtype, err := model.DefaultGGUFWeights(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.LoadWith(path, model.Options{WeightDType: dtype})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := train.FromModel(m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Quantized() != (dtype != "f32") {
+		t.Fatalf("weights %s: trainer's base quantized = %v", dtype, w.Quantized())
+	}
+	tr, err := train.New(w, train.Config{Seed: 3, AdamW: train.DefaultAdamW(1e-2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs := []train.Sequence{{PromptIDs: []int32{1, 17, 200, 33}, ResponseIDs: []int32{5, 280, 77, 12, 300, 9, 41, 256}}}
+	var first, last float64
+	for i := range 6 {
+		st, err := tr.Step(context.Background(), seqs, nllObjective{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) {
+			t.Fatalf("step %d: loss %v", i, st.Loss)
+		}
+		if i == 0 {
+			first = st.Loss
+		}
+		last = st.Loss
+	}
+	t.Logf("weights %s: loss %.4f → %.4f", dtype, first, last)
+	if last >= first {
+		t.Errorf("weights %s: loss %.4f → %.4f, did not fall", dtype, first, last)
+	}
+}

@@ -23,6 +23,21 @@ import (
 	"github.com/clawrl/clawrl/store/sqlite"
 )
 
+// More tasks than a generator has prompts is an error naming how many it
+// has, not a hang; a held-out set that fits the rest of the prompts works.
+func TestGenerateTasksBeyondThePrompts(t *testing.T) {
+	if _, err := generateTasks("terminal", 5000, 10, 1); err == nil || !strings.Contains(err.Error(), "distinct prompts") {
+		t.Fatalf("5000 terminal training tasks: err %v", err)
+	}
+	tasks, err := generateTasks("terminal", 200, 250, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held := env.FilterSplit(tasks, env.SplitHeldOut); len(held) != 250 {
+		t.Fatalf("%d held-out tasks, want 250", len(held))
+	}
+}
+
 // The shipped task files are what `clawrl env tasks` generates.
 func TestShippedTaskFiles(t *testing.T) {
 	for _, tc := range []struct {

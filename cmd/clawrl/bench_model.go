@@ -106,7 +106,12 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 				dir = resolved
 			}
 			if model.IsGGUF(dir) && !cmd.Flags().Changed("dtype") {
-				dtype = "quant" // a GGUF file's quantized blocks stay quantized
+				// What serve runs the file on: its quantized blocks.
+				d, err := model.DefaultGGUFWeights(dir)
+				if err != nil {
+					return err
+				}
+				dtype = d
 			}
 			m, err := model.LoadWith(dir, model.Options{WeightDType: dtype})
 			if err != nil {
@@ -151,7 +156,7 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 	f := cmd.Flags()
 	f.StringVar(&arch, "arch", "qwen3", "architecture of the random model: qwen3, qwen2 or llama")
 	f.StringVar(&size, "size", model.SizeTiny, "size of the random model: tiny or 0.6b")
-	f.StringVar(&dtype, "dtype", "f32", "weights in memory: f32 or bf16; for a GGUF file quant (its blocks with llama.cpp's 8-bit activations, the default here, to compare with llama.cpp), quant-f32 (its blocks with float32 activations, what serve runs by default where the kernels exist) or f32")
+	f.StringVar(&dtype, "dtype", "f32", "weights in memory: f32 or bf16; for a GGUF file quant (its blocks with llama.cpp's 8-bit activations), quant-f32 (its blocks with float32 activations) or f32; the default for a GGUF file is what serve runs it on (quant-f32 where every block type has a float32-activation kernel, as in the demo model, else quant)")
 	f.StringVar(&dir, "model", "", "benchmark this model instead of a random one: "+modelFlagHelp)
 	f.IntVar(&promptLen, "prompt", 128, "prompt tokens for prefill")
 	f.IntVar(&decodeLen, "decode", 32, "tokens to decode")

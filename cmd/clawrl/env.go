@@ -231,6 +231,9 @@ func generateTasks(kind string, trainN, heldN int, seed uint64) ([]env.Task, err
 		return nil, fmt.Errorf("--env %q: want toolcall or terminal", kind)
 	}
 	train := gen(trainN, seed, env.SplitTrain, kind+"-train")
+	if len(train) < trainN {
+		return nil, fmt.Errorf("--train %d: the %s generator has only %d distinct prompts", trainN, kind, len(train))
+	}
 	seen := map[string]bool{}
 	for _, t := range train {
 		seen[t.Prompt] = true

@@ -14,13 +14,17 @@ import (
 	"time"
 
 	"github.com/clawrl/clawrl/gguf"
+	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/modelref"
 	"github.com/clawrl/clawrl/tokenizer"
 )
 
 // TestServeOllamaModel lays out an Ollama store (manifest + blob) holding a
-// tiny GGUF fixture and serves it by name: the greedy answer is the one
-// transformers' GGUF loader gives on that file (model/testdata/gguf_tiny.json).
+// tiny GGUF fixture and serves it by name on the default weights: the
+// greedy answer is the one its reference gives on that file
+// (model/testdata/gguf_tiny.json): llama.cpp's where the default keeps the
+// blocks with 8-bit activations (the fixture holds K-quants), else
+// transformers' GGUF loader's (the float32 copy).
 func TestServeOllamaModel(t *testing.T) {
 	src := filepath.Join("..", "..", "model", "testdata", "tiny_qwen2.gguf")
 	blob, err := os.ReadFile(src)
@@ -48,8 +52,9 @@ func TestServeOllamaModel(t *testing.T) {
 	t.Setenv("OLLAMA_MODELS", root)
 
 	var fx map[string]struct {
-		IDs      []int32 `json:"ids"`
-		GreedyHF []int32 `json:"greedy_hf"`
+		IDs            []int32 `json:"ids"`
+		GreedyHF       []int32 `json:"greedy_hf"`
+		GreedyLlamaCpp []int32 `json:"greedy_llamacpp"`
 	}
 	raw, err := os.ReadFile(filepath.Join("..", "..", "model", "testdata", "gguf_tiny.json"))
 	if err != nil {
@@ -67,11 +72,19 @@ func TestServeOllamaModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := tok.DecodeSkipSpecial(fx["qwen2"].GreedyHF)
+	dtype, err := model.DefaultGGUFWeights(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy := fx["qwen2"].GreedyHF
+	if dtype == "quant" {
+		greedy = fx["qwen2"].GreedyLlamaCpp
+	}
+	want := tok.DecodeSkipSpecial(greedy)
 
 	exe := buildClawrl(t)
 	p := startServeWith(t, exe, t.TempDir(), "", 60*time.Second, "--model", "ollama:someone/tiny:q8", "--method", "off")
-	body := map[string]any{"model": "someone/tiny:q8", "temperature": 0, "max_tokens": len(fx["qwen2"].GreedyHF),
+	body := map[string]any{"model": "someone/tiny:q8", "temperature": 0, "max_tokens": len(greedy),
 		"messages": []map[string]any{{"role": "user", "content": "What is the capital of France? The quick brown fox."}}}
 	rawBody, _ := json.Marshal(body)
 	resp, err := http.Post("http://"+p.addr+"/v1/chat/completions", "application/json", bytes.NewReader(rawBody))

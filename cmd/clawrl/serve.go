@@ -81,7 +81,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 	f.Int64Var(&o.maxBody, "max-body", 32<<20, "largest request body in bytes (413 beyond)")
 	f.IntVar(&o.maxTokens, "max-tokens", 4096, "completion limit for requests that set none")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
-	f.StringVar(&o.weights, "weights", "", "how weights are kept: \"\" (the model's own: f32, or bf16 where stored so; a GGUF file's blocks with float32 activations where this CPU has kernels for all its types, as for the demo model, else f32), quant-f32 (a GGUF file's quantized blocks, float32 activations: float32's answers), quant (the blocks with llama.cpp's Q8 activations: llama.cpp's answers) or f32 (dequantized)")
+	f.StringVar(&o.weights, "weights", "", "how weights are kept: \"\" (the model's own: f32, or bf16 where stored so; a GGUF file's blocks: with float32 activations where this CPU has kernels for all its types, as for the demo model, else with Q8 activations as llama.cpp, e.g. Q4_K_M; f32 only without AVX2), quant-f32 (a GGUF file's quantized blocks, float32 activations: float32's answers), quant (the blocks with llama.cpp's Q8 activations: llama.cpp's answers) or f32 (dequantized)")
 	o.learning.AddFlags(f)
 	addScaleFlags(f, &o)
 	return cmd

@@ -47,8 +47,9 @@ type Options struct {
 	// 1 GiB; negative turns the cache off).
 	PrefixCacheBytes int64
 	// WeightDType is model.Options.WeightDType: "" (the checkpoint's own;
-	// for a GGUF file, model.DefaultGGUFWeights: its blocks with float32
-	// activations where this CPU has the kernels, else a float32 copy),
+	// for a GGUF file, model.DefaultGGUFWeights: its blocks, with float32
+	// activations where this CPU has those kernels for every type, else
+	// with llama.cpp's int8 ones; a float32 copy only without AVX2),
 	// "quant" (a GGUF file's blocks with llama.cpp's int8 activations),
 	// "quant-f32", "f32" or "bf16".
 	WeightDType string

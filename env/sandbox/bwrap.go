@@ -40,20 +40,30 @@ func NewBwrap(limits Limits) (*Bwrap, error) {
 	if b.prlimit, err = exec.LookPath("prlimit"); err != nil {
 		return nil, fmt.Errorf("sandbox: prlimit (util-linux) not found: %w", err)
 	}
-	sb, err := b.New(context.Background())
-	if err != nil {
+	if err := runsACommand(context.Background(), b, " — user namespaces may be restricted; run as root or install bwrap setuid"); err != nil {
 		return nil, err
-	}
-	defer sb.Close()
-	res, err := sb.Run(context.Background(), Command{Args: []string{"true"}})
-	if err != nil {
-		return nil, err
-	}
-	if res.ExitCode != 0 || res.Cut != "" {
-		return nil, fmt.Errorf("sandbox: bwrap cannot start a sandbox here (exit %d%s): %s — user namespaces may be restricted; run as root or install bwrap setuid",
-			res.ExitCode, cutSuffix(res.Cut), strings.TrimSpace(res.Output))
 	}
 	return b, nil
+}
+
+// runsACommand starts one sandbox of p and runs `true` in it, so a
+// provider that cannot work on this machine is refused when it is made,
+// with why (hint says what to try), not at the first episode.
+func runsACommand(ctx context.Context, p Provider, hint string) error {
+	sb, err := p.New(ctx)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	res, err := sb.Run(ctx, Command{Args: []string{"true"}})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 || res.Cut != "" {
+		return fmt.Errorf("sandbox: %s cannot run a command in a sandbox here (exit %d%s): %s%s",
+			p.Name(), res.ExitCode, cutSuffix(res.Cut), strings.TrimSpace(res.Output), hint)
+	}
+	return nil
 }
 
 func cutSuffix(cut string) string {

@@ -86,18 +86,8 @@ func NewDocker(limits Limits, image string) (*Docker, error) {
 			return nil, err
 		}
 	}
-	sb, err := d.New(ctx)
-	if err != nil {
+	if err := runsACommand(ctx, d, ""); err != nil {
 		return nil, err
-	}
-	defer sb.Close()
-	res, err := sb.Run(ctx, Command{Args: []string{"true"}})
-	if err != nil {
-		return nil, err
-	}
-	if res.ExitCode != 0 || res.Cut != "" {
-		return nil, fmt.Errorf("sandbox: docker cannot run a command in a sandbox here (exit %d%s): %s",
-			res.ExitCode, cutSuffix(res.Cut), strings.TrimSpace(res.Output))
 	}
 	return d, nil
 }

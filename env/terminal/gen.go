@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -14,16 +13,19 @@ import (
 // Generate makes n shell tasks from seed: each has starting files, a prompt,
 // a test script with one to three checks and a reference solution (one
 // shell command, for demonstrations). The same seed gives the same
-// tasks.
+// tasks. The prompts are finite (about a thousand): when n exceeds them
+// it returns every prompt it found, fewer than n, rather than looping.
 func Generate(n int, seed uint64, split, idPrefix string) []env.Task {
 	r := rand.New(rand.NewPCG(seed, seed^0xda942042e4dd58b5))
 	out := make([]env.Task, 0, n)
 	seen := map[string]bool{}
-	for len(out) < n {
+	for misses := 0; len(out) < n && misses < env.ExhaustedAfter; {
 		t := task(r)
 		if seen[t.Prompt] {
+			misses++
 			continue
 		}
+		misses = 0
 		seen[t.Prompt] = true
 		t.ID, t.Env, t.Split = fmt.Sprintf("%s-%04d", idPrefix, len(out)+1), Name, split
 		out = append(out, t)
@@ -117,13 +119,13 @@ func Demonstration(t env.Task) ([]chat.Message, error) {
 	if strings.TrimSpace(t.Solution) == "" {
 		return nil, fmt.Errorf("terminal task %q has no solution to demonstrate", t.ID)
 	}
-	args, err := json.Marshal(map[string]string{"command": t.Solution})
+	args, err := env.ToolArguments(map[string]string{"command": t.Solution})
 	if err != nil {
 		return nil, fmt.Errorf("terminal task %q: %w", t.ID, err)
 	}
 	return []chat.Message{
 		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "call1", Type: "function",
-			Function: chat.FunctionCall{Name: "shell", Arguments: string(args)}}}},
+			Function: chat.FunctionCall{Name: "shell", Arguments: args}}}},
 		{Role: chat.RoleAssistant, Content: FinalReply},
 	}, nil
 }

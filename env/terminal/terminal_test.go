@@ -176,3 +176,38 @@ func TestParseChecks(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// Asking for more tasks than there are distinct prompts returns them all,
+// each once, instead of looping (`clawrl env tasks --heldout 250` hung).
+func TestGenerateStopsWhenPromptsRunOut(t *testing.T) {
+	tasks := Generate(5000, 1, env.SplitTrain, "term")
+	if len(tasks) >= 5000 || len(tasks) < 900 {
+		t.Fatalf("%d tasks from a space of about a thousand prompts", len(tasks))
+	}
+	seen := map[string]bool{}
+	for _, x := range tasks {
+		if seen[x.Prompt] {
+			t.Fatalf("prompt %q twice", x.Prompt)
+		}
+		seen[x.Prompt] = true
+	}
+	if a, b := Generate(30, 1, env.SplitTrain, "term"), tasks[:30]; a[29].Prompt != b[29].Prompt {
+		t.Fatal("the bound changed what a seed gives")
+	}
+}
+
+// A demonstration's arguments spell > and && as the shell does, not as
+// json.Marshal's HTML-safe \u003e and \u0026\u0026 (which a warm start
+// then taught the model to write).
+func TestDemonstrationArgumentsUnescaped(t *testing.T) {
+	for _, solution := range []string{"echo delta > alpha.txt", "rm kite.txt && touch done", "sort -n nums.txt > sorted.txt"} {
+		demo, err := Demonstration(env.Task{ID: "t", Solution: solution})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := demo[0].ToolCalls[0].Function.Arguments
+		if want := `{"command":"` + solution + `"}`; args != want {
+			t.Errorf("arguments %s, want %s", args, want)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package toolcall
 
 import (
-	"encoding/json"
-
 	"fmt"
 	"github.com/clawrl/clawrl/chat"
 	"math/rand/v2"
@@ -14,15 +12,19 @@ import (
 // integer answer. Problems range from one operation on small numbers (which
 // a small model can learn to get right) to three-step ones with large
 // numbers (where running code pays). The same seed gives the same tasks.
+// When n exceeds the distinct problems it returns those it found, fewer
+// than n, rather than looping.
 func Generate(n int, seed uint64, split, idPrefix string) []env.Task {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	out := make([]env.Task, 0, n)
 	seen := map[string]bool{}
-	for len(out) < n {
+	for misses := 0; len(out) < n && misses < env.ExhaustedAfter; {
 		p, a, code := problem(r)
 		if seen[p] {
+			misses++
 			continue
 		}
+		misses = 0
 		seen[p] = true
 		out = append(out, env.Task{ID: fmt.Sprintf("%s-%04d", idPrefix, len(out)+1), Env: Name, Split: split, Prompt: p,
 			Answer: fmt.Sprint(a), Solution: code})
@@ -81,13 +83,13 @@ func Demonstration(t env.Task) ([]chat.Message, error) {
 	if t.Solution == "" || t.Answer == "" {
 		return nil, fmt.Errorf("toolcall task %q has no solution or answer to demonstrate", t.ID)
 	}
-	args, err := json.Marshal(map[string]string{"code": t.Solution})
+	args, err := env.ToolArguments(map[string]string{"code": t.Solution})
 	if err != nil {
 		return nil, fmt.Errorf("toolcall task %q: %w", t.ID, err)
 	}
 	return []chat.Message{
 		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "call1", Type: "function",
-			Function: chat.FunctionCall{Name: "python", Arguments: string(args)}}}},
+			Function: chat.FunctionCall{Name: "python", Arguments: args}}}},
 		{Role: chat.RoleAssistant, Content: `\boxed{` + t.Answer + `}`},
 	}, nil
 }

@@ -186,3 +186,15 @@ func TestSolutionsPrintTheAnswer(t *testing.T) {
 		t.Error("a task without a solution was demonstrated")
 	}
 }
+
+// A demonstration's code keeps < > & as written (not \u003c, \u003e, \u0026).
+func TestDemonstrationArgumentsUnescaped(t *testing.T) {
+	code := "x = 3 if 2 < 5 and 7 > 1 else 0\nprint(x & 1)"
+	demo, err := Demonstration(env.Task{ID: "t", Solution: code, Answer: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := demo[0].ToolCalls[0].Function.Arguments; strings.Contains(args, `\u00`) || !strings.Contains(args, "2 < 5 and 7 > 1") {
+		t.Errorf("arguments %s", args)
+	}
+}
