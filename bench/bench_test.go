@@ -179,6 +179,11 @@ func TestParseArm(t *testing.T) {
 	if err != nil || a.Name != "opd-fast" || a.Method != "opd" || len(a.Args) != 2 || a.Args[1] != "--opd-clip=2" {
 		t.Errorf("ParseArm = %+v, %v", a, err)
 	}
+	// A flag's value may hold colons.
+	a, err = ParseArm("ext:combine:--teacher-url=http://127.0.0.1:31801/v1:--teacher-model=q")
+	if err != nil || len(a.Args) != 2 || a.Args[0] != "--teacher-url=http://127.0.0.1:31801/v1" || a.Args[1] != "--teacher-model=q" {
+		t.Errorf("ParseArm(URL) = %+v, %v", a, err)
+	}
 	if a, err := ParseArm("rl"); err != nil || a.Name != "rl" || a.Method != "rl" || a.Args != nil {
 		t.Errorf("ParseArm(rl) = %+v, %v", a, err)
 	}

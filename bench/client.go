@@ -18,6 +18,9 @@ type Client struct {
 	BaseURL string // "http://127.0.0.1:30000"
 	APIKey  string
 	HTTP    *http.Client
+	// Model is the request's "model" field ("" sends "clawrl", which a
+	// clawrl server ignores; another server may need its own name).
+	Model string
 }
 
 // Message is one chat message.
@@ -47,7 +50,11 @@ type Answer struct {
 
 // Chat sends one chat completion and returns its answer.
 func (c *Client) Chat(ctx context.Context, r ChatRequest) (Answer, error) {
-	body := map[string]any{"model": "clawrl", "messages": r.Messages, "max_tokens": r.MaxTokens, "temperature": r.Temperature}
+	model := c.Model
+	if model == "" {
+		model = "clawrl"
+	}
+	body := map[string]any{"model": model, "messages": r.Messages, "max_tokens": r.MaxTokens, "temperature": r.Temperature}
 	if r.Seed != nil {
 		body["seed"] = *r.Seed
 	}

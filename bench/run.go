@@ -44,7 +44,16 @@ func ParseArm(spec string) (Arm, error) {
 	parts := strings.Split(spec, ":")
 	a := Arm{Name: parts[0], Method: parts[0]}
 	if len(parts) > 1 {
-		a.Method, a.Args = parts[1], parts[2:]
+		a.Method = parts[1]
+		for _, f := range parts[2:] {
+			// A value may hold colons (--teacher-url=http://h:p/v1): a
+			// piece that is no flag continues the one before it.
+			if n := len(a.Args); n > 0 && !strings.HasPrefix(f, "--") {
+				a.Args[n-1] += ":" + f
+				continue
+			}
+			a.Args = append(a.Args, f)
+		}
 	}
 	switch a.Method {
 	case "off", "rl", "opd", "combine":

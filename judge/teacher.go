@@ -24,6 +24,10 @@ type Teacher struct {
 	// Placement is where the hint goes: HintInUser (default) or
 	// HintInSystemAndUser.
 	Placement HintPlacement
+	// Remote, when set, writes Write's answers with another model
+	// (remote.go); this teacher still scores them, and writes when the
+	// remote one fails.
+	Remote *RemoteTeacher
 }
 
 // HintPlacement says where the teacher's prompt carries the hint.
@@ -155,6 +159,11 @@ func (t *Teacher) Write(ctx context.Context, msgs []chat.Message, tools []chat.T
 	}
 	if maxTokens < 1 {
 		return nil, nil, 0, fmt.Errorf("teacher write: max tokens %d: want ≥ 1", maxTokens)
+	}
+	if t.Remote != nil {
+		if ids, lps, v, ok, err := t.writeVia(ctx, msgs, tools, promptText, hint, maxTokens); ok || err != nil {
+			return ids, lps, v, err
+		}
 	}
 	g, err := t.Engine.Generate(ctx, engine.GenerateRequest{PromptIDs: t.Engine.Format().Encode(text), MaxTokens: maxTokens,
 		Adapter: t.Adapter}, func(engine.Token) error { return nil })

@@ -84,6 +84,9 @@ type Settings struct {
 	// HintPlacement: where the teacher's prompt carries the hint
 	// (judge.HintPlacement).
 	HintPlacement string
+	// RemoteTeacher: another model writes the teacher's answers
+	// (remote_teacher.go).
+	RemoteTeacher RemoteTeacherSettings
 }
 
 // AddFlags registers the flags on fs.
@@ -134,6 +137,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&s.LoRATargets, "lora-targets", nil, "projections that get LoRA adapters (default all: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)")
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
 	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message) or system+user (also in the system message)")
+	s.RemoteTeacher.addFlags(fs)
 }
 
 // Defaults of the learning signal, chosen with `clawrl bench learn` (see
@@ -283,6 +287,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		}
 		if teacher.Placement, err = judge.ParseHintPlacement(s.HintPlacement); err != nil {
 			return nil, fmt.Errorf("--hint-placement: %w", err)
+		}
+		if teacher.Remote, err = s.RemoteTeacher.build(s.OPDResponse, p.Log); err != nil {
+			return nil, err
 		}
 	}
 	trainer := p.Trainer

@@ -36,6 +36,7 @@ type benchLearnOptions struct {
 	quick                       bool
 	teacherEachRound            bool
 	hintPlacement               string
+	teacherServe                string
 	neutral                     bench.NeutralShare
 }
 
@@ -92,6 +93,7 @@ prompts, answers of at most 64 tokens.`,
 	f.Float64Var(&o.temperature, "temperature", 1, "sampling temperature of training turns")
 	f.DurationVar(&o.versionTimeout, "version-timeout", 10*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
 	f.StringVar(&o.hintPlacement, "hint-placement", "user", "where the loop's teacher sees the written feedback (passed to every server as --hint-placement; the teacher ceiling asks the same way): user or system+user")
+	f.StringVar(&o.teacherServe, "teacher-serve", "", "start one 'clawrl serve --method off' of this model for the whole run as an external teacher; arms and --serve-arg flags name its URL as "+teacherURLMark+" (e.g. --teacher-url="+teacherURLMark+")")
 	f.BoolVar(&o.teacherEachRound, "teacher-each-round", false, "also measure the loop's teacher (the served policy with the written feedback in context) after every learning round")
 	f.Float64Var(&o.neutral.Satisfied, "neutral", 0.3, "implicit feedback: share of satisfied users who just move on with a neutral follow-up question instead of thanks")
 	f.Float64Var(&o.neutral.Unsatisfied, "neutral-unsatisfied", 0.1, "implicit feedback: share of unsatisfied users who move on with a neutral follow-up instead of a correction")
@@ -147,6 +149,11 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		}
 		arms = append(arms, a)
 	}
+	stopTeacher, err := startBenchTeacher(ctx, &o, arms, log)
+	if err != nil {
+		return err
+	}
+	defer stopTeacher()
 	placement, err := judge.ParseHintPlacement(o.hintPlacement)
 	if err != nil {
 		return fmt.Errorf("--hint-placement: %w", err)

@@ -42,6 +42,9 @@ func startLearning(ctx context.Context, o serveOptions, eng engine.Engine,
 	if err := reg.Register(r.Collector()); err != nil {
 		return nil, fmt.Errorf("learning loop metrics: %w", err)
 	}
+	if err := reg.Register(r.TeacherCollector()); err != nil {
+		return nil, fmt.Errorf("learning loop metrics: %w", err)
+	}
 	if err := r.Start(ctx); err != nil {
 		return nil, fmt.Errorf("learning loop: %w", err)
 	}
