@@ -29,49 +29,10 @@ const maxJudgeBody = 8 << 20
 
 // Complete implements Backend.
 func (b *HTTPBackend) Complete(ctx context.Context, msgs []chat.Message, p Params) (string, error) {
-	type wireMsg struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	req := struct {
-		Model       string    `json:"model"`
-		Messages    []wireMsg `json:"messages"`
-		Temperature float64   `json:"temperature"`
-		MaxTokens   int       `json:"max_tokens,omitempty"`
-		Stop        []string  `json:"stop,omitempty"`
-		Stream      bool      `json:"stream"`
-	}{Model: b.Model, Temperature: p.Temperature, MaxTokens: p.MaxTokens, Stop: p.Stop}
-	for _, m := range msgs {
-		req.Messages = append(req.Messages, wireMsg{Role: m.Role, Content: m.Content})
-	}
-	body, err := json.Marshal(req)
+	req := newChatRequest(b.Model, msgs, p.Temperature, p.MaxTokens, p.Stop)
+	data, err := postChat(ctx, b.Client, b.URL, b.Key, req, maxJudgeBody, "judge")
 	if err != nil {
-		return "", fmt.Errorf("judge request to %s: %w", b.URL, err)
-	}
-	url := strings.TrimRight(b.URL, "/") + "/chat/completions"
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return "", fmt.Errorf("judge request to %s: %w", url, err)
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	if b.Key != "" {
-		hr.Header.Set("Authorization", "Bearer "+b.Key)
-	}
-	client := b.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(hr)
-	if err != nil {
-		return "", fmt.Errorf("judge POST %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJudgeBody))
-	if err != nil {
-		return "", fmt.Errorf("judge POST %s: read body: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("judge POST %s: HTTP %d: %s", url, resp.StatusCode, clip(string(data), 300))
+		return "", err
 	}
 	text, finish, err := parseCompletion(data)
 	if err != nil {
@@ -84,6 +45,66 @@ func (b *HTTPBackend) Complete(ctx context.Context, msgs []chat.Message, p Param
 		text += p.Stop[0]
 	}
 	return text, nil
+}
+
+// chatRequest is the body of an OpenAI chat completion request, not
+// streamed.
+type chatRequest struct {
+	Model       string        `json:"model"`
+	Messages    []chatWireMsg `json:"messages"`
+	Temperature float64       `json:"temperature"`
+	MaxTokens   int           `json:"max_tokens,omitempty"`
+	Stop        []string      `json:"stop,omitempty"`
+	Stream      bool          `json:"stream"`
+}
+
+type chatWireMsg struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+func newChatRequest(model string, msgs []chat.Message, temperature float64, maxTokens int, stop []string) chatRequest {
+	req := chatRequest{Model: model, Temperature: temperature, MaxTokens: maxTokens, Stop: stop}
+	for _, m := range msgs {
+		req.Messages = append(req.Messages, chatWireMsg{Role: m.Role, Content: m.Content})
+	}
+	return req
+}
+
+// postChat POSTs req to base/chat/completions of an OpenAI-compatible
+// server (with key as a Bearer token when set) and returns the body of a
+// 200 answer, read up to limit bytes; who ("judge", "teacher") names the
+// caller in errors. The judge and the remote teacher both ask this way.
+func postChat(ctx context.Context, client *http.Client, base, key string, req any, limit int64, who string) ([]byte, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s request to %s: %w", who, base, err)
+	}
+	url := strings.TrimRight(base, "/") + "/chat/completions"
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s request to %s: %w", who, url, err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		hr.Header.Set("Authorization", "Bearer "+key)
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(hr)
+	if err != nil {
+		return nil, fmt.Errorf("%s POST %s: %w", who, url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, fmt.Errorf("%s POST %s: read body: %w", who, url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s POST %s: HTTP %d: %s", who, url, resp.StatusCode, clip(string(data), 300))
+	}
+	return data, nil
 }
 
 func hasSuffixAny(s string, suffixes []string) bool {

@@ -1,12 +1,10 @@
 package judge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -73,57 +71,19 @@ const maxTeacherBody = 4 << 20
 // of its own tokens. It returns the answer's text and whether the server
 // ended it itself (finish_reason other than "length").
 func (r *RemoteTeacher) Answer(ctx context.Context, msgs []chat.Message, maxTokens int) (string, bool, error) {
-	type wireMsg struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	req := struct {
-		Model       string    `json:"model"`
-		Messages    []wireMsg `json:"messages"`
-		Temperature float64   `json:"temperature"`
-		MaxTokens   int       `json:"max_tokens,omitempty"`
-		Stream      bool      `json:"stream"`
-	}{Model: r.Model, MaxTokens: maxTokens}
-	for _, m := range msgs {
-		req.Messages = append(req.Messages, wireMsg{Role: m.Role, Content: m.Content})
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return "", false, fmt.Errorf("teacher request to %s: %w", r.URL, err)
-	}
+	req := newChatRequest(r.Model, msgs, 0, maxTokens, nil)
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
-	url := strings.TrimRight(r.URL, "/") + "/chat/completions"
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	data, err := postChat(ctx, r.Client, r.URL, r.Key, req, maxTeacherBody, "teacher")
 	if err != nil {
-		return "", false, fmt.Errorf("teacher request to %s: %w", url, err)
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	if r.Key != "" {
-		hr.Header.Set("Authorization", "Bearer "+r.Key)
-	}
-	client := r.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(hr)
-	if err != nil {
-		return "", false, fmt.Errorf("teacher POST %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxTeacherBody))
-	if err != nil {
-		return "", false, fmt.Errorf("teacher POST %s: read body: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", false, fmt.Errorf("teacher POST %s: HTTP %d: %s", url, resp.StatusCode, clip(string(data), 300))
+		return "", false, err
 	}
 	text, finish, err := ParseTeacherAnswer(data)
 	if err != nil {
-		return "", false, fmt.Errorf("teacher POST %s: %w", url, err)
+		return "", false, fmt.Errorf("teacher POST %s: %w", r.URL, err)
 	}
 	return text, finish != "length", nil
 }
