@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/clawrl/clawrl/chat"
@@ -37,9 +36,8 @@ type RemoteTeacher struct {
 	Timeout time.Duration
 	Log     *slog.Logger
 
-	written, fellBack atomic.Int64
-	mu                sync.Mutex
-	lastErr           string
+	mu    sync.Mutex
+	stats RemoteStats
 }
 
 // RemoteStats counts the remote teacher's answers: Written were used,
@@ -54,13 +52,19 @@ type RemoteStats struct {
 func (r *RemoteTeacher) Stats() RemoteStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return RemoteStats{Written: r.written.Load(), FellBack: r.fellBack.Load(), LastError: r.lastErr}
+	return r.stats
 }
 
 func (r *RemoteTeacher) fail(err error) {
-	r.fellBack.Add(1)
 	r.mu.Lock()
-	r.lastErr = err.Error()
+	r.stats.FellBack++
+	r.stats.LastError = err.Error()
+	r.mu.Unlock()
+}
+
+func (r *RemoteTeacher) wrote() {
+	r.mu.Lock()
+	r.stats.Written++
 	r.mu.Unlock()
 }
 
@@ -161,7 +165,7 @@ func (t *Teacher) writeVia(ctx context.Context, msgs []chat.Message, tools []cha
 	ids, lps, v, err := t.writeRemote(ctx, msgs, tools, promptText, hint, maxTokens)
 	switch {
 	case err == nil:
-		t.Remote.written.Add(1)
+		t.Remote.wrote()
 		return ids, lps, v, true, nil
 	case ctx.Err() != nil:
 		return nil, nil, 0, false, ctx.Err()
