@@ -28,6 +28,10 @@ type Teacher struct {
 	// (remote.go); this teacher still scores them, and writes when the
 	// remote one fails.
 	Remote *RemoteTeacher
+
+	// answer is the student's answer the hint is about, shown under
+	// HintAsRevision (WithAnswer, revise.go).
+	answer *chat.Message
 }
 
 // HintPlacement says where the teacher's prompt carries the hint.
@@ -43,6 +47,10 @@ const (
 	// some instructions only there (BENCHMARKS.md, "Learning a person's
 	// preferences, round 2").
 	HintInSystemAndUser HintPlacement = "system+user"
+	// HintAsRevision shows the teacher the conversation as it happened:
+	// the student's answer as the assistant turn, then the hint as the
+	// user's next message (revise.go).
+	HintAsRevision HintPlacement = "revise"
 )
 
 // ParseHintPlacement checks a --hint-placement value ("" is HintInUser).
@@ -50,14 +58,17 @@ func ParseHintPlacement(s string) (HintPlacement, error) {
 	switch p := HintPlacement(s); p {
 	case "", HintInUser:
 		return HintInUser, nil
-	case HintInSystemAndUser:
+	case HintInSystemAndUser, HintAsRevision:
 		return p, nil
 	}
-	return "", fmt.Errorf("hint placement %q: want user or system+user", s)
+	return "", fmt.Errorf("hint placement %q: want user, system+user or revise", s)
 }
 
 // TeacherPromptAt is TeacherPrompt with the hint placed as p says.
 func TeacherPromptAt(msgs []chat.Message, hint string, p HintPlacement) ([]chat.Message, error) {
+	if p == HintAsRevision {
+		return nil, errNoAnswer
+	}
 	out, err := TeacherPrompt(msgs, hint)
 	if err != nil || p != HintInSystemAndUser {
 		return out, err
@@ -112,7 +123,7 @@ func (t *Teacher) Logprobs(ctx context.Context, msgs []chat.Message, tools []cha
 
 // Prompt is the teacher's prompt text (see Logprobs).
 func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hint string) (string, error) {
-	tm, err := TeacherPromptAt(msgs, hint, t.Placement)
+	tm, err := t.messages(msgs, hint)
 	if err != nil {
 		return "", err
 	}
@@ -123,7 +134,9 @@ func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hin
 	if err != nil {
 		return "", fmt.Errorf("render teacher prompt: %w", err)
 	}
-	if promptText == "" {
+	if promptText == "" || t.Placement == HintAsRevision {
+		// A revision follows the conversation as rendered: there is no
+		// one place in promptText to splice the hint into.
 		return text, nil
 	}
 	if orig, err := f.Render(msgs, tools, opts); err == nil && orig == promptText {
