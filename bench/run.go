@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -531,12 +532,19 @@ func ceiling(ctx context.Context, cfg Config, cl *Client, p *Persona) (int, erro
 	return n, err
 }
 
+// errAskContinue: a chat API has no way to make the model continue a given
+// answer, so the continue placement's ceiling cannot be asked of a server.
+var errAskContinue = errors.New("the teacher ceiling cannot be asked under --hint-placement continue (a chat API cannot continue a given answer); give it to the servers as an arm's flag (name:combine:--hint-placement=continue) and ask the ceiling under user")
+
 // askTeacher asks one question as the loop's teacher sees it, with hint
 // placed at at, greedily. Under judge.HintAsRevision the teacher revises
 // the student's answer: student, when not nil, is that answer (asked
 // greedily without the hint, as the caller already did); else it is asked
 // here first.
 func askTeacher(ctx context.Context, cl *Client, question, hint string, at judge.HintPlacement, maxTokens int, student *Answer) (Answer, error) {
+	if at == judge.HintAsContinuation {
+		return Answer{}, errAskContinue
+	}
 	q := []chat.Message{{Role: chat.RoleUser, Content: question}}
 	var tm []chat.Message
 	var err error

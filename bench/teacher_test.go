@@ -65,6 +65,9 @@ func TestMeasureTeacherRevises(t *testing.T) {
 			t.Errorf("the student's answers: %q", r.Students)
 		}
 	}
+	if _, err := MeasureTeacher(context.Background(), cl, p, CeilingConfig{Prompts: 1, MaxTokens: 64, Placement: judge.HintAsContinuation}); err == nil {
+		t.Error("continue cannot be asked over the chat API: want an error")
+	}
 	// The loop's default placement never shows the answer.
 	clear(asked)
 	r, err := MeasureTeacher(context.Background(), cl, p, CeilingConfig{Prompts: 5, MaxTokens: 64, Concurrency: 2, Placement: judge.HintInUser})

@@ -25,6 +25,10 @@ var errNoAnswer = errors.New("the revise hint placement needs the student's answ
 // answer as the assistant's turn, then hint as the user's next message;
 // under the other placements the answer is not shown.
 func TeacherPromptAfter(msgs []chat.Message, answer chat.Message, hint string, p HintPlacement) ([]chat.Message, error) {
+	if p == HintAsContinuation {
+		// The answer is continued as ids (Teacher.Write), not shown.
+		p = HintInUser
+	}
 	if p != HintAsRevision {
 		return TeacherPromptAt(msgs, hint, p)
 	}
@@ -37,12 +41,14 @@ func TeacherPromptAfter(msgs []chat.Message, answer chat.Message, hint string, p
 	return append(out, answer, chat.Message{Role: chat.RoleUser, Content: hint}), nil
 }
 
-// WithAnswer returns a copy of t whose prompts show the student's answer
-// to the messages it is given (under HintAsRevision; the other placements
-// ignore it). The copy shares the engine and the remote teacher.
-func (t *Teacher) WithAnswer(answer chat.Message) *Teacher {
+// WithAnswer returns a copy of t that knows the student's answer to the
+// messages it is given: the message shown under HintAsRevision, and the
+// exact ids the policy sampled, which HintAsContinuation continues; the
+// other placements ignore both. The copy shares the engine and the remote
+// teacher.
+func (t *Teacher) WithAnswer(answer chat.Message, ids []int32) *Teacher {
 	c := *t
-	c.answer = &answer
+	c.answer, c.answerIDs = &answer, ids
 	return &c
 }
 

@@ -30,9 +30,12 @@ func TestTeacherPromptAfter(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("revise:\n got %+v\nwant %+v", got, want)
 	}
-	for _, at := range []HintPlacement{HintInUser, HintInSystemAndUser} {
+	for _, at := range []HintPlacement{HintInUser, HintInSystemAndUser, HintAsContinuation} {
 		got, err := TeacherPromptAfter(msgs, answer, "H", at)
 		want, _ := TeacherPromptAt(msgs, "H", at)
+		if at == HintAsContinuation {
+			want, _ = TeacherPromptAt(msgs, "H", HintInUser) // the answer is continued, not shown
+		}
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: got %+v (%v), want TeacherPromptAt's %+v", at, got, err, want)
 		}
@@ -40,8 +43,10 @@ func TestTeacherPromptAfter(t *testing.T) {
 	if !reflect.DeepEqual(msgs, keep) {
 		t.Errorf("the caller's messages changed: %+v", msgs)
 	}
-	if p, err := ParseHintPlacement("revise"); err != nil || p != HintAsRevision {
-		t.Errorf("ParseHintPlacement(revise) = %q, %v", p, err)
+	for s, want := range map[string]HintPlacement{"revise": HintAsRevision, "continue": HintAsContinuation} {
+		if p, err := ParseHintPlacement(s); err != nil || p != want {
+			t.Errorf("ParseHintPlacement(%s) = %q, %v", s, p, err)
+		}
 	}
 	if _, err := TeacherPromptAt(msgs, "H", HintAsRevision); err == nil {
 		t.Error("TeacherPromptAt under revise has no answer to show: want an error")
@@ -102,7 +107,7 @@ func TestRevisePromptRendered(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, promptText := range []string{"", orig, orig + "(rendered with other options)"} {
-			got, err := teacher.WithAnswer(chat.Message{Role: chat.RoleAssistant, Content: c.Answer}).Prompt(c.Messages, nil, promptText, c.Hint)
+			got, err := teacher.WithAnswer(chat.Message{Role: chat.RoleAssistant, Content: c.Answer}, nil).Prompt(c.Messages, nil, promptText, c.Hint)
 			if err != nil {
 				t.Fatalf("%s: %v", c.Name, err)
 			}

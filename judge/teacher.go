@@ -29,9 +29,11 @@ type Teacher struct {
 	// remote one fails.
 	Remote *RemoteTeacher
 
-	// answer is the student's answer the hint is about, shown under
-	// HintAsRevision (WithAnswer, revise.go).
-	answer *chat.Message
+	// answer and answerIDs are the student's answer the hint is about,
+	// shown under HintAsRevision and continued under HintAsContinuation
+	// (WithAnswer, revise.go).
+	answer    *chat.Message
+	answerIDs []int32
 }
 
 // HintPlacement says where the teacher's prompt carries the hint.
@@ -51,6 +53,10 @@ const (
 	// the student's answer as the assistant turn, then the hint as the
 	// user's next message (revise.go).
 	HintAsRevision HintPlacement = "revise"
+	// HintAsContinuation appends the hint to the last user message, as
+	// HintInUser, and has the teacher continue the student's own answer
+	// from before its end-of-turn token (continue.go).
+	HintAsContinuation HintPlacement = "continue"
 )
 
 // ParseHintPlacement checks a --hint-placement value ("" is HintInUser).
@@ -58,16 +64,19 @@ func ParseHintPlacement(s string) (HintPlacement, error) {
 	switch p := HintPlacement(s); p {
 	case "", HintInUser:
 		return HintInUser, nil
-	case HintInSystemAndUser, HintAsRevision:
+	case HintInSystemAndUser, HintAsRevision, HintAsContinuation:
 		return p, nil
 	}
-	return "", fmt.Errorf("hint placement %q: want user, system+user or revise", s)
+	return "", fmt.Errorf("hint placement %q: want user, system+user, revise or continue", s)
 }
 
 // TeacherPromptAt is TeacherPrompt with the hint placed as p says.
 func TeacherPromptAt(msgs []chat.Message, hint string, p HintPlacement) ([]chat.Message, error) {
-	if p == HintAsRevision {
+	switch p {
+	case HintAsRevision:
 		return nil, errNoAnswer
+	case HintAsContinuation:
+		p = HintInUser // the continued answer is not a message
 	}
 	out, err := TeacherPrompt(msgs, hint)
 	if err != nil || p != HintInSystemAndUser {
@@ -172,6 +181,9 @@ func (t *Teacher) Write(ctx context.Context, msgs []chat.Message, tools []chat.T
 	}
 	if maxTokens < 1 {
 		return nil, nil, 0, fmt.Errorf("teacher write: max tokens %d: want ≥ 1", maxTokens)
+	}
+	if t.Placement == HintAsContinuation {
+		return t.writeContinuation(ctx, text, maxTokens)
 	}
 	if t.Remote != nil {
 		if ids, lps, v, ok, err := t.writeVia(ctx, msgs, tools, promptText, hint, maxTokens); ok || err != nil {

@@ -221,8 +221,8 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 		var wrote []int32
 		var v int64
 		// The teacher knows the answer the hint is about (shown under
-		// --hint-placement revise).
-		teacher := r.teacher.WithAnswer(t.Response)
+		// --hint-placement revise, continued under continue).
+		teacher := r.teacher.WithAnswer(t.Response, t.ResponseIDs)
 		if r.cfg.TeacherWrites {
 			wrote, lp, v, err = teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, j.Hint, r.cfg.TeacherTokens)
 		} else {
@@ -268,7 +268,7 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 // failed write leaves the re-scored response alone; only a cancelled
 // context is an error.
 func (r *Runner) alsoWrite(ctx context.Context, t store.Turn, hint string, smp *store.Sample) error {
-	w, wlp, _, err := r.teacher.WithAnswer(t.Response).Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+	w, wlp, _, err := r.teacher.WithAnswer(t.Response, t.ResponseIDs).Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()

@@ -93,7 +93,7 @@ func remoteWrittenTurnAt(t *testing.T, remote *judge.RemoteTeacher, critique str
 	}
 	// What the policy's own teacher writes: its greedy answer to the
 	// hint-conditioned prompt.
-	prompt, err := teacher.WithAnswer(rated.Response).Prompt(msgs, nil, rated.PromptText, critique)
+	prompt, err := teacher.WithAnswer(rated.Response, rated.ResponseIDs).Prompt(msgs, nil, rated.PromptText, critique)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestRemoteTeacherRevises(t *testing.T) {
 	if got := rw.policyFormat.Decode(s.TeacherResponseIDs); got != "ok: "+critique+"<|im_end|>" {
 		t.Fatalf("remote teacher wrote %q: it did not see the feedback as the user's next message", got)
 	}
-	wantLP, _, err := rw.teacher.WithAnswer(rw.rated.Response).Logprobs(context.Background(), rw.msgs, nil, rw.rated.PromptText, s.TeacherResponseIDs, critique)
+	wantLP, _, err := rw.teacher.WithAnswer(rw.rated.Response, rw.rated.ResponseIDs).Logprobs(context.Background(), rw.msgs, nil, rw.rated.PromptText, s.TeacherResponseIDs, critique)
 	if err != nil {
 		t.Fatal(err)
 	}

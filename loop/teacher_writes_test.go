@@ -103,7 +103,7 @@ func critiquedTurnAt(t *testing.T, cfg Config, at judge.HintPlacement, critique 
 	if err != nil || len(samples) != 1 {
 		t.Fatalf("samples: %v %v", samples, err)
 	}
-	prompt, err := teacher.WithAnswer(rated.Response).Prompt(msgs, nil, rated.PromptText, critique)
+	prompt, err := teacher.WithAnswer(rated.Response, rated.ResponseIDs).Prompt(msgs, nil, rated.PromptText, critique)
 	if err != nil {
 		t.Fatal(err)
 	}

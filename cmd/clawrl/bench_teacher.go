@@ -52,7 +52,7 @@ With --plain it also asks without the feedback.`,
 	f.IntVar(&o.prompts, "eval-prompts", 20, "held-out prompts per persona (at most 20)")
 	f.IntVar(&o.maxTokens, "max-tokens", 64, "most tokens per answer (bench learn's default)")
 	f.IntVar(&o.concurrency, "concurrency", 4, "requests in flight at once")
-	f.StringVar(&o.placement, "hint-placement", "user", "where the feedback goes: user, system+user or revise (after the model's own greedy answer, as the user's next message)")
+	f.StringVar(&o.placement, "hint-placement", "user", "where the feedback goes: user, system+user or revise (after the model's own greedy answer, as the user's next message); continue cannot be asked over a chat API")
 	f.BoolVar(&o.plain, "plain", true, "also ask without the feedback")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for one answer")
 	return cmd
