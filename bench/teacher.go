@@ -45,6 +45,10 @@ type CeilingConfig struct {
 	Placement judge.HintPlacement
 	// Plain also asks every prompt without the feedback.
 	Plain bool
+	// Student, when set, is the server whose greedy answers the teacher
+	// revises under judge.HintAsRevision (the policy, when the teacher is
+	// another model: --teacher-url); nil asks the teacher's own.
+	Student *Client
 }
 
 // MeasureTeacher asks the persona's held-out prompts greedily at the
@@ -61,8 +65,15 @@ func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConf
 	res := TeacherCeiling{Persona: p.Name, Asked: n}
 	hinted := make([]Answer, n)
 	plain := make([]Answer, n)
+	// Under revise the plain answers are the ones revised: the student's
+	// when it is another server, else the teacher's own.
+	revising := cfg.Placement == judge.HintAsRevision && (cfg.Plain || cfg.Student != nil)
+	student := cl
+	if revising && cfg.Student != nil {
+		student = cfg.Student
+	}
 	askPlain := func(i int) error {
-		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: []Message{{Role: "user", Content: p.Eval[i]}}, MaxTokens: cfg.MaxTokens})
+		a, err := student.Chat(ctx, ChatRequest{Side: true, Messages: []Message{{Role: "user", Content: p.Eval[i]}}, MaxTokens: cfg.MaxTokens})
 		if err != nil {
 			return fmt.Errorf("teacher ceiling for %s, prompt %q without the feedback: %w", p.Name, p.Eval[i], err)
 		}
@@ -70,11 +81,11 @@ func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConf
 		return nil
 	}
 	askHinted := func(i int) error {
-		var student *Answer
-		if cfg.Placement == judge.HintAsRevision && cfg.Plain {
-			student = &plain[i] // asked in the first pass
+		var own *Answer
+		if revising {
+			own = &plain[i] // asked in the first pass
 		}
-		a, err := askTeacher(ctx, cl, p.Eval[i], p.Critique, cfg.Placement, cfg.MaxTokens, student)
+		a, err := askTeacher(ctx, cl, p.Eval[i], p.Critique, cfg.Placement, cfg.MaxTokens, own)
 		if err != nil {
 			return fmt.Errorf("teacher ceiling for %s, prompt %q: %w", p.Name, p.Eval[i], err)
 		}
@@ -84,13 +95,13 @@ func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConf
 	width := max(cfg.Concurrency, 1)
 	var err error
 	switch {
-	case !cfg.Plain:
-		err = parallel(ctx, n, width, askHinted)
-	case cfg.Placement == judge.HintAsRevision:
+	case revising:
 		// The revision needs the plain answer first.
 		if err = parallel(ctx, n, width, askPlain); err == nil {
 			err = parallel(ctx, n, width, askHinted)
 		}
+	case !cfg.Plain:
+		err = parallel(ctx, n, width, askHinted)
 	default:
 		// Each job writes its own slot of hinted or plain.
 		err = parallel(ctx, 2*n, width, func(k int) error {
@@ -114,7 +125,7 @@ func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConf
 		return ok, float64(words) / float64(len(as))
 	}
 	res.WithHint, res.HintWords = count(hinted)
-	if cfg.Plain {
+	if cfg.Plain || revising {
 		res.Plain, res.PlainWords = count(plain)
 		res.PlainAsked = n
 	}
@@ -123,7 +134,7 @@ func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConf
 			res.Examples = append(res.Examples, a.Text)
 		}
 		res.Answers = append(res.Answers, a.Text)
-		if cfg.Placement == judge.HintAsRevision && cfg.Plain {
+		if revising {
 			res.Students = append(res.Students, plain[i].Text)
 		}
 	}

@@ -65,12 +65,26 @@ func TestMeasureTeacherRevises(t *testing.T) {
 			t.Errorf("the student's answers: %q", r.Students)
 		}
 	}
+	// With a student server, its answers are the ones revised (and the
+	// plain column): a teacher server that knows only its own answers
+	// revises a stranger's with no sign-off here.
+	stranger := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"id": "y", "choices": []any{map[string]any{
+			"message": map[string]any{"role": "assistant", "content": "A stranger's answer."}, "finish_reason": "stop"}}})
+	}))
+	defer stranger.Close()
+	clear(asked)
+	r, err := MeasureTeacher(context.Background(), cl, p, CeilingConfig{Prompts: 5, MaxTokens: 64, Concurrency: 2,
+		Placement: judge.HintAsRevision, Student: &Client{BaseURL: stranger.URL}})
+	if err != nil || r.WithHint != 0 || r.PlainAsked != 5 || asked[3] != 5 || asked[1] != 0 || len(r.Students) != 5 || r.Students[0] != "A stranger's answer." {
+		t.Errorf("student server: %+v %v, teacher requests %v: want 5 revisions of the student's answers only", r, err, asked)
+	}
 	if _, err := MeasureTeacher(context.Background(), cl, p, CeilingConfig{Prompts: 1, MaxTokens: 64, Placement: judge.HintAsContinuation}); err == nil {
 		t.Error("continue cannot be asked over the chat API: want an error")
 	}
 	// The loop's default placement never shows the answer.
 	clear(asked)
-	r, err := MeasureTeacher(context.Background(), cl, p, CeilingConfig{Prompts: 5, MaxTokens: 64, Concurrency: 2, Placement: judge.HintInUser})
+	r, err = MeasureTeacher(context.Background(), cl, p, CeilingConfig{Prompts: 5, MaxTokens: 64, Concurrency: 2, Placement: judge.HintInUser})
 	if err != nil || r.WithHint != 0 || asked[1] != 5 || len(asked) != 1 {
 		t.Errorf("user placement: %+v %v, requests %v", r, err, asked)
 	}
