@@ -36,6 +36,7 @@ var (
 	versionDesc      = desc("policy_version", "The last recorded policy version, served or rejected (0: base weights).")
 	versionAgeDesc   = desc("policy_version_age_seconds", "Seconds since the last version was recorded.")
 	lastDesc         = desc("last_step", "Numbers of the last recorded version's trainer step.", "metric")
+	stepScaleDesc    = desc("version_step_scale", "Fraction of its trainer step the last recorded version holds: 1, or 1/2, 1/4… when the retention gate backtracked (0: not gated).")
 	readyDesc        = desc("samples_ready", "Samples waiting for the trainer.")
 	trainedDesc      = desc("samples_trained", "Samples trained, all time.")
 	droppedByDesc    = desc("turns_dropped", "Dropped turns by reason, all time.", "reason")
@@ -45,7 +46,7 @@ var (
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{judgedDesc, hintsDesc, samplesDesc, droppedNowDesc, revisedDesc, roundErrDesc, stepsDesc,
-		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, readyDesc, trainedDesc,
+		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, stepScaleDesc, readyDesc, trainedDesc,
 		droppedByDesc, servingDesc, learningErrsDesc} {
 		ch <- d
 	}
@@ -100,6 +101,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	v := st.Latest
 	gauge(versionDesc, float64(v.Version))
 	gauge(versionAgeDesc, time.Since(v.CreatedAt).Seconds())
+	gauge(stepScaleDesc, v.Metrics.StepScale)
 	m := v.Metrics
 	for name, x := range map[string]float64{
 		"loss": m.Loss, "mean_reward": m.MeanReward, "samples": float64(m.Samples), "dropped_stale": float64(m.DroppedStale),
@@ -109,6 +111,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		"importance_weight_mean": m.ImportanceWeightMean, "importance_weight_max": m.ImportanceWeightMax,
 		"importance_truncated": m.ImportanceTruncated, "step_seconds": float64(m.StepNanos) / 1e9,
 		"retention_lost": float64(m.RetentionLost), "retention_logprob": m.RetentionLogprob, "retention_base": m.RetentionBase,
+		"step_scale": m.StepScale,
 	} {
 		gauge(lastDesc, x, name)
 	}

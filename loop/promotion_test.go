@@ -280,8 +280,8 @@ func TestRetentionLineSearch(t *testing.T) {
 	if err != nil || v.Status != store.VersionPromoted || !strings.Contains(v.StatusReason, "shrunk to 0.5") || eng.Version() != 1 {
 		t.Fatalf("v1 %+v %v, engine v%d: want the halved step served", v, err, eng.Version())
 	}
-	if len(tr.shrinks) != 1 || tr.shrinks[0] != 0.5 {
-		t.Errorf("shrinks %v, want one halving", tr.shrinks)
+	if len(tr.shrinks) != 1 || tr.shrinks[0] != 0.5 || v.Metrics.StepScale != 0.5 {
+		t.Errorf("shrinks %v, step scale %g: want one halving", tr.shrinks, v.Metrics.StepScale)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/train"
@@ -80,6 +81,8 @@ type NativeTrainer struct {
 	// before holds the LoRA parameters as they were before the last Step,
 	// for ShrinkStep.
 	before [][]float32
+	// stepScale is the fraction of the last step held (StepScale).
+	stepScale float64
 }
 
 var (
@@ -92,7 +95,7 @@ var (
 // Step implements Trainer; in LoRA mode it keeps the adapters as they were
 // before the step (a few megabytes), so ShrinkStep can shorten it.
 func (n *NativeTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, error) {
-	n.before = nil
+	n.before, n.stepScale = nil, 1
 	if n.tr.Config().Mode == train.ModeLoRA {
 		for _, p := range n.tr.Params() {
 			n.before = append(n.before, append([]float32(nil), p.Data...))
@@ -107,20 +110,79 @@ func (n *NativeTrainer) Load(dir string) error {
 	return n.PolicyTrainer.Load(dir)
 }
 
-// ShrinkStep implements Shrinker: the trainable parameters move back to
-// before + frac·(now − before), a shorter step in the same direction.
+// ShrinkStep implements Shrinker: the step is shortened to frac of what it
+// was, in the product ΔW = s·B·A that the served model adds, not only in the
+// factors. Moving both factors back linearly, (B0+f·dB)(A0+f·dA), misses
+// B0A0 + f·(B1A1 − B0A0) by f(1−f)·dB·dA; for an adapter layer whose B was
+// zero before the step (every layer until a version is served, and after
+// a rollback to the base) that error is the whole second-order term. There
+// the exact choice costs nothing: B = f·B1 with A = A1 gives exactly
+// f·ΔW1, and it stays rank r, so the trainer goes on from precisely the
+// weights it serves. A layer whose B was not zero has no rank-r factors of
+// B0A0 + f·(B1A1 − B0A0) in general (the sum has rank up to 2r); it keeps
+// the linear move, off the exact interpolation by f(1−f)·s·dB·dA
+// (second order in the step). Called again, it shrinks the shrunk step (frac
+// multiplies).
 func (n *NativeTrainer) ShrinkStep(frac float64) error {
 	params := n.tr.Params()
 	if n.before == nil || len(n.before) != len(params) {
 		return fmt.Errorf("trainer: no step to shrink (LoRA mode only)")
 	}
 	f := float32(frac)
-	for i, p := range params {
-		for j, b := range n.before[i] {
-			p.Data[j] = b + f*(p.Data[j]-b)
+	for _, pr := range n.loraPairs() {
+		a, b := params[pr.a], params[pr.b]
+		b0, a0 := n.before[pr.b], n.before[pr.a]
+		exact := allZero(b0)
+		for j, v := range b0 {
+			b.Data[j] = v + f*(b.Data[j]-v)
+		}
+		if exact {
+			continue // A stays A1: B·A = f·B1·A1
+		}
+		for j, v := range a0 {
+			a.Data[j] = v + f*(a.Data[j]-v)
 		}
 	}
+	n.stepScale *= frac
 	return nil
+}
+
+// StepScale is the fraction of the last step the weights now hold (1 after
+// Step, halved by each ShrinkStep(0.5)).
+func (n *NativeTrainer) StepScale() float64 { return n.stepScale }
+
+// loraPair is one adapted projection: the indices of its lora_A and
+// lora_B tensors in Params.
+type loraPair struct{ a, b int }
+
+// loraPairs pairs each lora_A tensor with the lora_B of the same
+// projection (PEFT names: "<prefix>.lora_A.weight", "<prefix>.lora_B.weight").
+func (n *NativeTrainer) loraPairs() []loraPair {
+	params := n.tr.Params()
+	bs := map[string]int{}
+	for i, p := range params {
+		if pre, ok := strings.CutSuffix(p.Name, ".lora_B.weight"); ok {
+			bs[pre] = i
+		}
+	}
+	var out []loraPair
+	for i, p := range params {
+		if pre, ok := strings.CutSuffix(p.Name, ".lora_A.weight"); ok {
+			if j, ok := bs[pre]; ok {
+				out = append(out, loraPair{a: i, b: j})
+			}
+		}
+	}
+	return out
+}
+
+func allZero(xs []float32) bool {
+	for _, x := range xs {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // SetYield implements Yielder: yield runs before every micro-batch and at

@@ -49,9 +49,18 @@ type Answerer interface {
 }
 
 // Shrinker is implemented by trainers that can shorten their last step:
-// the gate's line search (RetentionConfig.Shrinks) halves a step the gate
-// rejected and checks again, so a batch whose full step broke a fact may
-// still teach something.
+// the gate's line search (RetentionConfig.Shrinks, `--gate-backtrack`)
+// halves a step the gate rejected and checks again, so a batch whose full
+// step broke a fact may still teach something. The largest fraction that
+// keeps the facts (1/2, 1/4, …) is what is saved, recorded
+// (VersionMetrics.StepScale) and served, and the trainer goes on from
+// exactly those weights: the next step starts from what is served, as it
+// does after a rejection. The optimizer's moments and step count stay the
+// full step's (they estimate the gradients' scale, not where the weights
+// are), and they are what the version folder holds, so a restart resumes
+// the same state. Nothing is saved while the gate backtracks: a kill
+// mid-search leaves no version and the batch untrained, to be trained
+// once after the restart.
 type Shrinker interface {
 	// ShrinkStep moves the trainable weights to before + frac·(now − before),
 	// where before is the weights before the last Step.

@@ -48,6 +48,7 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 // Points at which the scheduler's crash-safety tests kill the process.
 const (
 	PointStepped   = "stepped"   // trainer step done, nothing saved
+	PointShrunk    = "shrunk"    // the gate shrank the step, nothing saved
 	PointSaved     = "saved"     // version folder renamed into place, not recorded
 	PointCommitted = "committed" // version recorded, samples trained, not published
 	PointPublished = "published" // engine serves the new version
@@ -421,6 +422,7 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 		v.StatusReason = "not gated: no retention check"
 		return nil
 	}
+	frac := 1.0 // the fraction of the step the trainer's weights hold
 	check := func() (RetentionResult, error) {
 		start := time.Now()
 		var res RetentionResult
@@ -432,7 +434,7 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 		}
 		if err == nil {
 			s.log.Info("retention check", "version", v.Version, "pass", res.Pass, "facts", res.Facts, "lost", res.Lost,
-				"took", time.Since(start).Round(time.Millisecond))
+				"step_scale", frac, "took", time.Since(start).Round(time.Millisecond))
 		}
 		return res, err
 	}
@@ -443,13 +445,13 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	// The line search: a rejected step, halved, may keep the facts and
 	// still move towards what the batch taught.
 	shrinker, canShrink := s.trainer.(Shrinker)
-	frac := 1.0
 	for k := 0; !res.Pass && canShrink && k < s.cfg.Retention.Shrinks; k++ {
 		if err := shrinker.ShrinkStep(0.5); err != nil {
 			s.log.Warn("retention: cannot shrink the step", "err", err)
 			break
 		}
 		frac /= 2
+		s.at(PointShrunk)
 		if res, err = check(); err != nil {
 			return err
 		}
@@ -459,6 +461,7 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	}
 	v.Metrics.RetentionFacts, v.Metrics.RetentionLost = res.Facts, res.Lost
 	v.Metrics.RetentionLogprob, v.Metrics.RetentionBase = res.Mean, res.Base
+	v.Metrics.StepScale = frac // what the saved weights hold, served or not
 	v.StatusReason = res.Reason
 	if !res.Pass {
 		v.Status = store.VersionRejected

@@ -96,6 +96,10 @@ type VersionMetrics struct {
 	RetentionLost    int     `json:"retention_lost,omitempty"`
 	RetentionLogprob float64 `json:"retention_logprob,omitempty"`
 	RetentionBase    float64 `json:"retention_base,omitempty"`
+	// StepScale is the fraction of the trainer's step the version holds:
+	// 1 for the full step, 1/2, 1/4… when the gate backtracked (a shrunk
+	// step passed where the full one lost facts). 0: not gated.
+	StepScale float64 `json:"step_scale,omitempty"`
 }
 
 // Version statuses.

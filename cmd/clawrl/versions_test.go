@@ -21,7 +21,7 @@ func TestVersionsCmd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.CommitVersion(ctx, store.Version{Version: 1, Dir: dir + "/versions/v000001",
-		Metrics: store.VersionMetrics{Loss: 0.25, Samples: 16, MeanReward: -0.5, DroppedStale: 2, RetentionFacts: 16, RetentionLogprob: -0.2, RetentionBase: -0.1}},
+		Metrics: store.VersionMetrics{Loss: 0.25, Samples: 16, MeanReward: -0.5, DroppedStale: 2, RetentionFacts: 16, RetentionLogprob: -0.2, RetentionBase: -0.1, StepScale: 0.25}},
 		nil, nil, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestVersionsCmd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"v1 *", "16/16 kept", "-0.50", "rejected", "lost 3 of 16", "promoted"} {
+	for _, want := range []string{"v1 *", "16/16 kept", "step ×0.25", "-0.50", "rejected", "lost 3 of 16", "promoted"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("listing lacks %q:\n%s", want, out)
 		}
