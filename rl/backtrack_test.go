@@ -98,6 +98,9 @@ func TestBacktrackInterpolation(t *testing.T) {
 		if d := maxDiff(got, served, full, alpha); d > 1e-5 {
 			t.Fatalf("α=%g: merged weights off W + α·ΔW by %g", alpha, d)
 		}
+		if m := n.ShrinkMiss(); m != 0 {
+			t.Fatalf("α=%g from the base: ShrinkMiss %g, want 0", alpha, m)
+		}
 	}
 
 	// The next step starts from what is served (the quarter step).
@@ -145,8 +148,20 @@ func TestBacktrackInterpolation(t *testing.T) {
 		}
 		k++
 	}
+	var miss2, step2 float64
+	for i := range got {
+		for j := range got[i] {
+			exact := served[i][j] + alpha*(full[i][j]-served[i][j])
+			miss2 += (got[i][j] - exact) * (got[i][j] - exact)
+			step2 += (exact - served[i][j]) * (exact - served[i][j])
+		}
+	}
+	rel := math.Sqrt(miss2 / step2)
+	if m := n.ShrinkMiss(); math.Abs(m-rel) > 0.02*rel+1e-9 || rel == 0 {
+		t.Errorf("ShrinkMiss %g, the merged weights miss by %g (relative)", m, rel)
+	}
 	if worst > 1e-5 {
 		t.Fatalf("from a served adapter with B ≠ 0: off the predicted weights by %g", worst)
 	}
-	t.Logf("from a served adapter with B ≠ 0 the shrunk step misses W + α·ΔW by at most %.3g (second order)", missMax)
+	t.Logf("from a served adapter with B ≠ 0 the shrunk step misses W + α·ΔW by at most %.3g (second order), %.3g relative", missMax, rel)
 }

@@ -3,6 +3,7 @@ package rl
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -150,6 +151,67 @@ func (n *NativeTrainer) ShrinkStep(frac float64) error {
 // StepScale is the fraction of the last step the weights now hold (1 after
 // Step, halved by each ShrinkStep(0.5)).
 func (n *NativeTrainer) StepScale() float64 { return n.stepScale }
+
+// ShrinkMiss is how far the weights a shrunk step left are from the exact
+// interpolation W + ΔW0 + α·(ΔW1 − ΔW0), relative to the step they hold:
+// ‖miss‖_F / ‖α·(ΔW1 − ΔW0)‖_F over all adapted projections (0 after a
+// full step, and for layers that started from B = 0). It is computed from
+// r×r Gram matrices, never forming an out×in product.
+func (n *NativeTrainer) ShrinkMiss() float64 {
+	params := n.tr.Params()
+	alpha := n.stepScale
+	if n.before == nil || len(n.before) != len(params) || alpha >= 1 || alpha <= 0 {
+		return 0
+	}
+	r := n.tr.Config().LoRA.Rank
+	var miss2, step2 float64
+	for _, pr := range n.loraPairs() {
+		a, b := params[pr.a].Data, params[pr.b].Data
+		a0, b0 := n.before[pr.a], n.before[pr.b]
+		if allZero(b0) { // exact: B = α·B1, A = A1
+			step2 += frobProd(b, b, a, a, r)
+			continue
+		}
+		// Both factors moved to before + α·d: the full step's factors.
+		da, db := make([]float32, len(a)), make([]float32, len(b))
+		a1, b1 := make([]float32, len(a)), make([]float32, len(b))
+		for j := range a {
+			da[j] = (a[j] - a0[j]) / float32(alpha)
+			a1[j] = a0[j] + da[j]
+		}
+		for j := range b {
+			db[j] = (b[j] - b0[j]) / float32(alpha)
+			b1[j] = b0[j] + db[j]
+		}
+		miss2 += alpha * alpha * (1 - alpha) * (1 - alpha) * frobProd(db, db, da, da, r)
+		d2 := frobProd(b1, b1, a1, a1, r) + frobProd(b0, b0, a0, a0, r) - 2*frobProd(b1, b0, a1, a0, r)
+		step2 += alpha * alpha * max(d2, 0)
+	}
+	if step2 == 0 {
+		return 0
+	}
+	return math.Sqrt(miss2 / step2)
+}
+
+// frobProd is ⟨Bx·Ax, By·Ay⟩_F for B [out, r] and A [r, in] row-major:
+// Σ_kl (Bxᵀ·By)_kl (Ax·Ayᵀ)_kl.
+func frobProd(bx, by, ax, ay []float32, r int) float64 {
+	out, in := len(bx)/r, len(ax)/r
+	var sum float64
+	for k := range r {
+		for l := range r {
+			var g, h float64
+			for o := range out {
+				g += float64(bx[o*r+k]) * float64(by[o*r+l])
+			}
+			for c := range in {
+				h += float64(ax[k*in+c]) * float64(ay[l*in+c])
+			}
+			sum += g * h
+		}
+	}
+	return sum
+}
 
 // loraPair is one adapted projection: the indices of its lora_A and
 // lora_B tensors in Params.

@@ -451,6 +451,11 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 			break
 		}
 		frac /= 2
+		if m, ok := s.trainer.(interface{ ShrinkMiss() float64 }); ok {
+			// Off the exact W + α·ΔW only where the served adapter's B
+			// was not zero (NativeTrainer.ShrinkStep).
+			s.log.Info("retention: step shrunk", "version", v.Version, "step_scale", frac, "relative_miss", m.ShrinkMiss())
+		}
 		s.at(PointShrunk)
 		if res, err = check(); err != nil {
 			return err
