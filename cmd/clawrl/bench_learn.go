@@ -149,6 +149,9 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		}
 		arms = append(arms, a)
 	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil { // the teacher server logs into it
+		return err
+	}
 	stopTeacher, err := startBenchTeacher(ctx, &o, arms, log)
 	if err != nil {
 		return err
