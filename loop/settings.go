@@ -87,6 +87,8 @@ type Settings struct {
 	// RemoteTeacher: another model writes the teacher's answers
 	// (remote_teacher.go).
 	RemoteTeacher RemoteTeacherSettings
+	// TeacherSamples: best-of-N teacher answers (teacher_samples.go).
+	TeacherSamples TeacherSampleSettings
 }
 
 // AddFlags registers the flags on fs.
@@ -138,6 +140,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
 	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message) or system+user (also in the system message)")
 	s.RemoteTeacher.addFlags(fs)
+	s.TeacherSamples.addFlags(fs)
 }
 
 // Defaults of the learning signal, chosen with `clawrl bench learn` (see
@@ -292,6 +295,13 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 			return nil, err
 		}
 	}
+	if err := s.TeacherSamples.check(s.OPDResponse); err != nil {
+		return nil, err
+	}
+	selector, err := s.TeacherSamples.selector(backend, s.JudgeTimeout)
+	if err != nil {
+		return nil, err
+	}
 	trainer := p.Trainer
 	if trainer == nil && (p.Model != nil || p.ModelDir != "") && method != rl.MethodOff {
 		if trainer, err = s.trainer(p.Model, p.ModelDir, p.Log); err != nil {
@@ -301,6 +311,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
 		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
 			VersionsDir: filepath.Join(p.DataDir, "versions")}}}
+	o.Selector, o.Config.TeacherSamples, o.Config.TeacherTemperature = selector, s.TeacherSamples.Samples, s.TeacherSamples.Temperature
 	_, answers := trainer.(rl.Answerer)
 	_, scores := trainer.(rl.Evaluator)
 	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {

@@ -25,6 +25,7 @@ type benchTeacherOptions struct {
 	placement            string
 	plain                bool
 	timeout              time.Duration
+	sel                  benchSelectOptions
 }
 
 func newBenchTeacherCmd() *cobra.Command {
@@ -55,6 +56,7 @@ With --plain it also asks without the feedback.`,
 	f.StringVar(&o.placement, "hint-placement", "user", "where the feedback goes: user or system+user")
 	f.BoolVar(&o.plain, "plain", true, "also ask without the feedback")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for one answer")
+	o.sel.addFlags(f)
 	return cmd
 }
 
@@ -93,6 +95,11 @@ func runBenchTeacher(ctx context.Context, o benchTeacherOptions, stdout io.Write
 		name = o.url
 	}
 	fmt.Fprint(stdout, bench.TeacherTable(name, rows))
+	if o.sel.samples > 1 {
+		if err := runBenchSelected(ctx, o, cl, at, all, stdout); err != nil {
+			return err
+		}
+	}
 	if o.out != "" {
 		b, err := json.MarshalIndent(rows, "", "  ")
 		if err != nil {

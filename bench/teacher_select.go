@@ -1,0 +1,152 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/judge"
+)
+
+// Best-of-N teacher ceilings (`clawrl bench teacher --samples N`): the
+// loop's --teacher-samples writes N answers with the feedback in context
+// at a temperature and keeps the one its judge (judge.Selector) finds does
+// what the feedback asks. This measures, per persona, how often that pick
+// satisfies the persona's hidden checker (the selected ceiling) against a
+// random pick of the same N answers (the selector's precision over
+// chance) and against any of them (an oracle's ceiling).
+
+// Draw is one sampled teacher answer: which prompt, the judge's score and
+// whether the persona's checker is satisfied.
+type Draw struct {
+	Prompt    int     `json:"prompt"`
+	Score     float64 `json:"score"`
+	Satisfied bool    `json:"satisfied"`
+	Words     int     `json:"words"`
+	Text      string  `json:"text,omitempty"`
+	// Err is why the judge could not score it (its score is then −Inf).
+	Err string `json:"err,omitempty"`
+}
+
+// SelectedCeiling is the best-of-k figures for one k ≤ N, from the first k
+// draws of every prompt.
+type SelectedCeiling struct {
+	K int `json:"k"`
+	// Selected: prompts whose picked answer satisfies the checker (a
+	// prompt with no pick counts as not satisfied: it trains nothing).
+	Selected int `json:"selected"`
+	// Picked: prompts with an answer above the threshold.
+	Picked int `json:"picked"`
+	// Random: the expected count of a random pick among the k answers.
+	Random float64 `json:"random"`
+	// Any: prompts with at least one satisfying answer among the k.
+	Any int `json:"any"`
+}
+
+// SelectConfig says how MeasureSelected samples and judges.
+type SelectConfig struct {
+	Samples     int
+	Temperature float64
+	// Seed makes the draws reproducible: draw k of prompt i asks with
+	// seed Seed + i·Samples + k.
+	Seed     int64
+	Selector *judge.Selector
+}
+
+// MeasureSelected asks each of the persona's first n held-out prompts
+// cfg.Samples times at cfg.Temperature with the feedback placed as the
+// loop's teacher gets it, has cfg.Selector score every answer, and returns
+// the draws with the best-of-k figures for k = 1, 2, 4, … up to Samples.
+func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConfig, cfg SelectConfig) ([]Draw, []SelectedCeiling, error) {
+	n := min(cc.Prompts, len(p.Eval))
+	if n < 1 || cfg.Samples < 1 || cfg.Selector == nil {
+		return nil, nil, fmt.Errorf("selected ceiling for %s: %d prompts, %d samples, selector %v", p.Name, cc.Prompts, cfg.Samples, cfg.Selector != nil)
+	}
+	draws := make([]Draw, n*cfg.Samples)
+	err := parallel(ctx, len(draws), max(cc.Concurrency, 1), func(k int) error {
+		i := k / cfg.Samples
+		msgs, err := teacherMessages(p.Eval[i], p.Critique, cc.Placement)
+		if err != nil {
+			return err
+		}
+		seed := cfg.Seed + int64(k)
+		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: cc.MaxTokens, Temperature: cfg.Temperature, Seed: &seed})
+		if err != nil {
+			return fmt.Errorf("selected ceiling for %s, prompt %q: %w", p.Name, p.Eval[i], err)
+		}
+		// The selector reads the task as the user wrote it and the
+		// feedback beside it, as the loop's does.
+		task := []chat.Message{{Role: chat.RoleUser, Content: p.Eval[i]}}
+		d := Draw{Prompt: i, Satisfied: p.Satisfied(a), Words: Words(a.Text), Text: a.Text}
+		if d.Score, err = cfg.Selector.Score(ctx, task, p.Critique, a.Text); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			d.Score, d.Err = -math.MaxFloat64, err.Error() // JSON has no −Inf
+		}
+		draws[k] = d
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var rows []SelectedCeiling
+	for k := 1; ; k *= 2 {
+		k = min(k, cfg.Samples)
+		rows = append(rows, bestOf(draws, n, cfg.Samples, k, cfg.Selector.Threshold))
+		if k == cfg.Samples {
+			break
+		}
+	}
+	return draws, rows, nil
+}
+
+// bestOf is the best-of-k figures over the first k of each prompt's
+// samples draws.
+func bestOf(draws []Draw, prompts, samples, k int, threshold float64) SelectedCeiling {
+	r := SelectedCeiling{K: k}
+	for i := range prompts {
+		ds := draws[i*samples : i*samples+k]
+		best, ok := -1, 0
+		for j, d := range ds {
+			if d.Satisfied {
+				ok++
+			}
+			if d.Score > threshold && (best < 0 || d.Score > ds[best].Score) {
+				best = j
+			}
+		}
+		r.Random += float64(ok) / float64(k)
+		if ok > 0 {
+			r.Any++
+		}
+		if best >= 0 {
+			r.Picked++
+			if ds[best].Satisfied {
+				r.Selected++
+			}
+		}
+	}
+	return r
+}
+
+// SelectedTable is a markdown table of best-of-k ceilings, one row per
+// persona and k, with the selector's precision (satisfied picks over
+// picks) beside a random pick's.
+func SelectedTable(model, judgeName string, prompts map[string]int, rows map[string][]SelectedCeiling, order []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| teacher | judge | persona | k | selected | random pick | any of k | picked | precision (selector / random) |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, name := range order {
+		n := prompts[name]
+		for _, r := range rows[name] {
+			prec := "—"
+			if r.Picked > 0 {
+				prec = fmt.Sprintf("%.2f / %.2f", float64(r.Selected)/float64(r.Picked), r.Random/float64(n))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d/%d | %.1f/%d | %d/%d | %d/%d | %s |\n", model, judgeName, name, r.K, r.Selected, n, r.Random, n, r.Any, n, r.Picked, n, prec)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,147 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/store"
+)
+
+// Best-of-N teacher answers (--teacher-samples N): the teacher (the
+// policy's own, or --teacher-url's) writes N answers at a temperature and a
+// judge (judge.Selector: the local judge or --judge-url's, from one prefill
+// per answer) picks the one that does what the written feedback asks. When
+// none passes the threshold the turn yields no teacher sample: better no
+// sample than a bad one. The selection happens before the sample is stored,
+// and a turn stores at most one sample, so a crash mid-selection redoes the
+// turn and never trains it twice.
+
+// TeacherSampleSettings are the flags of best-of-N teacher answers.
+type TeacherSampleSettings struct {
+	Samples     int
+	Temperature float64
+	Threshold   float64
+}
+
+// DefaultSelectThreshold: the judge's log p(Yes) − log p(No) the picked
+// answer must exceed (BENCHMARKS.md, "Best-of-N teacher answers").
+const DefaultSelectThreshold = 0.0
+
+func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and the judge keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample)")
+	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
+	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "judge score, log p(Yes) − log p(No) that the answer does what the feedback asks, the best of --teacher-samples answers must exceed")
+}
+
+// check validates the flags against --opd-response.
+func (s TeacherSampleSettings) check(opdResponse string) error {
+	switch {
+	case s.Samples < 0:
+		return fmt.Errorf("--teacher-samples %d: want ≥ 1", s.Samples)
+	case s.Samples > 1 && opdResponse != "teacher" && opdResponse != "both":
+		return fmt.Errorf("--teacher-samples %d: the teacher writes answers only with --opd-response teacher or both, not %q", s.Samples, opdResponse)
+	case s.Temperature < 0:
+		return fmt.Errorf("--teacher-temperature %g: want ≥ 0", s.Temperature)
+	}
+	return nil
+}
+
+// selector builds the judge that picks among answers: the served engine's
+// base weights, or --judge-url read through its chat logprobs.
+func (s TeacherSampleSettings) selector(backend judge.Backend, timeout time.Duration) (*judge.Selector, error) {
+	if s.Samples <= 1 || backend == nil {
+		return nil, nil
+	}
+	sel := &judge.Selector{Threshold: s.Threshold, CallTimeout: timeout}
+	switch b := backend.(type) {
+	case judge.NextTokenScorer:
+		sel.Scorer = b
+	case *judge.HTTPBackend:
+		sel.Scorer = judge.HTTPScorer{HTTPBackend: b}
+	default:
+		return nil, fmt.Errorf("--teacher-samples %d: the judge %T cannot score answers", s.Samples, backend)
+	}
+	return sel, nil
+}
+
+// errNoPick: none of the teacher's answers passed the selector.
+var errNoPick = errors.New("none of the teacher's answers does what the feedback asks (by the judge)")
+
+// writeTeacher is the teacher's answer to t's prompt with hint in context:
+// judge.Teacher.Write once, or best of Config.TeacherSamples.
+func (r *Runner) writeTeacher(ctx context.Context, t store.Turn, hint string) ([]int32, []float32, int64, error) {
+	n := r.cfg.TeacherSamples
+	if n <= 1 || r.selector == nil {
+		return r.teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+	}
+	sampled := *r.teacher
+	sampled.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature}
+	f := r.teacher.Engine.Format()
+	stop := f.StopIDs()
+	type written struct {
+		ids []int32
+		lps []float32
+		v   int64
+	}
+	var ws []written
+	var texts []string
+	var errs []string
+	for range n {
+		ids, lps, v, err := sampled.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, 0, ctx.Err()
+			}
+			errs = append(errs, err.Error())
+			continue
+		}
+		body := ids
+		if len(body) > 0 && slices.Contains(stop, body[len(body)-1]) {
+			body = body[:len(body)-1]
+		}
+		ws, texts = append(ws, written{ids, lps, v}), append(texts, f.Decode(body))
+	}
+	if len(ws) == 0 {
+		return nil, nil, 0, fmt.Errorf("teacher wrote none of %d answers: %s", n, strings.Join(errs, "; "))
+	}
+	best, scores, err := r.selector.Pick(ctx, t.Messages, hint, texts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, 0, ctx.Err()
+		}
+		r.count(func(c *Counters) { c.TeacherNoPick++ })
+		return nil, nil, 0, fmt.Errorf("select the teacher's answer: %w", err)
+	}
+	if best == judge.NoPick {
+		r.count(func(c *Counters) { c.TeacherNoPick++ })
+		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", r.selector.Threshold)
+		return nil, nil, 0, errNoPick // one drop reason for all (the scores are logged)
+	}
+	r.count(func(c *Counters) { c.TeacherPicked++ })
+	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores)
+	w := ws[best]
+	return w.ids, w.lps, w.v, nil
+}
+
+var teacherSelectDesc = desc("teacher_selections_total",
+	"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the judge; the turn had no teacher sample).", "result")
+
+// collectSelections adds the selections to teacherCollector (nothing
+// with one sample per turn).
+func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
+	if r.selector == nil {
+		return
+	}
+	k := r.Counters()
+	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherPicked), "picked")
+	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherNoPick), "none")
+}
