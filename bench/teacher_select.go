@@ -26,8 +26,13 @@ type Draw struct {
 	Satisfied bool    `json:"satisfied"`
 	Words     int     `json:"words"`
 	Text      string  `json:"text,omitempty"`
-	// Err is why the judge could not score it (its score is then −Inf).
+	// Err is why the judge could not score it (its score is then the
+	// lowest float: JSON has no −Inf).
 	Err string `json:"err,omitempty"`
+	// Gain is the second selector's score (SelectConfig.Gain), when
+	// measured; GainErr why it could not be.
+	Gain    float64 `json:"gain,omitempty"`
+	GainErr string  `json:"gain_err,omitempty"`
 }
 
 // SelectedCeiling is the best-of-k figures for one k ≤ N, from the first k
@@ -53,16 +58,20 @@ type SelectConfig struct {
 	// seed Seed + i·Samples + k.
 	Seed     int64
 	Selector *judge.Selector
+	// Gain, when set, is a second selector's score of an answer (the
+	// loop's --teacher-select gain: judge.HintGain); it picks the answer
+	// with the highest, with no threshold.
+	Gain func(ctx context.Context, question, feedback string, a Answer) (float64, error)
 }
 
 // MeasureSelected asks each of the persona's first n held-out prompts
 // cfg.Samples times at cfg.Temperature with the feedback placed as the
 // loop's teacher gets it, has cfg.Selector score every answer, and returns
 // the draws with the best-of-k figures for k = 1, 2, 4, … up to Samples.
-func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConfig, cfg SelectConfig) ([]Draw, []SelectedCeiling, error) {
+func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConfig, cfg SelectConfig) ([]Draw, []SelectedCeiling, []SelectedCeiling, error) {
 	n := min(cc.Prompts, len(p.Eval))
 	if n < 1 || cfg.Samples < 1 || cfg.Selector == nil {
-		return nil, nil, fmt.Errorf("selected ceiling for %s: %d prompts, %d samples, selector %v", p.Name, cc.Prompts, cfg.Samples, cfg.Selector != nil)
+		return nil, nil, nil, fmt.Errorf("selected ceiling for %s: %d prompts, %d samples, selector %v", p.Name, cc.Prompts, cfg.Samples, cfg.Selector != nil)
 	}
 	draws := make([]Draw, n*cfg.Samples)
 	err := parallel(ctx, len(draws), max(cc.Concurrency, 1), func(k int) error {
@@ -86,26 +95,37 @@ func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConf
 			}
 			d.Score, d.Err = -math.MaxFloat64, err.Error() // JSON has no −Inf
 		}
+		if cfg.Gain != nil {
+			if d.Gain, err = cfg.Gain(ctx, p.Eval[i], p.Critique, a); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				d.Gain, d.GainErr = -math.MaxFloat64, err.Error()
+			}
+		}
 		draws[k] = d
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	var rows []SelectedCeiling
+	var rows, gainRows []SelectedCeiling
 	for k := 1; ; k *= 2 {
 		k = min(k, cfg.Samples)
-		rows = append(rows, bestOf(draws, n, cfg.Samples, k, cfg.Selector.Threshold))
+		rows = append(rows, bestOf(draws, n, cfg.Samples, k, cfg.Selector.Threshold, func(d Draw) float64 { return d.Score }))
+		if cfg.Gain != nil {
+			gainRows = append(gainRows, bestOf(draws, n, cfg.Samples, k, -math.MaxFloat64, func(d Draw) float64 { return d.Gain }))
+		}
 		if k == cfg.Samples {
 			break
 		}
 	}
-	return draws, rows, nil
+	return draws, rows, gainRows, nil
 }
 
 // bestOf is the best-of-k figures over the first k of each prompt's
-// samples draws.
-func bestOf(draws []Draw, prompts, samples, k int, threshold float64) SelectedCeiling {
+// samples draws, picking by score above threshold.
+func bestOf(draws []Draw, prompts, samples, k int, threshold float64, score func(Draw) float64) SelectedCeiling {
 	r := SelectedCeiling{K: k}
 	for i := range prompts {
 		ds := draws[i*samples : i*samples+k]
@@ -114,7 +134,7 @@ func bestOf(draws []Draw, prompts, samples, k int, threshold float64) SelectedCe
 			if d.Satisfied {
 				ok++
 			}
-			if d.Score > threshold && (best < 0 || d.Score > ds[best].Score) {
+			if score(d) > threshold && (best < 0 || score(d) > score(ds[best])) {
 				best = j
 			}
 		}

@@ -60,6 +60,10 @@ type Config struct {
 	// TeacherTemperature and Options.Selector keep one (teacher_samples.go).
 	TeacherSamples     int
 	TeacherTemperature float64
+	// TeacherSelect is SelectJudge (Options.Selector picks) or SelectGain
+	// (the hint gain under the teacher, above TeacherSelectThreshold).
+	TeacherSelect          string
+	TeacherSelectThreshold float64
 	// Training: batch size, staleness bound, versions folder.
 	Train rl.SchedulerConfig
 }
@@ -151,7 +155,7 @@ func New(o Options) (*Runner, error) {
 	if cfg.Method.WantsHint() && o.Teacher == nil {
 		return nil, fmt.Errorf("learning loop: method %s needs a teacher", cfg.Method)
 	}
-	if cfg.TeacherSamples > 1 && cfg.Method.WantsHint() && (o.Selector == nil || !(cfg.TeacherWrites || cfg.TeacherAlsoWrites)) {
+	if cfg.TeacherSamples > 1 && cfg.Method.WantsHint() && ((o.Selector == nil && cfg.TeacherSelect != SelectGain) || !(cfg.TeacherWrites || cfg.TeacherAlsoWrites)) {
 		return nil, fmt.Errorf("learning loop: %d teacher samples need a teacher that writes and a selector", cfg.TeacherSamples)
 	}
 	if o.Trainer != nil && cfg.Train.VersionsDir == "" {

@@ -3,9 +3,11 @@ package loop
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/judge"
 	"github.com/clawrl/clawrl/modelref/demotest"
@@ -15,8 +17,9 @@ import (
 // (SmolLM2-135M-Instruct), as the loop's local judge (the engine's base
 // weights, one prefill) and as a --judge-url judge (the same model behind
 // a real clawrl gateway, read through the chat completion's top_logprobs)
-// gives the same score for every answer, and picks the answer that does
-// what the feedback asks in cases the model can tell apart.
+// gives the same score for every answer; the judge and the hint gain
+// (judge.HintGain) pick the answer that does what the feedback asks in the
+// cases this small model tells apart.
 func TestSelectorOnDemoModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the demo model")
@@ -30,19 +33,22 @@ func TestSelectorOnDemoModel(t *testing.T) {
 	remote := &judge.Selector{Scorer: judge.HTTPScorer{HTTPBackend: &judge.HTTPBackend{URL: teacherServer(t, eng), Model: "demo"}},
 		Threshold: math.Inf(-1)}
 	ctx := context.Background()
+	// want, wantGain: the answer the judge and the hint gain (read by the
+	// same model) pick; −1 where this small model picks wrong, kept for the
+	// scores' agreement only (BENCHMARKS.md, "Best-of-N teacher answers").
 	cases := []struct {
 		name, question, feedback string
 		answers                  []string
-		want                     int
+		want, wantGain           int
 	}{
 		{"french", "What is the capital of Italy?", "Réponds en français, s'il te plaît. Answer in French.",
-			[]string{"The capital of Italy is Rome, a city with a long history.", "La capitale de l'Italie est Rome."}, 1},
+			[]string{"The capital of Italy is Rome, a city with a long history.", "La capitale de l'Italie est Rome."}, 1, 1},
 		{"concise", "How do I make good coffee?", "Too long. Answer in two or three plain sentences, with no lists and no bold.",
 			[]string{"Here is how to make good coffee:\n\n1. **Beans:** buy fresh whole beans and grind them just before brewing.\n2. **Water:** use filtered water just off the boil.\n3. **Ratio:** use about 60 grams of coffee per litre.\n4. **Time:** brew for four minutes, then serve at once.",
-				"Grind fresh beans just before brewing. Use about 60 grams of coffee per litre of water just off the boil, and brew for four minutes."}, 1},
+				"Grind fresh beans just before brewing. Use about 60 grams of coffee per litre of water just off the boil, and brew for four minutes."}, 1, -1},
 		{"signoff", "How do I boil an egg?", `Please always end your answer with "Hope this helps!"`,
 			[]string{"Put the egg in boiling water for nine minutes, then cool it in cold water. Hope this helps!",
-				"Put the egg in boiling water for nine minutes, then cool it in cold water."}, 0},
+				"Put the egg in boiling water for nine minutes, then cool it in cold water."}, -1, 0},
 	}
 	for _, c := range cases {
 		msgs := []chat.Message{{Role: chat.RoleUser, Content: c.question}}
@@ -59,9 +65,20 @@ func TestSelectorOnDemoModel(t *testing.T) {
 				t.Errorf("%s: answer %d scores %.5f locally, %.5f through the gateway", c.name, i, scores[i], viaHTTP)
 			}
 		}
-		t.Logf("%s: scores %.3f, pick %d", c.name, scores, best)
-		if best != c.want {
+		gain := &judge.HintGain{Teacher: &judge.Teacher{Engine: eng, Adapter: engine.AdapterBase}}
+		gains := make([]float64, len(c.answers))
+		for i, a := range c.answers {
+			ids := append(eng.Format().Encode(a), eng.Format().StopIDs()[0])
+			if gains[i], err = gain.Score(ctx, msgs, nil, "", c.feedback, ids); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("%s: judge scores %.3f, pick %d; hint gains %.3f", c.name, scores, best, gains)
+		if c.want >= 0 && best != c.want {
 			t.Errorf("%s: picked answer %d (scores %.3f), want %d", c.name, best, scores, c.want)
+		}
+		if bestGain := slices.Index(gains, slices.Max(gains)); c.wantGain >= 0 && bestGain != c.wantGain {
+			t.Errorf("%s: the hint gain picks answer %d (gains %.3f), want %d", c.name, bestGain, gains, c.wantGain)
 		}
 	}
 }

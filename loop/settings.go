@@ -312,6 +312,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
 			VersionsDir: filepath.Join(p.DataDir, "versions")}}}
 	o.Selector, o.Config.TeacherSamples, o.Config.TeacherTemperature = selector, s.TeacherSamples.Samples, s.TeacherSamples.Temperature
+	o.Config.TeacherSelect, o.Config.TeacherSelectThreshold = s.TeacherSamples.Select, s.TeacherSamples.Threshold
 	_, answers := trainer.(rl.Answerer)
 	_, scores := trainer.(rl.Evaluator)
 	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {

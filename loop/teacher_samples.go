@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -30,7 +31,20 @@ type TeacherSampleSettings struct {
 	Samples     int
 	Temperature float64
 	Threshold   float64
+	// Select is how the answer is chosen: SelectJudge or SelectGain.
+	Select string
 }
+
+// The selectors of --teacher-select.
+const (
+	// SelectJudge: the judge reads "does this answer do what the feedback
+	// asks?" from one prefill per answer (judge.Selector).
+	SelectJudge = "judge"
+	// SelectGain: the teacher's own model scores how much more likely the
+	// feedback makes the answer (judge.HintGain), two scoring passes per
+	// answer and no judge prompt.
+	SelectGain = "gain"
+)
 
 // DefaultSelectThreshold: the judge's log p(Yes) − log p(No) the picked
 // answer must exceed (BENCHMARKS.md, "Best-of-N teacher answers").
@@ -39,7 +53,8 @@ const DefaultSelectThreshold = 0.0
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and the judge keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample)")
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
-	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "judge score, log p(Yes) − log p(No) that the answer does what the feedback asks, the best of --teacher-samples answers must exceed")
+	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
+	fs.StringVar(&s.Select, "teacher-select", SelectJudge, "how one of --teacher-samples answers is chosen: judge (the judge, from one prefill per answer: does it do what the feedback asks?) or gain (how much more likely the feedback makes it, read by the teacher's model)")
 }
 
 // check validates the flags against --opd-response.
@@ -51,6 +66,8 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 		return fmt.Errorf("--teacher-samples %d: the teacher writes answers only with --opd-response teacher or both, not %q", s.Samples, opdResponse)
 	case s.Temperature < 0:
 		return fmt.Errorf("--teacher-temperature %g: want ≥ 0", s.Temperature)
+	case s.Select != "" && s.Select != SelectJudge && s.Select != SelectGain:
+		return fmt.Errorf("--teacher-select %q: want judge or gain", s.Select)
 	}
 	return nil
 }
@@ -58,7 +75,7 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 // selector builds the judge that picks among answers: the served engine's
 // base weights, or --judge-url read through its chat logprobs.
 func (s TeacherSampleSettings) selector(backend judge.Backend, timeout time.Duration) (*judge.Selector, error) {
-	if s.Samples <= 1 || backend == nil {
+	if s.Samples <= 1 || backend == nil || s.Select == SelectGain {
 		return nil, nil
 	}
 	sel := &judge.Selector{Threshold: s.Threshold, CallTimeout: timeout}
@@ -80,18 +97,14 @@ var errNoPick = errors.New("none of the teacher's answers does what the feedback
 // judge.Teacher.Write once, or best of Config.TeacherSamples.
 func (r *Runner) writeTeacher(ctx context.Context, t store.Turn, hint string) ([]int32, []float32, int64, error) {
 	n := r.cfg.TeacherSamples
-	if n <= 1 || r.selector == nil {
+	gain := r.cfg.TeacherSelect == SelectGain
+	if n <= 1 || (r.selector == nil && !gain) {
 		return r.teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
 	}
 	sampled := *r.teacher
 	sampled.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature}
 	f := r.teacher.Engine.Format()
 	stop := f.StopIDs()
-	type written struct {
-		ids []int32
-		lps []float32
-		v   int64
-	}
 	var ws []written
 	var texts []string
 	var errs []string
@@ -113,7 +126,16 @@ func (r *Runner) writeTeacher(ctx context.Context, t store.Turn, hint string) ([
 	if len(ws) == 0 {
 		return nil, nil, 0, fmt.Errorf("teacher wrote none of %d answers: %s", n, strings.Join(errs, "; "))
 	}
-	best, scores, err := r.selector.Pick(ctx, t.Messages, hint, texts)
+	var best int
+	var scores []float64
+	var err error
+	threshold := r.cfg.TeacherSelectThreshold
+	if gain {
+		best, scores, err = r.pickByGain(ctx, t, hint, ws, threshold)
+	} else {
+		threshold = r.selector.Threshold
+		best, scores, err = r.selector.Pick(ctx, t.Messages, hint, texts)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, 0, ctx.Err()
@@ -123,13 +145,50 @@ func (r *Runner) writeTeacher(ctx context.Context, t store.Turn, hint string) ([
 	}
 	if best == judge.NoPick {
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
-		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", r.selector.Threshold)
+		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold)
 		return nil, nil, 0, errNoPick // one drop reason for all (the scores are logged)
 	}
 	r.count(func(c *Counters) { c.TeacherPicked++ })
 	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores)
 	w := ws[best]
 	return w.ids, w.lps, w.v, nil
+}
+
+// written is one of the teacher's answers: its ids in the policy's
+// tokens, the teacher's logprob of each, the version it ran on.
+type written struct {
+	ids []int32
+	lps []float32
+	v   int64
+}
+
+// pickByGain scores each answer by its hint gain under the teacher
+// (judge.HintGain) and returns the best above threshold (judge.NoPick when
+// none is); a failed score is −Inf, and only all failing is an error.
+func (r *Runner) pickByGain(ctx context.Context, t store.Turn, hint string, ws []written, threshold float64) (int, []float64, error) {
+	g := judge.HintGain{Teacher: r.teacher}
+	scores := make([]float64, len(ws))
+	best := judge.NoPick
+	var errs []string
+	for i, w := range ws {
+		sc, err := g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, w.ids)
+		if err != nil {
+			if ctx.Err() != nil {
+				return judge.NoPick, nil, ctx.Err()
+			}
+			scores[i] = math.Inf(-1)
+			errs = append(errs, err.Error())
+			continue
+		}
+		scores[i] = sc
+		if sc > threshold && (best == judge.NoPick || sc > scores[best]) {
+			best = i
+		}
+	}
+	if len(errs) == len(ws) {
+		return judge.NoPick, scores, errors.New(strings.Join(errs, "; "))
+	}
+	return best, scores, nil
 }
 
 var teacherSelectDesc = desc("teacher_selections_total",

@@ -45,6 +45,12 @@ const selectSamples = 4
 // answers per turn, chosen by a selector over the scripted engine's
 // prefill (threshold as given); calls counts the selector's judge calls.
 func samplesFixture(t *testing.T, dir string, batch int, threshold float64, killAt int32) (*fixture, *atomic.Int32) {
+	return samplesFixtureBy(t, dir, batch, threshold, killAt, SelectJudge)
+}
+
+// samplesFixtureBy is samplesFixture choosing by how (SelectJudge or
+// SelectGain).
+func samplesFixtureBy(t *testing.T, dir string, batch int, threshold float64, killAt int32, how string) (*fixture, *atomic.Int32) {
 	t.Helper()
 	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
 	t.Cleanup(func() { f.store.Close() })
@@ -54,7 +60,7 @@ func samplesFixture(t *testing.T, dir string, batch int, threshold float64, kill
 	sel := &judge.Selector{Scorer: countingScorer{inner: &judge.EngineBackend{Engine: f.engine}, calls: calls, at: killAt}, Threshold: threshold}
 	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: f.engine}, Selector: sel, Trainer: f.trainer,
 		Publisher: f.engine, Log: quiet(), Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
-			TeacherTokens: 40, TeacherSamples: selectSamples, TeacherTemperature: 0.7,
+			TeacherTokens: 40, TeacherSamples: selectSamples, TeacherTemperature: 0.7, TeacherSelect: how, TeacherSelectThreshold: threshold,
 			Train: rl.SchedulerConfig{BatchSize: batch, VersionsDir: filepath.Join(dir, "versions")}}})
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +147,37 @@ func TestTeacherSamplesOneSamplePerTurn(t *testing.T) {
 	}
 	if got := metric(t, g.runner, "none"); got != 1 {
 		t.Errorf("metric none = %v, want 1", got)
+	}
+}
+
+// TestTeacherSamplesByGain: --teacher-select gain stores one sample per
+// turn without asking the judge, and none when no answer passes.
+func TestTeacherSamplesByGain(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		threshold    float64
+		picked, none int
+	}{{math.Inf(-1), 2, 0}, {math.Inf(1), 0, 2}} {
+		f, calls := samplesFixtureBy(t, t.TempDir(), 2, c.threshold, 0, SelectGain)
+		if err := f.runner.Scheduler().Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		turns := critiqueTurns(t, f, 2)
+		if _, err := f.runner.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if calls.Load() != 0 {
+			t.Errorf("the judge was asked %d times", calls.Load())
+		}
+		for _, tr := range turns {
+			ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
+			if err != nil || len(ss) != min(c.picked, 1) {
+				t.Errorf("threshold %v: %d samples (%v), want %d", c.threshold, len(ss), err, min(c.picked, 1))
+			}
+		}
+		if k := f.runner.Counters(); k.TeacherPicked != c.picked || k.TeacherNoPick != c.none {
+			t.Errorf("threshold %v: picked %d, none %d; want %d, %d", c.threshold, k.TeacherPicked, k.TeacherNoPick, c.picked, c.none)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -13,7 +14,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/clawrl/clawrl/bench"
+	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/judge"
 	"github.com/clawrl/clawrl/loop"
 )
@@ -27,6 +30,7 @@ type benchSelectOptions struct {
 	judgeURL, judgeModel   string
 	judgeKey, out          string
 	judgeTimeout           time.Duration
+	gainModel              string
 }
 
 func (o *benchSelectOptions) addFlags(f *pflag.FlagSet) {
@@ -39,6 +43,7 @@ func (o *benchSelectOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.judgeKey, "judge-key", "", "API key for --judge-url (default $CLAWRL_JUDGE_KEY)")
 	f.StringVar(&o.out, "samples-out", "", "write the sampled answers, their judge scores and checker results as JSON to this file")
 	f.DurationVar(&o.judgeTimeout, "judge-timeout", 2*time.Minute, "timeout of one judge call")
+	f.StringVar(&o.gainModel, "gain-model", "", "also pick by the hint gain (the loop's --teacher-select gain) read by this model in-process (a GGUF file or a name such as smollm2: the student whose teacher scores the answers)")
 }
 
 func runBenchSelected(ctx context.Context, o benchTeacherOptions, cl *bench.Client, at judge.HintPlacement, all map[string]*bench.Persona, stdout io.Writer) error {
@@ -61,17 +66,26 @@ func runBenchSelected(ctx context.Context, o benchTeacherOptions, cl *bench.Clie
 	}
 	sel := &judge.Selector{Scorer: judge.HTTPScorer{HTTPBackend: &judge.HTTPBackend{URL: url, Model: model, Key: key,
 		Client: &http.Client{Timeout: o.timeout}}}, Threshold: s.threshold, CallTimeout: s.judgeTimeout}
-	prompts := map[string]int{}
-	rows := map[string][]bench.SelectedCeiling{}
-	draws := map[string][]bench.Draw{}
-	for _, name := range o.personas {
-		p := all[name]
-		d, r, err := bench.MeasureSelected(ctx, cl, p, bench.CeilingConfig{Prompts: o.prompts, MaxTokens: o.maxTokens,
-			Concurrency: o.concurrency, Placement: at}, bench.SelectConfig{Samples: s.samples, Temperature: s.temperature, Seed: s.seed, Selector: sel})
+	var gain func(context.Context, string, string, bench.Answer) (float64, error)
+	if s.gainModel != "" {
+		g, closeGain, err := openHintGain(ctx, s.gainModel, at)
 		if err != nil {
 			return err
 		}
-		prompts[name], rows[name], draws[name] = min(o.prompts, len(p.Eval)), r, d
+		defer closeGain()
+		gain = g
+	}
+	prompts := map[string]int{}
+	rows, gainRows := map[string][]bench.SelectedCeiling{}, map[string][]bench.SelectedCeiling{}
+	draws := map[string][]bench.Draw{}
+	for _, name := range o.personas {
+		p := all[name]
+		d, r, gr, err := bench.MeasureSelected(ctx, cl, p, bench.CeilingConfig{Prompts: o.prompts, MaxTokens: o.maxTokens,
+			Concurrency: o.concurrency, Placement: at}, bench.SelectConfig{Samples: s.samples, Temperature: s.temperature, Seed: s.seed, Selector: sel, Gain: gain})
+		if err != nil {
+			return err
+		}
+		prompts[name], rows[name], gainRows[name], draws[name] = min(o.prompts, len(p.Eval)), r, gr, d
 		failed := 0
 		for _, x := range d {
 			if x.Err != "" {
@@ -88,8 +102,12 @@ func runBenchSelected(ctx context.Context, o benchTeacherOptions, cl *bench.Clie
 	}
 	fmt.Fprintf(stdout, "\nbest of k sampled answers at temperature %g, picked by the judge at %s (threshold %g):\n\n", s.temperature, url, s.threshold)
 	fmt.Fprint(stdout, bench.SelectedTable(name, model, prompts, rows, o.personas))
+	if gain != nil {
+		fmt.Fprintf(stdout, "\nthe same answers picked by the hint gain read by %s:\n\n", s.gainModel)
+		fmt.Fprint(stdout, bench.SelectedTable(name, "gain:"+s.gainModel, prompts, gainRows, o.personas))
+	}
 	if s.out != "" {
-		b, err := json.MarshalIndent(map[string]any{"rows": rows, "draws": draws, "temperature": s.temperature,
+		b, err := json.MarshalIndent(map[string]any{"rows": rows, "gain_rows": gainRows, "draws": draws, "temperature": s.temperature,
 			"threshold": s.threshold, "judge_url": url, "judge_model": model, "samples": s.samples}, "", "  ")
 		if err != nil {
 			return err
@@ -108,4 +126,30 @@ func firstErr(ds []bench.Draw) string {
 		}
 	}
 	return ""
+}
+
+// openHintGain opens spec in-process and returns the hint gain of a
+// persona's answer as the loop's --teacher-select gain reads it: the
+// answer's text in that model's tokens (its stop token after an answer
+// that ended in time), scored by its base weights with and without the
+// feedback placed at.
+func openHintGain(ctx context.Context, spec string, at judge.HintPlacement) (func(context.Context, string, string, bench.Answer) (float64, error), func(), error) {
+	path, _, err := resolveModel(ctx, spec, defaultDataDir(), slog.Default())
+	if err != nil {
+		return nil, nil, fmt.Errorf("--gain-model %s: %w", spec, err)
+	}
+	eng, err := native.Open(path, native.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--gain-model %s: %w", spec, err)
+	}
+	g := &judge.HintGain{Teacher: &judge.Teacher{Engine: eng, Adapter: engine.AdapterBase, Placement: at}}
+	f := eng.Format()
+	score := func(ctx context.Context, question, feedback string, a bench.Answer) (float64, error) {
+		ids := f.Encode(a.Text)
+		if stop := f.StopIDs(); a.Finished && len(stop) > 0 {
+			ids = append(ids, stop[0])
+		}
+		return g.Score(ctx, []chat.Message{{Role: chat.RoleUser, Content: question}}, nil, "", feedback, ids)
+	}
+	return score, func() { eng.Close() }, nil
 }
