@@ -25,6 +25,7 @@ type Draw struct {
 	Score     float64 `json:"score"`
 	Satisfied bool    `json:"satisfied"`
 	Words     int     `json:"words"`
+	Finished  bool    `json:"finished"`
 	Text      string  `json:"text,omitempty"`
 	// Err is why the judge could not score it (its score is then the
 	// lowest float: JSON has no −Inf).
@@ -85,31 +86,65 @@ func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConf
 		if err != nil {
 			return fmt.Errorf("selected ceiling for %s, prompt %q: %w", p.Name, p.Eval[i], err)
 		}
-		// The selector reads the task as the user wrote it and the
-		// feedback beside it, as the loop's does.
-		task := []chat.Message{{Role: chat.RoleUser, Content: p.Eval[i]}}
-		d := Draw{Prompt: i, Satisfied: p.Satisfied(a), Words: Words(a.Text), Text: a.Text}
-		if d.Score, err = cfg.Selector.Score(ctx, task, p.Critique, a.Text); err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			d.Score, d.Err = -math.MaxFloat64, err.Error() // JSON has no −Inf
-		}
-		if cfg.Gain != nil {
-			if d.Gain, err = cfg.Gain(ctx, p.Eval[i], p.Critique, a); err != nil {
-				if ctx.Err() != nil {
-					return err
-				}
-				d.Gain, d.GainErr = -math.MaxFloat64, err.Error()
-			}
-		}
-		draws[k] = d
-		return nil
+		draws[k] = Draw{Prompt: i, Satisfied: p.Satisfied(a), Words: Words(a.Text), Text: a.Text, Finished: a.Finished}
+		return scoreDraw(ctx, p, &draws[k], cfg)
 	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var rows, gainRows []SelectedCeiling
+	rows, gainRows := Ceilings(draws, n, cfg)
+	return draws, rows, gainRows, nil
+}
+
+// RescoreSelected scores draws written before (by MeasureSelected, as
+// --samples-out keeps them) with cfg's selectors again: another judge over
+// the same answers, with no answer written again. n is the prompts count.
+func RescoreSelected(ctx context.Context, p *Persona, draws []Draw, n, concurrency int, cfg SelectConfig) ([]SelectedCeiling, []SelectedCeiling, error) {
+	if n < 1 || cfg.Samples < 1 || len(draws) != n*cfg.Samples || cfg.Selector == nil {
+		return nil, nil, fmt.Errorf("rescore %s: %d draws for %d prompts × %d samples", p.Name, len(draws), n, cfg.Samples)
+	}
+	err := parallel(ctx, len(draws), max(concurrency, 1), func(k int) error {
+		if d := draws[k]; d.Prompt != k/cfg.Samples || d.Prompt >= len(p.Eval) {
+			return fmt.Errorf("rescore %s: draw %d is of prompt %d, want %d", p.Name, k, d.Prompt, k/cfg.Samples)
+		}
+		draws[k].Err, draws[k].GainErr = "", ""
+		return scoreDraw(ctx, p, &draws[k], cfg)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, gainRows := Ceilings(draws, n, cfg)
+	return rows, gainRows, nil
+}
+
+// scoreDraw has cfg's selectors score d. A score that fails is the lowest
+// float (JSON has no −Inf) with the reason kept.
+func scoreDraw(ctx context.Context, p *Persona, d *Draw, cfg SelectConfig) error {
+	// The selector reads the task as the user wrote it and the feedback
+	// beside it, as the loop's does.
+	task := []chat.Message{{Role: chat.RoleUser, Content: p.Eval[d.Prompt]}}
+	var err error
+	if d.Score, err = cfg.Selector.Score(ctx, task, p.Critique, d.Text); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		d.Score, d.Err = -math.MaxFloat64, err.Error()
+	}
+	if cfg.Gain != nil {
+		if d.Gain, err = cfg.Gain(ctx, p.Eval[d.Prompt], p.Critique, Answer{Text: d.Text, Finished: d.Finished}); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			d.Gain, d.GainErr = -math.MaxFloat64, err.Error()
+		}
+	}
+	return nil
+}
+
+// Ceilings are the best-of-k figures for k = 1, 2, 4, … up to cfg.Samples
+// over n prompts' draws, by the judge's score (above its threshold) and,
+// when cfg.Gain is set, by the gain.
+func Ceilings(draws []Draw, n int, cfg SelectConfig) (rows, gainRows []SelectedCeiling) {
 	for k := 1; ; k *= 2 {
 		k = min(k, cfg.Samples)
 		rows = append(rows, bestOf(draws, n, cfg.Samples, k, cfg.Selector.Threshold, func(d Draw) float64 { return d.Score }))
@@ -120,7 +155,7 @@ func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConf
 			break
 		}
 	}
-	return draws, rows, gainRows, nil
+	return rows, gainRows
 }
 
 // bestOf is the best-of-k figures over the first k of each prompt's

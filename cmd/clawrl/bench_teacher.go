@@ -77,6 +77,10 @@ func runBenchTeacher(ctx context.Context, o benchTeacherOptions, stdout io.Write
 	for _, p := range bench.Personas() {
 		all[p.Name] = p
 	}
+	if o.sel.rescore != "" {
+		// Only the earlier answers, scored again.
+		return runBenchSelected(ctx, o, cl, at, all, stdout)
+	}
 	var rows []bench.TeacherCeiling
 	for _, name := range o.personas {
 		p, ok := all[name]

@@ -31,6 +31,7 @@ type benchSelectOptions struct {
 	judgeKey, out          string
 	judgeTimeout           time.Duration
 	gainModel              string
+	rescore                string
 }
 
 func (o *benchSelectOptions) addFlags(f *pflag.FlagSet) {
@@ -43,6 +44,7 @@ func (o *benchSelectOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.judgeKey, "judge-key", "", "API key for --judge-url (default $CLAWRL_JUDGE_KEY)")
 	f.StringVar(&o.out, "samples-out", "", "write the sampled answers, their judge scores and checker results as JSON to this file")
 	f.DurationVar(&o.judgeTimeout, "judge-timeout", 2*time.Minute, "timeout of one judge call")
+	f.StringVar(&o.rescore, "rescore", "", "score the answers of an earlier --samples-out file again with this run's judge (and --gain-model) instead of writing new ones (--samples and --eval-prompts must match it)")
 	f.StringVar(&o.gainModel, "gain-model", "", "also pick by the hint gain (the loop's --teacher-select gain) read by this model in-process (a GGUF file or a name such as smollm2: the student whose teacher scores the answers)")
 }
 
@@ -78,10 +80,34 @@ func runBenchSelected(ctx context.Context, o benchTeacherOptions, cl *bench.Clie
 	prompts := map[string]int{}
 	rows, gainRows := map[string][]bench.SelectedCeiling{}, map[string][]bench.SelectedCeiling{}
 	draws := map[string][]bench.Draw{}
+	var earlier struct {
+		Draws map[string][]bench.Draw `json:"draws"`
+	}
+	if s.rescore != "" {
+		b, err := os.ReadFile(s.rescore)
+		if err != nil {
+			return fmt.Errorf("--rescore: %w", err)
+		}
+		if err := json.Unmarshal(b, &earlier); err != nil {
+			return fmt.Errorf("--rescore %s: %w", s.rescore, err)
+		}
+	}
 	for _, name := range o.personas {
-		p := all[name]
-		d, r, gr, err := bench.MeasureSelected(ctx, cl, p, bench.CeilingConfig{Prompts: o.prompts, MaxTokens: o.maxTokens,
-			Concurrency: o.concurrency, Placement: at}, bench.SelectConfig{Samples: s.samples, Temperature: s.temperature, Seed: s.seed, Selector: sel, Gain: gain})
+		p, ok := all[name]
+		if !ok {
+			return fmt.Errorf("--personas: unknown persona %q", name)
+		}
+		cfg := bench.SelectConfig{Samples: s.samples, Temperature: s.temperature, Seed: s.seed, Selector: sel, Gain: gain}
+		var d []bench.Draw
+		var r, gr []bench.SelectedCeiling
+		var err error
+		if s.rescore != "" {
+			d = earlier.Draws[name]
+			r, gr, err = bench.RescoreSelected(ctx, p, d, min(o.prompts, len(p.Eval)), o.concurrency, cfg)
+		} else {
+			d, r, gr, err = bench.MeasureSelected(ctx, cl, p, bench.CeilingConfig{Prompts: o.prompts, MaxTokens: o.maxTokens,
+				Concurrency: o.concurrency, Placement: at}, cfg)
+		}
 		if err != nil {
 			return err
 		}
