@@ -221,7 +221,7 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 		var wrote []int32
 		var v int64
 		if r.cfg.TeacherWrites {
-			wrote, lp, v, err = r.writeTeacher(ctx, t, j.Hint)
+			wrote, lp, v, err = r.writeTeacher(ctx, r.teacher, t, j.Hint)
 		} else {
 			lp, v, err = r.teacher.Logprobs(ctx, t.Messages, t.Tools, t.PromptText, t.ResponseIDs, j.Hint)
 		}
@@ -271,7 +271,7 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 // failed write leaves the re-scored response alone; only a cancelled
 // context is an error.
 func (r *Runner) alsoWrite(ctx context.Context, t store.Turn, hint string, smp *store.Sample) error {
-	w, wlp, _, err := r.writeTeacher(ctx, t, hint)
+	w, wlp, _, err := r.writeTeacher(ctx, r.teacher, t, hint)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()

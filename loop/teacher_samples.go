@@ -93,17 +93,17 @@ func (s TeacherSampleSettings) selector(backend judge.Backend, timeout time.Dura
 // errNoPick: none of the teacher's answers passed the selector.
 var errNoPick = errors.New("none of the teacher's answers does what the feedback asks (by the judge)")
 
-// writeTeacher is the teacher's answer to t's prompt with hint in context:
+// writeTeacher is teacher's answer to t's prompt with hint in context:
 // judge.Teacher.Write once, or best of Config.TeacherSamples.
-func (r *Runner) writeTeacher(ctx context.Context, t store.Turn, hint string) ([]int32, []float32, int64, error) {
+func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string) ([]int32, []float32, int64, error) {
 	n := r.cfg.TeacherSamples
 	gain := r.cfg.TeacherSelect == SelectGain
 	if n <= 1 || (r.selector == nil && !gain) {
-		return r.teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+		return teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
 	}
-	sampled := *r.teacher
+	sampled := *teacher
 	sampled.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature}
-	f := r.teacher.Engine.Format()
+	f := teacher.Engine.Format()
 	stop := f.StopIDs()
 	var ws []written
 	var texts []string
@@ -131,7 +131,7 @@ func (r *Runner) writeTeacher(ctx context.Context, t store.Turn, hint string) ([
 	var err error
 	threshold := r.cfg.TeacherSelectThreshold
 	if gain {
-		best, scores, err = r.pickByGain(ctx, t, hint, ws, threshold)
+		best, scores, err = pickByGain(ctx, teacher, t, hint, ws, threshold)
 	} else {
 		threshold = r.selector.Threshold
 		best, scores, err = r.selector.Pick(ctx, t.Messages, hint, texts)
@@ -162,11 +162,11 @@ type written struct {
 	v   int64
 }
 
-// pickByGain scores each answer by its hint gain under the teacher
+// pickByGain scores each answer by its hint gain under teacher
 // (judge.HintGain) and returns the best above threshold (judge.NoPick when
 // none is); a failed score is −Inf, and only all failing is an error.
-func (r *Runner) pickByGain(ctx context.Context, t store.Turn, hint string, ws []written, threshold float64) (int, []float64, error) {
-	g := judge.HintGain{Teacher: r.teacher}
+func pickByGain(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string, ws []written, threshold float64) (int, []float64, error) {
+	g := judge.HintGain{Teacher: teacher}
 	scores := make([]float64, len(ws))
 	best := judge.NoPick
 	var errs []string
