@@ -88,6 +88,9 @@ func (c Config) withDefaults() Config {
 	if c.TeacherTokens <= 0 {
 		c.TeacherTokens = 128
 	}
+	if c.TeacherSelect == "" {
+		c.TeacherSelect = DefaultTeacherSelect
+	}
 	c.Train.Method = c.Method
 	if c.Train.IdleWait <= 0 {
 		c.Train.IdleWait = c.IdleWait

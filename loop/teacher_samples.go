@@ -19,12 +19,18 @@ import (
 
 // Best-of-N teacher answers (--teacher-samples N): the teacher (the
 // policy's own, or --teacher-url's) writes N answers at a temperature and a
-// judge (judge.Selector: the local judge or --judge-url's, from one prefill
-// per answer) picks the one that does what the written feedback asks. When
-// none passes the threshold the turn yields no teacher sample: better no
-// sample than a bad one. The selection happens before the sample is stored,
-// and a turn stores at most one sample, so a crash mid-selection redoes the
-// turn and never trains it twice.
+// selector keeps the one that does what the written feedback asks: by
+// default the hint gain (judge.HintGain: how much more likely the feedback
+// makes the answer, read by the policy's teacher), or a judge
+// (judge.Selector: the local judge or --judge-url's, "does this answer do
+// what the feedback asks?" from one prefill per answer). With the judges
+// this box has (SmolLM2-135M, Qwen2.5-Coder-0.5B) the judge picks no better
+// than chance, the hint gain clearly better (BENCHMARKS.md, "Best-of-N
+// teacher answers"). When no answer passes the threshold the turn yields
+// no teacher sample: better no sample than a bad one. The selection
+// happens before the sample is stored, and a turn stores at most one
+// sample, so a crash mid-selection redoes the turn and never trains it
+// twice.
 
 // TeacherSampleSettings are the flags of best-of-N teacher answers.
 type TeacherSampleSettings struct {
@@ -46,15 +52,20 @@ const (
 	SelectGain = "gain"
 )
 
-// DefaultSelectThreshold: the judge's log p(Yes) − log p(No) the picked
-// answer must exceed (BENCHMARKS.md, "Best-of-N teacher answers").
+// DefaultSelectThreshold is the score the picked answer must exceed: a
+// hint gain above 0 means the feedback made the answer more likely; a
+// judge score above 0 that the judge finds Yes more likely than No (the
+// SmolLM2 judge scores nearly every answer below 0: give it a lower one).
 const DefaultSelectThreshold = 0.0
+
+// DefaultTeacherSelect: see BENCHMARKS.md, "Best-of-N teacher answers".
+const DefaultTeacherSelect = SelectGain
 
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and the judge keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample)")
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
 	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
-	fs.StringVar(&s.Select, "teacher-select", SelectJudge, "how one of --teacher-samples answers is chosen: judge (the judge, from one prefill per answer: does it do what the feedback asks?) or gain (how much more likely the feedback makes it, read by the teacher's model)")
+	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by the policy's teacher) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
 // check validates the flags against --opd-response.
@@ -75,7 +86,7 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 // selector builds the judge that picks among answers: the served engine's
 // base weights, or --judge-url read through its chat logprobs.
 func (s TeacherSampleSettings) selector(backend judge.Backend, timeout time.Duration) (*judge.Selector, error) {
-	if s.Samples <= 1 || backend == nil || s.Select == SelectGain {
+	if s.Samples <= 1 || backend == nil || s.Select != SelectJudge {
 		return nil, nil
 	}
 	sel := &judge.Selector{Threshold: s.Threshold, CallTimeout: timeout}

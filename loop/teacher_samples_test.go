@@ -294,3 +294,41 @@ func selectCrashChild(t *testing.T, dir, point string) {
 	fmt.Fprintf(os.Stderr, "crash child finished without reaching %s\n", point)
 	os.Exit(3)
 }
+
+// TestTeacherSampleSettings: the flags' checks, and which selector each
+// judge backend gets.
+func TestTeacherSampleSettings(t *testing.T) {
+	for _, tc := range []struct {
+		s   TeacherSampleSettings
+		opd string
+		ok  bool
+	}{
+		{TeacherSampleSettings{}, "student", true},
+		{TeacherSampleSettings{Samples: 1}, "student", true},
+		{TeacherSampleSettings{Samples: 4}, "teacher", true},
+		{TeacherSampleSettings{Samples: 4, Select: SelectJudge}, "both", true},
+		{TeacherSampleSettings{Samples: 4}, "student", false},
+		{TeacherSampleSettings{Samples: -1}, "teacher", false},
+		{TeacherSampleSettings{Samples: 4, Temperature: -1}, "teacher", false},
+		{TeacherSampleSettings{Samples: 4, Select: "vibes"}, "teacher", false},
+	} {
+		if err := tc.s.check(tc.opd); (err == nil) != tc.ok {
+			t.Errorf("%+v with --opd-response %s: err %v, want ok %v", tc.s, tc.opd, err, tc.ok)
+		}
+	}
+	eng := scripted.New(scripted.Options{})
+	local := &judge.EngineBackend{Engine: eng}
+	remote := &judge.HTTPBackend{URL: "http://127.0.0.1:1/v1", Model: "m"}
+	judged := TeacherSampleSettings{Samples: 4, Select: SelectJudge, Threshold: -2}
+	if sel, err := judged.selector(local, time.Second); err != nil || sel == nil || sel.Scorer != judge.NextTokenScorer(local) || sel.Threshold != -2 {
+		t.Errorf("local judge: %+v %v", sel, err)
+	}
+	if sel, err := judged.selector(remote, time.Second); err != nil || sel == nil || sel.Scorer != judge.NextTokenScorer(judge.HTTPScorer{HTTPBackend: remote}) {
+		t.Errorf("--judge-url: %+v %v", sel, err)
+	}
+	for _, s := range []TeacherSampleSettings{{Samples: 4}, {Samples: 1, Select: SelectJudge}} {
+		if sel, err := s.selector(local, time.Second); err != nil || sel != nil {
+			t.Errorf("%+v: a judge selector %+v (%v)", s, sel, err)
+		}
+	}
+}
