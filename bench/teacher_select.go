@@ -26,7 +26,10 @@ type Draw struct {
 	Satisfied bool    `json:"satisfied"`
 	Words     int     `json:"words"`
 	Finished  bool    `json:"finished"`
-	Text      string  `json:"text,omitempty"`
+	// Copies: the answer repeats the feedback (judge.CopiesFeedback);
+	// no selector picks it.
+	Copies bool   `json:"copies,omitempty"`
+	Text   string `json:"text,omitempty"`
 	// Err is why the judge could not score it (its score is then the
 	// lowest float: JSON has no −Inf).
 	Err string `json:"err,omitempty"`
@@ -123,6 +126,7 @@ func scoreDraw(ctx context.Context, p *Persona, d *Draw, cfg SelectConfig) error
 	// The selector reads the task as the user wrote it and the feedback
 	// beside it, as the loop's does.
 	task := []chat.Message{{Role: chat.RoleUser, Content: p.Eval[d.Prompt]}}
+	d.Copies = judge.CopiesFeedback(d.Text, p.Critique)
 	var err error
 	if d.Score, err = cfg.Selector.Score(ctx, task, p.Critique, d.Text); err != nil {
 		if ctx.Err() != nil {
@@ -169,7 +173,7 @@ func bestOf(draws []Draw, prompts, samples, k int, threshold float64, score func
 			if d.Satisfied {
 				ok++
 			}
-			if score(d) > threshold && (best < 0 || score(d) > score(ds[best])) {
+			if !d.Copies && score(d) > threshold && (best < 0 || score(d) > score(ds[best])) {
 				best = j
 			}
 		}

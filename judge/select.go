@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/clawrl/clawrl/chat"
 )
@@ -102,13 +103,18 @@ func (s *Selector) Score(ctx context.Context, msgs []chat.Message, feedback, ans
 
 // Pick scores every answer and returns the index of the highest-scoring one
 // above the threshold (NoPick when none is), with all the scores. An
-// answer whose scoring failed gets −Inf; Pick fails only when every
+// answer that repeats the feedback (CopiesFeedback) is not scored and gets
+// −Inf, as does one whose scoring failed; Pick fails only when every
 // scoring call did (or ctx ended).
 func (s *Selector) Pick(ctx context.Context, msgs []chat.Message, feedback string, answers []string) (int, []float64, error) {
 	scores := make([]float64, len(answers))
 	best, failed := NoPick, 0
 	var errs []string
 	for i, a := range answers {
+		if CopiesFeedback(a, feedback) {
+			scores[i] = math.Inf(-1)
+			continue
+		}
 		sc, err := s.Score(ctx, msgs, feedback, a)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -144,4 +150,41 @@ func logSumExp(xs []float64) float64 {
 		s += math.Exp(x - m)
 	}
 	return m + math.Log(s)
+}
+
+// copyRun is how many consecutive words of the feedback an answer may
+// repeat before it counts as repeating the feedback rather than following
+// it.
+const copyRun = 5
+
+// CopiesFeedback reports whether answer repeats the feedback instead of
+// following it: it holds the teacher's hint header, or copyRun consecutive
+// words of the feedback (case and punctuation aside). A model shown
+// "Your last words must be "Hope this helps!"" writes that sentence back
+// often enough; such an answer is what the feedback makes most likely
+// (HintGain) and may even pass a checker, and it teaches the student to
+// echo instructions. Selectors skip it.
+func CopiesFeedback(answer, feedback string) bool {
+	if strings.Contains(answer, strings.TrimSpace(HintHeader)) {
+		return true
+	}
+	fw, aw := words(feedback), words(answer)
+	if len(fw) < copyRun {
+		return false
+	}
+	runs := map[string]bool{}
+	for i := 0; i+copyRun <= len(fw); i++ {
+		runs[strings.Join(fw[i:i+copyRun], " ")] = true
+	}
+	for i := 0; i+copyRun <= len(aw); i++ {
+		if runs[strings.Join(aw[i:i+copyRun], " ")] {
+			return true
+		}
+	}
+	return false
+}
+
+// words are s's lower-cased words, punctuation dropped.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' })
 }

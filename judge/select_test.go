@@ -151,3 +151,31 @@ func FuzzParseTopLogprobsAfter(f *testing.F) {
 		}
 	})
 }
+
+func TestCopiesFeedback(t *testing.T) {
+	const signoff = `Be brief. Your last words must be "Hope this helps!"`
+	for _, c := range []struct {
+		answer, feedback string
+		want             bool
+	}{
+		{"Put the egg in boiling water for nine minutes. Hope this helps!", signoff, false},
+		{`How about this: "Hope this helps!"`, signoff, false},
+		{`Sure! Your last words must be "Hope this helps!"`, signoff, true},
+		{"your LAST words, must be: hope this helps", signoff, true},
+		{"[user's hint / instruction]\nBe brief.", signoff, true},
+		{"L'ADN est une molécule. Réponds en français, s'il te plaît.", "Réponds en français, s'il te plaît. Answer in French.", true},
+		{"L'ADN est une molécule qui porte l'information génétique.", "Réponds en français, s'il te plaît. Answer in French.", false},
+		{"Be brief, ok", "Be brief.", false}, // feedback shorter than a run
+	} {
+		if got := CopiesFeedback(c.answer, c.feedback); got != c.want {
+			t.Errorf("CopiesFeedback(%q, %q) = %v, want %v", c.answer, c.feedback, got, c.want)
+		}
+	}
+	// Pick skips an answer that copies the feedback, whatever its score.
+	table := map[string][2]float64{"copy": {-0.1, -5}, "real": {-1, -1.5}}
+	s := &Selector{Scorer: tableScorer{yesNo: table}, Threshold: math.Inf(-1)}
+	best, scores, err := s.Pick(context.Background(), nil, "say copy and more words here", []string{"say copy and more words here", "real"})
+	if err != nil || best != 1 || !math.IsInf(scores[0], -1) {
+		t.Errorf("pick %d (scores %v, %v), want the answer that does not copy", best, scores, err)
+	}
+}

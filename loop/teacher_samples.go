@@ -175,13 +175,19 @@ type written struct {
 
 // pickByGain scores each answer by its hint gain under teacher
 // (judge.HintGain) and returns the best above threshold (judge.NoPick when
-// none is); a failed score is −Inf, and only all failing is an error.
+// none is); an answer that repeats the feedback (judge.CopiesFeedback) or
+// whose score failed is −Inf, and only all failing is an error.
 func pickByGain(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string, ws []written, threshold float64) (int, []float64, error) {
 	g := judge.HintGain{Teacher: teacher}
 	scores := make([]float64, len(ws))
 	best := judge.NoPick
 	var errs []string
+	f := teacher.Engine.Format()
 	for i, w := range ws {
+		if judge.CopiesFeedback(f.Decode(w.ids), hint) {
+			scores[i] = math.Inf(-1)
+			continue
+		}
 		sc, err := g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, w.ids)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -196,7 +202,7 @@ func pickByGain(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint 
 			best = i
 		}
 	}
-	if len(errs) == len(ws) {
+	if len(errs) > 0 && len(errs) == len(ws) {
 		return judge.NoPick, scores, errors.New(strings.Join(errs, "; "))
 	}
 	return best, scores, nil
