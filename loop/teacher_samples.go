@@ -214,7 +214,7 @@ var teacherSelectDesc = desc("teacher_selections_total",
 // collectSelections adds the selections to teacherCollector (nothing
 // with one sample per turn).
 func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
-	if r.selector == nil {
+	if r.cfg.TeacherSamples <= 1 {
 		return
 	}
 	k := r.Counters()

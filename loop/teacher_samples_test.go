@@ -178,6 +178,9 @@ func TestTeacherSamplesByGain(t *testing.T) {
 		if k := f.runner.Counters(); k.TeacherPicked != c.picked || k.TeacherNoPick != c.none {
 			t.Errorf("threshold %v: picked %d, none %d; want %d, %d", c.threshold, k.TeacherPicked, k.TeacherNoPick, c.picked, c.none)
 		}
+		if got := metric(t, f.runner, "picked"); got != float64(c.picked) {
+			t.Errorf("threshold %v: metric picked = %v, want %d", c.threshold, got, c.picked)
+		}
 	}
 }
 
