@@ -395,6 +395,9 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, run, errorWithCode(http.StatusInternalServerError, "server_error", "store_error", "could not record the turn"))
 		return
 	}
+	if turn.Supersedes != "" {
+		s.log.Info("a retried request replaces its unanswered turn", "turn", run.id, "superseded", turn.Supersedes, "session", begun.Session.ID)
+	}
 	s.metrics.promptTokens.Add(float64(len(promptIDs)))
 	s.metrics.completionTokens.Add(float64(len(gen.Tokens)))
 	s.metrics.turns.WithLabelValues(string(begun.Type), finish).Inc()
@@ -472,6 +475,7 @@ func (s *Server) turnRecord(run *turnRun, req *chatRequest, begun session.Begun,
 		QueueNanos: gen.QueueNanos, PrefillNanos: gen.PrefillNanos, DecodeNanos: gen.DecodeNanos,
 		TotalNanos:       time.Since(run.start).Nanoseconds(),
 		ConversationHash: conversationHash(begun, req, msg),
+		Supersedes:       begun.Supersedes,
 	}
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -514,17 +515,13 @@ func evaluate(ctx context.Context, cfg Config, cl *Client, p *Persona, round int
 }
 
 // ceiling asks the held-out prompts greedily with the persona's critique
-// appended to the user turn as the loop's teacher gets it, and counts the
+// placed as the loop's teacher gets it (askTeacher), and counts the
 // answers that satisfy the persona.
 func ceiling(ctx context.Context, cfg Config, cl *Client, p *Persona) (int, error) {
 	var mu sync.Mutex
 	n := 0
 	err := parallel(ctx, cfg.EvalPrompts, cfg.Concurrency, func(i int) error {
-		msgs, err := teacherMessages(p.Eval[i], p.Critique, cfg.HintPlacement)
-		if err != nil {
-			return err
-		}
-		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: cfg.MaxTokens})
+		a, err := askTeacher(ctx, cl, p.Eval[i], p.Critique, cfg.HintPlacement, cfg.MaxTokens, nil)
 		if err == nil && p.Satisfied(a) {
 			mu.Lock()
 			n++
@@ -535,18 +532,42 @@ func ceiling(ctx context.Context, cfg Config, cl *Client, p *Persona) (int, erro
 	return n, err
 }
 
-// teacherMessages is the loop teacher's prompt for a one-turn question
-// (judge.TeacherPromptAt), as API messages.
-func teacherMessages(question, hint string, at judge.HintPlacement) ([]Message, error) {
-	tm, err := judge.TeacherPromptAt([]chat.Message{{Role: chat.RoleUser, Content: question}}, hint, at)
+// errAskContinue: a chat API has no way to make the model continue a given
+// answer, so the continue placement's ceiling cannot be asked of a server.
+var errAskContinue = errors.New("the teacher ceiling cannot be asked under --hint-placement continue (a chat API cannot continue a given answer); give it to the servers as an arm's flag (name:combine:--hint-placement=continue) and ask the ceiling under user")
+
+// askTeacher asks one question as the loop's teacher sees it, with hint
+// placed at at, greedily. Under judge.HintAsRevision the teacher revises
+// the student's answer: student, when not nil, is that answer (asked
+// greedily without the hint, as the caller already did); else it is asked
+// here first.
+func askTeacher(ctx context.Context, cl *Client, question, hint string, at judge.HintPlacement, maxTokens int, student *Answer) (Answer, error) {
+	if at == judge.HintAsContinuation {
+		return Answer{}, errAskContinue
+	}
+	q := []chat.Message{{Role: chat.RoleUser, Content: question}}
+	var tm []chat.Message
+	var err error
+	if at == judge.HintAsRevision {
+		if student == nil {
+			a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: []Message{{Role: "user", Content: question}}, MaxTokens: maxTokens})
+			if err != nil {
+				return Answer{}, fmt.Errorf("the student's answer to %q: %w", question, err)
+			}
+			student = &a
+		}
+		tm, err = judge.TeacherPromptAfter(q, chat.Message{Role: chat.RoleAssistant, Content: student.Text}, hint, at)
+	} else {
+		tm, err = judge.TeacherPromptAt(q, hint, at)
+	}
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
-	out := make([]Message, len(tm))
+	msgs := make([]Message, len(tm))
 	for i, m := range tm {
-		out[i] = Message{Role: m.Role, Content: m.Content}
+		msgs[i] = Message{Role: m.Role, Content: m.Content}
 	}
-	return out, nil
+	return cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: maxTokens})
 }
 
 // parallel runs f(0..n-1) with at most width calls at once and returns the

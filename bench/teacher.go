@@ -28,6 +28,10 @@ type TeacherCeiling struct {
 	PlainWords float64 `json:"plain_words"`
 	// Examples are the first few answers written with the hint.
 	Examples []string `json:"examples"`
+	// Answers are all the answers written with the hint, and Students
+	// the model's own answers they revised (judge.HintAsRevision).
+	Answers  []string `json:"answers,omitempty"`
+	Students []string `json:"students,omitempty"`
 }
 
 // CeilingConfig says how MeasureTeacher asks.
@@ -41,11 +45,16 @@ type CeilingConfig struct {
 	Placement judge.HintPlacement
 	// Plain also asks every prompt without the feedback.
 	Plain bool
+	// Student, when set, is the server whose greedy answers the teacher
+	// revises under judge.HintAsRevision (the policy, when the teacher is
+	// another model: --teacher-url); nil asks the teacher's own.
+	Student *Client
 }
 
 // MeasureTeacher asks the persona's held-out prompts greedily at the
 // server behind cl, with the persona's critique placed as the loop's
-// teacher gets it (judge.TeacherPromptAt), and scores the answers with the
+// teacher gets it (judge.TeacherPromptAt; under judge.HintAsRevision
+// after the model's own greedy answer without it), and scores the answers with the
 // persona's own checker. Any OpenAI-compatible server works: a clawrl, a
 // llama.cpp server, vLLM.
 func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConfig) (TeacherCeiling, error) {
@@ -56,31 +65,52 @@ func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConf
 	res := TeacherCeiling{Persona: p.Name, Asked: n}
 	hinted := make([]Answer, n)
 	plain := make([]Answer, n)
-	ask := func(i int, hint bool) error {
-		msgs := []Message{{Role: "user", Content: p.Eval[i]}}
-		if hint {
-			var err error
-			if msgs, err = teacherMessages(p.Eval[i], p.Critique, cfg.Placement); err != nil {
-				return err
-			}
+	// Under revise the plain answers are the ones revised: the student's
+	// when it is another server, else the teacher's own.
+	revising := cfg.Placement == judge.HintAsRevision && (cfg.Plain || cfg.Student != nil)
+	student := cl
+	if revising && cfg.Student != nil {
+		student = cfg.Student
+	}
+	askPlain := func(i int) error {
+		a, err := student.Chat(ctx, ChatRequest{Side: true, Messages: []Message{{Role: "user", Content: p.Eval[i]}}, MaxTokens: cfg.MaxTokens})
+		if err != nil {
+			return fmt.Errorf("teacher ceiling for %s, prompt %q without the feedback: %w", p.Name, p.Eval[i], err)
 		}
-		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: cfg.MaxTokens})
+		plain[i] = a
+		return nil
+	}
+	askHinted := func(i int) error {
+		var own *Answer
+		if revising {
+			own = &plain[i] // asked in the first pass
+		}
+		a, err := askTeacher(ctx, cl, p.Eval[i], p.Critique, cfg.Placement, cfg.MaxTokens, own)
 		if err != nil {
 			return fmt.Errorf("teacher ceiling for %s, prompt %q: %w", p.Name, p.Eval[i], err)
 		}
-		if hint {
-			hinted[i] = a
-		} else {
-			plain[i] = a
-		}
+		hinted[i] = a
 		return nil
 	}
-	jobs := n
-	if cfg.Plain {
-		jobs = 2 * n
+	width := max(cfg.Concurrency, 1)
+	var err error
+	switch {
+	case revising:
+		// The revision needs the plain answer first.
+		if err = parallel(ctx, n, width, askPlain); err == nil {
+			err = parallel(ctx, n, width, askHinted)
+		}
+	case !cfg.Plain:
+		err = parallel(ctx, n, width, askHinted)
+	default:
+		// Each job writes its own slot of hinted or plain.
+		err = parallel(ctx, 2*n, width, func(k int) error {
+			if k < n {
+				return askHinted(k)
+			}
+			return askPlain(k - n)
+		})
 	}
-	// Each job writes its own slot of hinted or plain.
-	err := parallel(ctx, jobs, max(cfg.Concurrency, 1), func(k int) error { return ask(k%n, k < n) })
 	if err != nil {
 		return res, err
 	}
@@ -95,12 +125,18 @@ func MeasureTeacher(ctx context.Context, cl *Client, p *Persona, cfg CeilingConf
 		return ok, float64(words) / float64(len(as))
 	}
 	res.WithHint, res.HintWords = count(hinted)
-	if cfg.Plain {
+	if cfg.Plain || revising {
 		res.Plain, res.PlainWords = count(plain)
 		res.PlainAsked = n
 	}
-	for _, a := range hinted[:min(3, n)] {
-		res.Examples = append(res.Examples, a.Text)
+	for i, a := range hinted {
+		if i < 3 {
+			res.Examples = append(res.Examples, a.Text)
+		}
+		res.Answers = append(res.Answers, a.Text)
+		if revising {
+			res.Students = append(res.Students, plain[i].Text)
+		}
 	}
 	return res, nil
 }

@@ -77,12 +77,20 @@ func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConf
 	if n < 1 || cfg.Samples < 1 || cfg.Selector == nil {
 		return nil, nil, nil, fmt.Errorf("selected ceiling for %s: %d prompts, %d samples, selector %v", p.Name, cc.Prompts, cfg.Samples, cfg.Selector != nil)
 	}
+	if cc.Placement == judge.HintAsRevision || cc.Placement == judge.HintAsContinuation {
+		// Both need the student's answer per prompt; not measured here.
+		return nil, nil, nil, fmt.Errorf("selected ceiling for %s: --samples asks with the user or system+user placement, not %s", p.Name, cc.Placement)
+	}
 	draws := make([]Draw, n*cfg.Samples)
 	err := parallel(ctx, len(draws), max(cc.Concurrency, 1), func(k int) error {
 		i := k / cfg.Samples
-		msgs, err := teacherMessages(p.Eval[i], p.Critique, cc.Placement)
+		tm, err := judge.TeacherPromptAt([]chat.Message{{Role: chat.RoleUser, Content: p.Eval[i]}}, p.Critique, cc.Placement)
 		if err != nil {
 			return err
+		}
+		msgs := make([]Message, len(tm))
+		for j, m := range tm {
+			msgs[j] = Message{Role: m.Role, Content: m.Content}
 		}
 		seed := cfg.Seed + int64(k)
 		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: cc.MaxTokens, Temperature: cfg.Temperature, Seed: &seed})

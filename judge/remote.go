@@ -132,7 +132,7 @@ var errNoStop = errors.New("the policy's format has no stop token")
 // the answer ended within maxTokens tokens), and the policy's own teacher
 // scores those ids as it scores a student's response.
 func (t *Teacher) writeRemote(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, hint string, maxTokens int) ([]int32, []float32, int64, error) {
-	tm, err := TeacherPromptAt(msgs, hint, t.Placement)
+	tm, err := t.messages(msgs, hint)
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -31,6 +31,12 @@ type Teacher struct {
 	// Sampling is how Write samples (zero: greedy); best-of-N writes
 	// (select.go) sample at a temperature.
 	Sampling engine.Sampling
+
+	// answer and answerIDs are the student's answer the hint is about,
+	// shown under HintAsRevision and continued under HintAsContinuation
+	// (WithAnswer, revise.go).
+	answer    *chat.Message
+	answerIDs []int32
 }
 
 // HintPlacement says where the teacher's prompt carries the hint.
@@ -46,6 +52,14 @@ const (
 	// some instructions only there (BENCHMARKS.md, "Learning a person's
 	// preferences, round 2").
 	HintInSystemAndUser HintPlacement = "system+user"
+	// HintAsRevision shows the teacher the conversation as it happened:
+	// the student's answer as the assistant turn, then the hint as the
+	// user's next message (revise.go).
+	HintAsRevision HintPlacement = "revise"
+	// HintAsContinuation appends the hint to the last user message, as
+	// HintInUser, and has the teacher continue the student's own answer
+	// from before its end-of-turn token (continue.go).
+	HintAsContinuation HintPlacement = "continue"
 )
 
 // ParseHintPlacement checks a --hint-placement value ("" is HintInUser).
@@ -53,14 +67,20 @@ func ParseHintPlacement(s string) (HintPlacement, error) {
 	switch p := HintPlacement(s); p {
 	case "", HintInUser:
 		return HintInUser, nil
-	case HintInSystemAndUser:
+	case HintInSystemAndUser, HintAsRevision, HintAsContinuation:
 		return p, nil
 	}
-	return "", fmt.Errorf("hint placement %q: want user or system+user", s)
+	return "", fmt.Errorf("hint placement %q: want user, system+user, revise or continue", s)
 }
 
 // TeacherPromptAt is TeacherPrompt with the hint placed as p says.
 func TeacherPromptAt(msgs []chat.Message, hint string, p HintPlacement) ([]chat.Message, error) {
+	switch p {
+	case HintAsRevision:
+		return nil, errNoAnswer
+	case HintAsContinuation:
+		p = HintInUser // the continued answer is not a message
+	}
 	out, err := TeacherPrompt(msgs, hint)
 	if err != nil || p != HintInSystemAndUser {
 		return out, err
@@ -115,7 +135,7 @@ func (t *Teacher) Logprobs(ctx context.Context, msgs []chat.Message, tools []cha
 
 // Prompt is the teacher's prompt text (see Logprobs).
 func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hint string) (string, error) {
-	tm, err := TeacherPromptAt(msgs, hint, t.Placement)
+	tm, err := t.messages(msgs, hint)
 	if err != nil {
 		return "", err
 	}
@@ -126,7 +146,9 @@ func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hin
 	if err != nil {
 		return "", fmt.Errorf("render teacher prompt: %w", err)
 	}
-	if promptText == "" {
+	if promptText == "" || t.Placement == HintAsRevision {
+		// A revision follows the conversation as rendered: there is no
+		// one place in promptText to splice the hint into.
 		return text, nil
 	}
 	if orig, err := f.Render(msgs, tools, opts); err == nil && orig == promptText {
@@ -162,6 +184,9 @@ func (t *Teacher) Write(ctx context.Context, msgs []chat.Message, tools []chat.T
 	}
 	if maxTokens < 1 {
 		return nil, nil, 0, fmt.Errorf("teacher write: max tokens %d: want ≥ 1", maxTokens)
+	}
+	if t.Placement == HintAsContinuation {
+		return t.writeContinuation(ctx, text, maxTokens)
 	}
 	if t.Remote != nil {
 		if ids, lps, v, ok, err := t.writeVia(ctx, msgs, tools, promptText, hint, maxTokens); ok || err != nil {

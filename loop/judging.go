@@ -220,10 +220,13 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 		var lp []float32
 		var wrote []int32
 		var v int64
+		// The teacher knows the answer the hint is about (shown under
+		// --hint-placement revise, continued under continue).
+		teacher := r.teacher.WithAnswer(t.Response, t.ResponseIDs)
 		if r.cfg.TeacherWrites {
-			wrote, lp, v, err = r.writeTeacher(ctx, r.teacher, t, j.Hint)
+			wrote, lp, v, err = r.writeTeacher(ctx, teacher, t, j.Hint)
 		} else {
-			lp, v, err = r.teacher.Logprobs(ctx, t.Messages, t.Tools, t.PromptText, t.ResponseIDs, j.Hint)
+			lp, v, err = teacher.Logprobs(ctx, t.Messages, t.Tools, t.PromptText, t.ResponseIDs, j.Hint)
 		}
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -271,7 +274,7 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 // failed write leaves the re-scored response alone; only a cancelled
 // context is an error.
 func (r *Runner) alsoWrite(ctx context.Context, t store.Turn, hint string, smp *store.Sample) error {
-	w, wlp, _, err := r.writeTeacher(ctx, r.teacher, t, hint)
+	w, wlp, _, err := r.writeTeacher(ctx, r.teacher.WithAnswer(t.Response, t.ResponseIDs), t, hint)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()

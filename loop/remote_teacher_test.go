@@ -56,6 +56,13 @@ const remoteTokens = 40
 
 func remoteWrittenTurn(t *testing.T, remote *judge.RemoteTeacher, critique string) remoteWritten {
 	t.Helper()
+	return remoteWrittenTurnAt(t, remote, critique, judge.HintInUser)
+}
+
+// remoteWrittenTurnAt is remoteWrittenTurn with the teacher's hint placement
+// given.
+func remoteWrittenTurnAt(t *testing.T, remote *judge.RemoteTeacher, critique string, at judge.HintPlacement) remoteWritten {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true, TeacherTokens: remoteTokens,
 		Train: rl.SchedulerConfig{BatchSize: 1, VersionsDir: filepath.Join(dir, "versions")}}
@@ -64,7 +71,7 @@ func remoteWrittenTurn(t *testing.T, remote *judge.RemoteTeacher, critique strin
 	t.Cleanup(func() { f.store.Close() })
 	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
 		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-	teacher := &judge.Teacher{Engine: f.engine, Remote: remote}
+	teacher := &judge.Teacher{Engine: f.engine, Remote: remote, Placement: at}
 	r, err := New(Options{Store: f.store, Judge: j, Teacher: teacher, Trainer: f.trainer, Publisher: f.engine, Log: quiet(), Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +93,7 @@ func remoteWrittenTurn(t *testing.T, remote *judge.RemoteTeacher, critique strin
 	}
 	// What the policy's own teacher writes: its greedy answer to the
 	// hint-conditioned prompt.
-	prompt, err := teacher.Prompt(msgs, nil, rated.PromptText, critique)
+	prompt, err := teacher.WithAnswer(rated.Response, rated.ResponseIDs).Prompt(msgs, nil, rated.PromptText, critique)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,5 +250,32 @@ func TestRemoteTeacherSettings(t *testing.T) {
 		if err == nil && (r != nil) != (tc.s.URL != "") {
 			t.Errorf("%+v: remote %v", tc.s, r)
 		}
+	}
+}
+
+// TestRemoteTeacherRevises: under --hint-placement revise the remote
+// teacher is asked the conversation as it happened (the question, the
+// policy's answer, the feedback as the next user message), as the policy's
+// own teacher would be, and the policy's revise teacher scores its answer.
+// The remote server is a second clawrl on the scripted engine, which answers
+// "ok: " and the last user message after the last assistant turn: only a
+// request ending [assistant answer, user feedback] gives "ok: " + feedback.
+func TestRemoteTeacherRevises(t *testing.T) {
+	remote := &judge.RemoteTeacher{URL: teacherServer(t, scripted.New(scripted.Options{})), Model: "scripted", Timeout: time.Minute}
+	const critique = "Shorter, please."
+	rw := remoteWrittenTurnAt(t, remote, critique, judge.HintAsRevision)
+	s := rw.sample
+	if st := remote.Stats(); st.Written != 1 || st.FellBack != 0 {
+		t.Fatalf("stats %+v (why %q), want one written", st, s.Why)
+	}
+	if got := rw.policyFormat.Decode(s.TeacherResponseIDs); got != "ok: "+critique+"<|im_end|>" {
+		t.Fatalf("remote teacher wrote %q: it did not see the feedback as the user's next message", got)
+	}
+	wantLP, _, err := rw.teacher.WithAnswer(rw.rated.Response, rw.rated.ResponseIDs).Logprobs(context.Background(), rw.msgs, nil, rw.rated.PromptText, s.TeacherResponseIDs, critique)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.TeacherLogprobs, wantLP) {
+		t.Errorf("teacher logprobs %v, want the revise teacher's scores %v", s.TeacherLogprobs, wantLP)
 	}
 }

@@ -138,7 +138,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
 	fs.StringSliceVar(&s.LoRATargets, "lora-targets", nil, "projections that get LoRA adapters (default all: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)")
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
-	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message) or system+user (also in the system message)")
+	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message), system+user (also in the system message) revise (the student's answer as the assistant's turn, then the hint as the user's next message) or continue (as user, and the teacher continues the student's answer from before its end-of-turn token)")
 	s.RemoteTeacher.addFlags(fs)
 	s.TeacherSamples.addFlags(fs)
 }
@@ -293,6 +293,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		}
 		if teacher.Remote, err = s.RemoteTeacher.build(s.OPDResponse, p.Log); err != nil {
 			return nil, err
+		}
+		if teacher.Remote != nil && teacher.Placement == judge.HintAsContinuation {
+			return nil, errors.New("--hint-placement continue: a --teacher-url model cannot continue the policy's answer through a chat API")
 		}
 	}
 	if err := s.TeacherSamples.check(s.OPDResponse); err != nil {

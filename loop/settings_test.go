@@ -74,6 +74,19 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("--opd-response both: %+v", r.cfg)
 			}
 		}},
+		{name: "revise placement", args: []string{"--hint-placement", "revise"}, check: func(t *testing.T, r *Runner) {
+			if r.teacher.Placement != judge.HintAsRevision {
+				t.Errorf("placement %q", r.teacher.Placement)
+			}
+		}},
+		{name: "continue placement", args: []string{"--hint-placement", "continue"}, check: func(t *testing.T, r *Runner) {
+			if r.teacher.Placement != judge.HintAsContinuation {
+				t.Errorf("placement %q", r.teacher.Placement)
+			}
+		}},
+		{name: "remote teacher cannot continue", args: []string{"--hint-placement", "continue", "--teacher-url", "http://127.0.0.1:1/v1", "--teacher-model", "m"},
+			wantErr: "cannot continue"},
+		{name: "bad placement", args: []string{"--hint-placement", "assistant"}, wantErr: "--hint-placement"},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
 		{name: "bad distill coef", args: []string{"--distill-coef", "-1"}, wantErr: "--distill-coef"},

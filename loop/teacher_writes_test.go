@@ -66,6 +66,13 @@ type critiqued struct {
 
 func critiquedTurn(t *testing.T, cfg Config) critiqued {
 	t.Helper()
+	return critiquedTurnAt(t, cfg, judge.HintInUser, `[[say:Short.]] Be brief.`)
+}
+
+// critiquedTurnAt is critiquedTurn with the teacher's hint placement and
+// the written feedback given.
+func critiquedTurnAt(t *testing.T, cfg Config, at judge.HintPlacement, critique string) critiqued {
+	t.Helper()
 	cfg.Method, cfg.SessionTimeout, cfg.TeacherTokens = rl.MethodCombine, -1, 40
 	dir := t.TempDir()
 	cfg.Train = rl.SchedulerConfig{BatchSize: 1, VersionsDir: filepath.Join(dir, "versions")}
@@ -74,7 +81,7 @@ func critiquedTurn(t *testing.T, cfg Config) critiqued {
 	t.Cleanup(func() { f.store.Close() })
 	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
 		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-	teacher := &judge.Teacher{Engine: f.engine}
+	teacher := &judge.Teacher{Engine: f.engine, Placement: at}
 	r, err := New(Options{Store: f.store, Judge: j, Teacher: teacher, Trainer: f.trainer, Publisher: f.engine, Log: quiet(),
 		Config: cfg})
 	if err != nil {
@@ -86,7 +93,6 @@ func critiquedTurn(t *testing.T, cfg Config) critiqued {
 	}
 	msgs := []chat.Message{{Role: chat.RoleUser, Content: "write a haiku"}}
 	rated := f.serve(t, "rated", msgs)
-	const critique = `[[say:Short.]] Be brief.`
 	if err := f.store.AddFeedback(ctx, rated.ID, store.Feedback{Rating: -1, Text: critique, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +103,7 @@ func critiquedTurn(t *testing.T, cfg Config) critiqued {
 	if err != nil || len(samples) != 1 {
 		t.Fatalf("samples: %v %v", samples, err)
 	}
-	prompt, err := teacher.Prompt(msgs, nil, rated.PromptText, critique)
+	prompt, err := teacher.WithAnswer(rated.Response, rated.ResponseIDs).Prompt(msgs, nil, rated.PromptText, critique)
 	if err != nil {
 		t.Fatal(err)
 	}

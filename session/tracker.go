@@ -1,8 +1,10 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -81,6 +83,12 @@ type Begun struct {
 	// History is the request's conversation hash state: the recorded turn's
 	// ConversationHash is History.TurnHash(response).
 	History History
+	// Supersedes is the id of the session's latest main turn when this
+	// request repeats its request exactly and nothing has followed it yet
+	// (a retry: the gateway committed that turn and died before answering,
+	// or the client never received the answer); the turn recorded for this
+	// request replaces it (store.Turn.Supersedes). "" otherwise.
+	Supersedes string
 }
 
 // ErrBadHints wraps identity or turn-type values the client got wrong.
@@ -114,13 +122,22 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 		}
 		b.Session = s
 		if typ == store.Main {
-			prev, prevAt, err = t.findPrevious(ctx, anchors, s.ID)
+			last, err := t.lastMain(ctx, s.ID)
+			if err != nil {
+				return Begun{}, err
+			}
+			if last != nil && isRetryOf(last, req) {
+				// The retry's history cannot extend its own lost answer;
+				// the turn it extends is the one before.
+				b.Supersedes, last = last.ID, nil
+			}
+			prev, prevAt, err = t.findPrevious(ctx, anchors, s.ID, last)
 			if err != nil {
 				return Begun{}, err
 			}
 		}
 	} else {
-		prev, prevAt, err = t.findPrevious(ctx, anchors, "")
+		prev, prevAt, err = t.findPrevious(ctx, anchors, "", nil)
 		if err != nil {
 			return Begun{}, err
 		}
@@ -131,6 +148,15 @@ func (t *Tracker) Begin(ctx context.Context, req Request) (Begun, error) {
 			}
 			b.Session = s
 			b.Epoch = s.Epoch
+			if typ == store.Main {
+				last, err := t.lastMain(ctx, s.ID)
+				if err != nil {
+					return Begun{}, err
+				}
+				if last != nil && last.ID != prev.ID && isRetryOf(last, req) {
+					b.Supersedes = last.ID
+				}
+			}
 		} else {
 			s := store.Session{Key: "anon:" + rand.Text(), KeySource: SourceNew, Client: ClientName(req.Hints.Header), CreatedAt: now, LastSeen: now}
 			if err := t.store.CreateSession(ctx, &s); err != nil {
@@ -210,31 +236,66 @@ func (t *Tracker) sessionByKey(ctx context.Context, id Identity, client string, 
 	}
 }
 
+// lastMain returns the session's latest main turn, or nil when it has none.
+func (t *Tracker) lastMain(ctx context.Context, sessionID string) (*store.Turn, error) {
+	last, err := t.store.LastTurn(ctx, sessionID, store.Main)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("last main turn of session %s: %w", sessionID, err)
+	}
+	return &last, nil
+}
+
+// isRetryOf reports whether req is last's request again while nothing has
+// followed last (no next request, no feedback): the same messages and tools,
+// compared as sent, not normalised as conversation hashes are (OpenClaw's
+// system prompt carries the time, so only a resent request repeats it). A
+// question asked again after an answer differs (the answer is in its
+// history); one asked again after a rating finds last observed.
+func isRetryOf(last *store.Turn, req Request) bool {
+	return last.State == store.Generated && sameJSON(last.Messages, req.Messages) && sameJSON(last.Tools, req.Tools)
+}
+
+// sameJSON compares two lists element by element as their JSON encodings,
+// so that a list read back from the store equals the one received (nil and
+// empty alike).
+func sameJSON[T any](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, err1 := json.Marshal(a[i])
+		y, err2 := json.Marshal(b[i])
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
 // findPrevious looks for the latest recorded turn whose request and response
 // the history repeats; sessionID restricts it to one session ("" = any).
-func (t *Tracker) findPrevious(ctx context.Context, anchors []Anchor, sessionID string) (*store.Turn, int, error) {
+// last is that session's latest main turn, already read (nil: none, or one
+// the history cannot extend).
+func (t *Tracker) findPrevious(ctx context.Context, anchors []Anchor, sessionID string, last *store.Turn) (*store.Turn, int, error) {
 	if len(anchors) == 0 {
 		return nil, 0, nil
 	}
-	if sessionID != "" {
+	if last != nil {
 		// The common case, and the one hashes alone cannot decide when two
 		// sessions said the same words: the session's own last main turn.
-		last, err := t.store.LastTurn(ctx, sessionID, store.Main)
-		switch {
-		case err == nil:
-			for _, a := range anchors {
-				if a.Hash == last.ConversationHash {
-					return &last, a.Index, nil
-				}
+		for _, a := range anchors {
+			if a.Hash == last.ConversationHash {
+				return last, a.Index, nil
 			}
-			// After compaction the history before the last answer is a
-			// summary, so the prefix differs; the answer itself, as the
-			// latest assistant message, still names the turn.
-			if anchors[0].Message == ResponseHash(last.Response) {
-				return &last, anchors[0].Index, nil
-			}
-		case !errors.Is(err, store.ErrNotFound):
-			return nil, 0, fmt.Errorf("last main turn of session %s: %w", sessionID, err)
+		}
+		// After compaction the history before the last answer is a
+		// summary, so the prefix differs; the answer itself, as the
+		// latest assistant message, still names the turn.
+		if anchors[0].Message == ResponseHash(last.Response) {
+			return last, anchors[0].Index, nil
 		}
 	}
 	for _, a := range anchors {

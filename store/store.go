@@ -142,6 +142,24 @@ type Turn struct {
 	ObservedAt    time.Time
 	Feedback      *Feedback
 	DropReason    string
+
+	// Supersedes is only read by InsertTurn: the id of an earlier turn of
+	// the same session and type that this one replaces, because this is the
+	// same request again with nothing after that turn (a client retrying
+	// after the gateway committed the turn and died before answering). In
+	// the insert's transaction that turn, if still generated, is dropped
+	// with DropReason SupersededBy(t.ID): kept, never trained, and never
+	// left to expire as an orphan. A turn that moved on meanwhile (observed,
+	// rated, expired) is left as it is.
+	Supersedes string
+}
+
+// SupersededPrefix starts the drop reason of a turn a retry replaced.
+const SupersededPrefix = "superseded by "
+
+// SupersededBy is the drop reason of a turn that the turn id replaced.
+func SupersededBy(id string) string {
+	return SupersededPrefix + id + ": the same request again, nothing after it (a retry)"
 }
 
 // TurnFilter selects turns for listing and export.
@@ -184,7 +202,9 @@ type Sessions interface {
 // Turns records turns and moves them through the state machine.
 type Turns interface {
 	// InsertTurn records a generated turn durably (before its response is
-	// fully sent). t.Index is assigned.
+	// fully sent). t.Index is assigned. When t.Supersedes names a generated
+	// turn of t's session and type, the same transaction drops it
+	// (SupersededBy); anything else it names is left alone.
 	InsertTurn(ctx context.Context, t *Turn) error
 	Turn(ctx context.Context, id string) (Turn, error)
 	// LastTurn returns the session's latest turn of the given type.

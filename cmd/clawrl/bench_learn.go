@@ -92,7 +92,7 @@ prompts, answers of at most 64 tokens.`,
 	f.IntVar(&o.concurrency, "concurrency", 16, "requests in flight at once (the engine batches them)")
 	f.Float64Var(&o.temperature, "temperature", 1, "sampling temperature of training turns")
 	f.DurationVar(&o.versionTimeout, "version-timeout", 10*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
-	f.StringVar(&o.hintPlacement, "hint-placement", "user", "where the loop's teacher sees the written feedback (passed to every server as --hint-placement; the teacher ceiling asks the same way): user or system+user")
+	f.StringVar(&o.hintPlacement, "hint-placement", "user", "where the loop's teacher sees the written feedback (passed to every server as --hint-placement; the teacher ceiling asks the same way): user, system+user or revise")
 	f.StringVar(&o.teacherServe, "teacher-serve", "", "start one 'clawrl serve --method off' of this model for the whole run as an external teacher; arms and --serve-arg flags name its URL as "+teacherURLMark+" (e.g. --teacher-url="+teacherURLMark+")")
 	f.BoolVar(&o.teacherEachRound, "teacher-each-round", false, "also measure the loop's teacher (the served policy with the written feedback in context) after every learning round")
 	f.Float64Var(&o.neutral.Satisfied, "neutral", 0.3, "implicit feedback: share of satisfied users who just move on with a neutral follow-up question instead of thanks")

@@ -98,8 +98,13 @@ with tempfile.TemporaryDirectory(prefix="clawrl-gguf-") as tmp:
     prefill, single = t["prompt_per_second"], t["predicted_per_second"]
 
     # Greedy ids for the correctness check, in a separate request since
-    # asking for probabilities costs time.
-    r = complete(prompts[0], min(8, n_decode), n_probs=1)
+    # asking for probabilities costs time. ignore_eos (right for timing a
+    # fixed number of tokens) makes llama.cpp set every end-of-generation
+    # token's logit to -inf, so with it the ids leave clawrl's and
+    # transformers' (which mask nothing) as soon as <|im_end|> is the argmax:
+    # here llama.cpp stops there instead, and the Go side compares the ids
+    # up to that point.
+    r = complete(prompts[0], min(8, n_decode), n_probs=1, ignore_eos=False)
     first_ids = [c["id"] for c in r["choices"][0]["logprobs"]["content"]]
 
     batched = 0.0

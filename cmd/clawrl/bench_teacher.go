@@ -26,6 +26,9 @@ type benchTeacherOptions struct {
 	plain                bool
 	timeout              time.Duration
 	sel                  benchSelectOptions
+
+	// --student-url: whose answers a revise teacher revises.
+	studentURL, studentModel string
 }
 
 func newBenchTeacherCmd() *cobra.Command {
@@ -53,8 +56,10 @@ With --plain it also asks without the feedback.`,
 	f.IntVar(&o.prompts, "eval-prompts", 20, "held-out prompts per persona (at most 20)")
 	f.IntVar(&o.maxTokens, "max-tokens", 64, "most tokens per answer (bench learn's default)")
 	f.IntVar(&o.concurrency, "concurrency", 4, "requests in flight at once")
-	f.StringVar(&o.placement, "hint-placement", "user", "where the feedback goes: user or system+user")
+	f.StringVar(&o.placement, "hint-placement", "user", "where the feedback goes: user, system+user or revise (after the model's own greedy answer, as the user's next message); continue cannot be asked over a chat API")
 	f.BoolVar(&o.plain, "plain", true, "also ask without the feedback")
+	f.StringVar(&o.studentURL, "student-url", "", "with --hint-placement revise: the server whose greedy answers the teacher revises (the policy, when the teacher is another model); its answers are then the \"without\" column (default: --url's own)")
+	f.StringVar(&o.studentModel, "student-model", "", "the model name at --student-url")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for one answer")
 	o.sel.addFlags(f)
 	return cmd
@@ -87,8 +92,11 @@ func runBenchTeacher(ctx context.Context, o benchTeacherOptions, stdout io.Write
 		if !ok {
 			return fmt.Errorf("--personas: unknown persona %q", name)
 		}
-		r, err := bench.MeasureTeacher(ctx, cl, p, bench.CeilingConfig{Prompts: o.prompts, MaxTokens: o.maxTokens,
-			Concurrency: o.concurrency, Placement: at, Plain: o.plain})
+		cfg := bench.CeilingConfig{Prompts: o.prompts, MaxTokens: o.maxTokens, Concurrency: o.concurrency, Placement: at, Plain: o.plain}
+		if o.studentURL != "" {
+			cfg.Student = &bench.Client{BaseURL: o.studentURL, APIKey: os.Getenv("CLAWRL_API_KEY"), Model: o.studentModel, HTTP: &http.Client{Timeout: o.timeout}}
+		}
+		r, err := bench.MeasureTeacher(ctx, cl, p, cfg)
 		if err != nil {
 			return err
 		}

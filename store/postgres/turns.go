@@ -109,6 +109,9 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 	if t.BehaviourLogprobs != nil && t.ResponseIDs != nil && len(t.BehaviourLogprobs) != len(t.ResponseIDs) {
 		return fmt.Errorf("insert turn %s: %d behaviour logprobs for %d response ids", t.ID, len(t.BehaviourLogprobs), len(t.ResponseIDs))
 	}
+	if t.Supersedes == t.ID {
+		return fmt.Errorf("insert turn %s: it supersedes itself", t.ID)
+	}
 	created := t.CreatedAt
 	if created.IsZero() {
 		created = time.Now()
@@ -156,12 +159,30 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 			t.QueueNanos, t.PrefillNanos, t.DecodeNanos, t.TotalNanos, t.ConversationHash, next, t.NextStateKind,
 			messages, tools, t.PromptText, t.PromptIDs, t.ForcedText, string(response), t.ResponseText,
 			t.ResponseIDs, t.BehaviourLogprobs).Scan(&seq)
-		return classify(err)
+		if err != nil {
+			return classify(err)
+		}
+		return supersede(ctx, tx, t)
 	})
 	if err != nil {
 		return fmt.Errorf("insert turn %s: %w", t.ID, err)
 	}
 	t.Index, t.Seq, t.State, t.CreatedAt = index, seq, store.Generated, fromNanos(nanos(created))
+	return nil
+}
+
+// supersede drops the turn t replaces (store.Turn.Supersedes) when it is
+// still generated; one that moved on is left as it is.
+func supersede(ctx context.Context, tx pgx.Tx, t *store.Turn) error {
+	if t.Supersedes == "" {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE turns SET state = 'dropped', state_changed_at = $1, drop_reason = $2
+		WHERE id = $3 AND session_id = $4 AND type = $5 AND state = 'generated'`,
+		nanos(time.Now()), store.SupersededBy(t.ID), t.Supersedes, t.SessionID, string(t.Type))
+	if err != nil {
+		return fmt.Errorf("drop superseded turn %s: %w", t.Supersedes, classify(err))
+	}
 	return nil
 }
 

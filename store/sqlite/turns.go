@@ -101,6 +101,9 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 	if t.BehaviourLogprobs != nil && t.ResponseIDs != nil && len(t.BehaviourLogprobs) != len(t.ResponseIDs) {
 		return fmt.Errorf("insert turn %s: %d behaviour logprobs for %d response ids", t.ID, len(t.BehaviourLogprobs), len(t.ResponseIDs))
 	}
+	if t.Supersedes == t.ID {
+		return fmt.Errorf("insert turn %s: it supersedes itself", t.ID)
+	}
 	created := t.CreatedAt
 	if created.IsZero() {
 		created = time.Now()
@@ -177,7 +180,10 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 			inlineMessages, inlineTools, inlinePromptText, inlinePromptIDs, string(response), t.ResponseText,
 			encodeInt32s(t.ResponseIDs), encodeFloat32s(t.BehaviourLogprobs),
 			msgChunks, toolChunks, textChunks, idChunks, t.ForcedText)
-		return classify(err)
+		if err != nil {
+			return classify(err)
+		}
+		return supersede(ctx, tx, t)
 	})
 	if err != nil {
 		return fmt.Errorf("insert turn %s: %w", t.ID, err)
@@ -188,6 +194,21 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 		size := len(messages) + len(tools) + len(t.PromptText) + len(t.ForcedText) + len(response) + len(t.ResponseText) +
 			4*(len(t.PromptIDs)+len(t.ResponseIDs)+len(t.BehaviourLogprobs))
 		s.cache.put(seq, payloadOf(t, size), size)
+	}
+	return nil
+}
+
+// supersede drops the turn t replaces (store.Turn.Supersedes) when it is
+// still generated; one that moved on is left as it is.
+func supersede(ctx context.Context, tx *sql.Tx, t *store.Turn) error {
+	if t.Supersedes == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE turns SET state = 'dropped', state_changed_at = ?, drop_reason = ?
+		WHERE id = ? AND session_id = ? AND type = ? AND state = 'generated'`,
+		nanos(time.Now()), store.SupersededBy(t.ID), t.Supersedes, t.SessionID, string(t.Type))
+	if err != nil {
+		return fmt.Errorf("drop superseded turn %s: %w", t.Supersedes, classify(err))
 	}
 	return nil
 }

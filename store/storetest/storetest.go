@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 		{"TouchSession", testTouchSession},
 		{"InsertTurnRoundTrip", testInsertTurnRoundTrip},
 		{"InsertTurnRefuses", testInsertTurnRefuses},
+		{"InsertTurnSupersedes", testInsertTurnSupersedes},
 		{"ReturnedTurnsAreCopies", testReturnedTurnsAreCopies},
 		{"TurnIndexAndLastTurn", testTurnIndexAndLastTurn},
 		{"ConversationHash", testConversationHash},
