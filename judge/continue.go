@@ -36,7 +36,7 @@ func (t *Teacher) writeContinuation(ctx context.Context, prompt string, maxToken
 	}
 	promptIDs := f.Encode(prompt)
 	g, err := t.Engine.Generate(ctx, engine.GenerateRequest{PromptIDs: append(slices.Clone(promptIDs), prefix...), MaxTokens: maxTokens,
-		Adapter: t.Adapter}, func(engine.Token) error { return nil })
+		Adapter: t.Adapter, Sampling: t.Sampling}, func(engine.Token) error { return nil })
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("teacher continuation on adapter %q: %w", t.Adapter, err)
 	}

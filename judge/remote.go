@@ -75,7 +75,12 @@ const maxTeacherBody = 4 << 20
 // of its own tokens. It returns the answer's text and whether the server
 // ended it itself (finish_reason other than "length").
 func (r *RemoteTeacher) Answer(ctx context.Context, msgs []chat.Message, maxTokens int) (string, bool, error) {
-	req := newChatRequest(r.Model, msgs, 0, maxTokens, nil)
+	return r.AnswerAt(ctx, msgs, maxTokens, 0)
+}
+
+// AnswerAt is Answer sampled at temperature (0: greedy).
+func (r *RemoteTeacher) AnswerAt(ctx context.Context, msgs []chat.Message, maxTokens int, temperature float64) (string, bool, error) {
+	req := newChatRequest(r.Model, msgs, temperature, maxTokens, nil)
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
@@ -131,7 +136,7 @@ func (t *Teacher) writeRemote(ctx context.Context, msgs []chat.Message, tools []
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	text, ended, err := t.Remote.Answer(ctx, tm, maxTokens)
+	text, ended, err := t.Remote.AnswerAt(ctx, tm, maxTokens, t.Sampling.Temperature)
 	if err != nil {
 		return nil, nil, 0, err
 	}

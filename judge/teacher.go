@@ -28,6 +28,9 @@ type Teacher struct {
 	// (remote.go); this teacher still scores them, and writes when the
 	// remote one fails.
 	Remote *RemoteTeacher
+	// Sampling is how Write samples (zero: greedy); best-of-N writes
+	// (select.go) sample at a temperature.
+	Sampling engine.Sampling
 
 	// answer and answerIDs are the student's answer the hint is about,
 	// shown under HintAsRevision and continued under HintAsContinuation
@@ -191,7 +194,7 @@ func (t *Teacher) Write(ctx context.Context, msgs []chat.Message, tools []chat.T
 		}
 	}
 	g, err := t.Engine.Generate(ctx, engine.GenerateRequest{PromptIDs: t.Engine.Format().Encode(text), MaxTokens: maxTokens,
-		Adapter: t.Adapter}, func(engine.Token) error { return nil })
+		Adapter: t.Adapter, Sampling: t.Sampling}, func(engine.Token) error { return nil })
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("teacher write on adapter %q: %w", t.Adapter, err)
 	}

@@ -224,13 +224,19 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 		// --hint-placement revise, continued under continue).
 		teacher := r.teacher.WithAnswer(t.Response, t.ResponseIDs)
 		if r.cfg.TeacherWrites {
-			wrote, lp, v, err = teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, j.Hint, r.cfg.TeacherTokens)
+			wrote, lp, v, err = r.writeTeacher(ctx, teacher, t, j.Hint)
 		} else {
 			lp, v, err = teacher.Logprobs(ctx, t.Messages, t.Tools, t.PromptText, t.ResponseIDs, j.Hint)
 		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return false, ctx.Err()
+		case errors.Is(err, errNoPick):
+			// Better no sample than a bad one; the rating's RL term
+			// would push down the rated answer, which teacher-written
+			// OPD does not do either.
+			r.drop(ctx, t.ID, err.Error())
+			return false, nil
 		case err != nil && d.UseRL:
 			smp.Why = fmt.Sprintf("score %+d: RL term only, the teacher failed: %v", j.Score, err)
 		case err != nil:
@@ -268,7 +274,7 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 // failed write leaves the re-scored response alone; only a cancelled
 // context is an error.
 func (r *Runner) alsoWrite(ctx context.Context, t store.Turn, hint string, smp *store.Sample) error {
-	w, wlp, _, err := r.teacher.WithAnswer(t.Response, t.ResponseIDs).Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+	w, wlp, _, err := r.writeTeacher(ctx, r.teacher.WithAnswer(t.Response, t.ResponseIDs), t, hint)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()

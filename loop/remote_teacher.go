@@ -56,15 +56,20 @@ func (s *RemoteTeacherSettings) build(opdResponse string, log *slog.Logger) (*ju
 var remoteTeacherDesc = desc("remote_teacher_answers_total",
 	"Teacher answers asked of --teacher-url since start, by result: written (used) or fallback (the policy's own teacher wrote it instead).", "result")
 
-// TeacherCollector exposes the remote teacher's counters on /metrics
-// (nothing when the loop has none).
+// TeacherCollector exposes the remote teacher's counters and the best-of-N
+// selections (teacher_samples.go) on /metrics (nothing when the loop has
+// neither).
 func (r *Runner) TeacherCollector() prometheus.Collector { return teacherCollector{r} }
 
 type teacherCollector struct{ r *Runner }
 
-func (c teacherCollector) Describe(ch chan<- *prometheus.Desc) { ch <- remoteTeacherDesc }
+func (c teacherCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- remoteTeacherDesc
+	ch <- teacherSelectDesc
+}
 
 func (c teacherCollector) Collect(ch chan<- prometheus.Metric) {
+	c.r.collectSelections(ch)
 	if c.r.teacher == nil || c.r.teacher.Remote == nil {
 		return
 	}

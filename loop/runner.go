@@ -56,6 +56,14 @@ type Config struct {
 	// teacher (with the turn's reward) and adds the teacher-written one
 	// beside it, both from one turn (--opd-response both).
 	TeacherAlsoWrites bool
+	// TeacherSamples > 1 has the teacher write that many answers at
+	// TeacherTemperature and Options.Selector keep one (teacher_samples.go).
+	TeacherSamples     int
+	TeacherTemperature float64
+	// TeacherSelect is SelectJudge (Options.Selector picks) or SelectGain
+	// (the hint gain under the teacher, above TeacherSelectThreshold).
+	TeacherSelect          string
+	TeacherSelectThreshold float64
 	// Training: batch size, staleness bound, versions folder.
 	Train rl.SchedulerConfig
 }
@@ -80,6 +88,9 @@ func (c Config) withDefaults() Config {
 	if c.TeacherTokens <= 0 {
 		c.TeacherTokens = 128
 	}
+	if c.TeacherSelect == "" {
+		c.TeacherSelect = DefaultTeacherSelect
+	}
 	c.Train.Method = c.Method
 	if c.Train.IdleWait <= 0 {
 		c.Train.IdleWait = c.IdleWait
@@ -94,6 +105,9 @@ type Options struct {
 	Judge *judge.Judge
 	// Teacher scores responses with hints; needed for opd and combine.
 	Teacher *judge.Teacher
+	// Selector picks among Config.TeacherSamples teacher answers; needed
+	// when that is more than 1.
+	Selector *judge.Selector
 	// Trainer and Publisher run the train loop; with no Trainer, samples
 	// are built and kept ready but nothing trains.
 	Trainer   rl.Trainer
@@ -109,6 +123,9 @@ type Counters struct {
 	Samples, AtLeastOne, Dropped, Revised     int
 	RoundErrors                               int
 	LastError                                 string
+	// TeacherPicked and TeacherNoPick count best-of-N teacher selections
+	// (teacher_samples.go): an answer picked, or none passed the judge.
+	TeacherPicked, TeacherNoPick int
 }
 
 // Runner runs the judge and train loops.
@@ -116,6 +133,7 @@ type Runner struct {
 	store     store.LearningStore
 	judge     *judge.Judge
 	teacher   *judge.Teacher
+	selector  *judge.Selector
 	scheduler *rl.Scheduler
 	gate      *rl.Gate
 	cfg       Config
@@ -140,6 +158,9 @@ func New(o Options) (*Runner, error) {
 	if cfg.Method.WantsHint() && o.Teacher == nil {
 		return nil, fmt.Errorf("learning loop: method %s needs a teacher", cfg.Method)
 	}
+	if cfg.TeacherSamples > 1 && cfg.Method.WantsHint() && ((o.Selector == nil && cfg.TeacherSelect != SelectGain) || !(cfg.TeacherWrites || cfg.TeacherAlsoWrites)) {
+		return nil, fmt.Errorf("learning loop: %d teacher samples need a teacher that writes and a selector", cfg.TeacherSamples)
+	}
 	if o.Trainer != nil && cfg.Train.VersionsDir == "" {
 		return nil, errors.New("learning loop: a trainer needs Config.Train.VersionsDir")
 	}
@@ -151,7 +172,7 @@ func New(o Options) (*Runner, error) {
 	if gate == nil {
 		gate = rl.NewGate()
 	}
-	r := &Runner{store: o.Store, judge: o.Judge, teacher: o.Teacher, gate: gate, cfg: cfg,
+	r := &Runner{store: o.Store, judge: o.Judge, teacher: o.Teacher, selector: o.Selector, gate: gate, cfg: cfg,
 		log: log.With("part", "loop"), wake: make(chan struct{}, 1)}
 	if o.Trainer != nil && cfg.Method != rl.MethodOff {
 		r.scheduler = rl.NewScheduler(o.Store, o.Trainer, o.Publisher, gate, cfg.Train, log.With("part", "train"))

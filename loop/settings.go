@@ -87,6 +87,8 @@ type Settings struct {
 	// RemoteTeacher: another model writes the teacher's answers
 	// (remote_teacher.go).
 	RemoteTeacher RemoteTeacherSettings
+	// TeacherSamples: best-of-N teacher answers (teacher_samples.go).
+	TeacherSamples TeacherSampleSettings
 }
 
 // AddFlags registers the flags on fs.
@@ -139,6 +141,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
 	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message), system+user (also in the system message) revise (the student's answer as the assistant's turn, then the hint as the user's next message) or continue (as user, and the teacher continues the student's answer from before its end-of-turn token)")
 	s.RemoteTeacher.addFlags(fs)
+	s.TeacherSamples.addFlags(fs)
 }
 
 // Defaults of the learning signal, chosen with `clawrl bench learn` (see
@@ -296,6 +299,13 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 			return nil, errors.New("--hint-placement continue: a --teacher-url model cannot continue the policy's answer through a chat API")
 		}
 	}
+	if err := s.TeacherSamples.check(s.OPDResponse); err != nil {
+		return nil, err
+	}
+	selector, err := s.TeacherSamples.selector(backend, s.JudgeTimeout)
+	if err != nil {
+		return nil, err
+	}
 	trainer := p.Trainer
 	if trainer == nil && (p.Model != nil || p.ModelDir != "") && method != rl.MethodOff {
 		if trainer, err = s.trainer(p.Model, p.ModelDir, p.Log); err != nil {
@@ -305,6 +315,8 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
 		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
 			VersionsDir: filepath.Join(p.DataDir, "versions")}}}
+	o.Selector, o.Config.TeacherSamples, o.Config.TeacherTemperature = selector, s.TeacherSamples.Samples, s.TeacherSamples.Temperature
+	o.Config.TeacherSelect, o.Config.TeacherSelectThreshold = s.TeacherSamples.Select, s.TeacherSamples.Threshold
 	_, answers := trainer.(rl.Answerer)
 	_, scores := trainer.(rl.Evaluator)
 	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {

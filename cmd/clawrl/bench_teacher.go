@@ -25,6 +25,7 @@ type benchTeacherOptions struct {
 	placement            string
 	plain                bool
 	timeout              time.Duration
+	sel                  benchSelectOptions
 
 	// --student-url: whose answers a revise teacher revises.
 	studentURL, studentModel string
@@ -60,6 +61,7 @@ With --plain it also asks without the feedback.`,
 	f.StringVar(&o.studentURL, "student-url", "", "with --hint-placement revise: the server whose greedy answers the teacher revises (the policy, when the teacher is another model); its answers are then the \"without\" column (default: --url's own)")
 	f.StringVar(&o.studentModel, "student-model", "", "the model name at --student-url")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for one answer")
+	o.sel.addFlags(f)
 	return cmd
 }
 
@@ -79,6 +81,10 @@ func runBenchTeacher(ctx context.Context, o benchTeacherOptions, stdout io.Write
 	all := map[string]*bench.Persona{}
 	for _, p := range bench.Personas() {
 		all[p.Name] = p
+	}
+	if o.sel.rescore != "" {
+		// Only the earlier answers, scored again.
+		return runBenchSelected(ctx, o, cl, at, all, stdout)
 	}
 	var rows []bench.TeacherCeiling
 	for _, name := range o.personas {
@@ -101,6 +107,11 @@ func runBenchTeacher(ctx context.Context, o benchTeacherOptions, stdout io.Write
 		name = o.url
 	}
 	fmt.Fprint(stdout, bench.TeacherTable(name, rows))
+	if o.sel.samples > 1 {
+		if err := runBenchSelected(ctx, o, cl, at, all, stdout); err != nil {
+			return err
+		}
+	}
 	if o.out != "" {
 		b, err := json.MarshalIndent(rows, "", "  ")
 		if err != nil {

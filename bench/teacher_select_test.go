@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+
+	"github.com/clawrl/clawrl/api"
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/store/sqlite"
+)
+
+// TestBestOf: the selected, random-pick, any-of-k and picked counts of
+// best-of-k over hand-made draws.
+func TestBestOf(t *testing.T) {
+	d := func(p int, score float64, ok bool) Draw { return Draw{Prompt: p, Score: score, Satisfied: ok} }
+	draws := []Draw{
+		// prompt 0: the judge's best (0.9) satisfies
+		d(0, 0.1, false), d(0, 0.9, true), d(0, -1, false), d(0, 0.2, true),
+		// prompt 1: the judge's best (0.5) does not; one other does
+		d(1, 0.5, false), d(1, -0.2, true), d(1, 0.3, false), d(1, 0.4, false),
+		// prompt 2: nothing above the threshold 0
+		d(2, -0.5, true), d(2, -0.1, false), d(2, -3, false), d(2, -2, false),
+	}
+	cfg := SelectConfig{Samples: 4, Selector: &judge.Selector{Threshold: 0}}
+	rows, gain := Ceilings(draws, 3, cfg)
+	want := []SelectedCeiling{
+		{K: 1, Selected: 0, Picked: 2, Random: 1, Any: 1},
+		{K: 2, Selected: 1, Picked: 2, Random: 0.5 + 0.5 + 0.5, Any: 3},
+		{K: 4, Selected: 1, Picked: 2, Random: 0.5 + 0.25 + 0.25, Any: 3},
+	}
+	if !reflect.DeepEqual(rows, want) || gain != nil {
+		t.Errorf("rows %+v (gain %v), want %+v", rows, gain, want)
+	}
+}
+
+// TestMeasureSelectedThroughGateway samples a persona's prompts at a real
+// clawrl gateway (the scripted engine), has the same gateway judge them
+// through top_logprobs, and scores the same answers again from the kept
+// draws: the rescored ceilings equal the measured ones, and each draw is
+// scored as the selector scores it alone.
+func TestMeasureSelectedThroughGateway(t *testing.T) {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := sqlite.OpenDir(ctx, t.TempDir(), sqlite.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	gw, err := api.New(api.Config{Engine: scripted.New(scripted.Options{}), Store: st, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	cl := &Client{BaseURL: srv.URL, HTTP: srv.Client()}
+	sel := &judge.Selector{Scorer: judge.HTTPScorer{HTTPBackend: &judge.HTTPBackend{URL: srv.URL + "/v1", Model: "clawrl", Client: srv.Client()}},
+		Threshold: math.Inf(-1)}
+	var p *Persona
+	for _, x := range Personas() {
+		if x.Name == "concise" {
+			p = x
+		}
+	}
+	cfg := SelectConfig{Samples: 2, Temperature: 0.7, Seed: 1, Selector: sel}
+	draws, rows, _, err := MeasureSelected(ctx, cl, p, CeilingConfig{Prompts: 3, MaxTokens: 16, Concurrency: 2}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(draws) != 6 || len(rows) != 2 || rows[1].K != 2 || rows[1].Picked != 3 {
+		t.Fatalf("draws %d, rows %+v", len(draws), rows)
+	}
+	for k, d := range draws {
+		if d.Prompt != k/2 || d.Err != "" || d.Text == "" {
+			t.Errorf("draw %d: %+v", k, d)
+		}
+	}
+	alone, err := sel.Score(ctx, []chat.Message{{Role: chat.RoleUser, Content: p.Eval[1]}}, p.Critique, draws[3].Text)
+	if err != nil || alone != draws[3].Score {
+		t.Errorf("draw 3 scored %v alone (%v), %v in the run", alone, err, draws[3].Score)
+	}
+	again := append([]Draw(nil), draws...)
+	for i := range again {
+		again[i].Score = 0
+	}
+	rescored, _, err := RescoreSelected(ctx, p, again, 3, 2, cfg)
+	if err != nil || !reflect.DeepEqual(rescored, rows) || !reflect.DeepEqual(again, draws) {
+		t.Errorf("rescored %+v (%v), measured %+v", rescored, err, rows)
+	}
+	if _, _, err := RescoreSelected(ctx, p, again[:5], 3, 2, cfg); err == nil {
+		t.Error("rescored 5 draws as 3 prompts × 2")
+	}
+}

@@ -1,0 +1,190 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/clawrl/clawrl/chat"
+)
+
+// Best-of-N teacher answers (--teacher-samples). A teacher shown the
+// user's written feedback follows it in only some of its answers (SmolLM2
+// as its own teacher: 12 of 20 concise prompts, 1 of 20 sign-offs;
+// BENCHMARKS.md, "An external teacher"), and the student distils whatever
+// the one answer did. Sampling several and keeping the one a judge finds
+// follows the feedback raises what can be distilled, using only what the
+// system knows: the feedback and the answers (never the benchmark's hidden
+// checker).
+//
+// The judge reads its verdict the way the prefill verdict does (verdict.go):
+// one prefill of a prompt that shows the question, the feedback and one
+// answer, and the log-probabilities of the answer's first token being Yes
+// or No. The score is log p(Yes) − log p(No). An answer that no judge
+// scores above the threshold is worse than none: the turn yields no
+// teacher sample.
+
+// selectSystem and the question are worded so that the answer's first token
+// is the verdict: no begun text is needed, so an OpenAI-compatible judge
+// (HTTPBackend, which cannot begin an answer) reads it the same way.
+const selectSystem = `You check an AI assistant's answer against the user's written feedback. The feedback says how the user wants to be answered. Judge only whether the answer does what the feedback asks, not whether it is correct or complete. Reply with one word: Yes or No.`
+
+// selectYes and selectNo are the candidate first tokens of a verdict; each
+// side's probability is the sum over its spellings. Only spellings that are
+// one token in common vocabularies: a candidate is read as its first token
+// (EngineBackend), and "YES" begins with "Y", which begins other words.
+var (
+	selectYes = []string{"Yes"}
+	selectNo  = []string{"No"}
+)
+
+// SelectPrompt is the conversation the selector's judge reads for one
+// answer: the user's last message (the task), the written feedback and
+// the answer.
+func SelectPrompt(msgs []chat.Message, feedback, answer string) []chat.Message {
+	task := ""
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == chat.RoleUser {
+			task = msgs[i].Content
+			break
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The user asked:\n%s\n\n", strings.TrimSpace(task))
+	fmt.Fprintf(&b, "The user's feedback on how to answer:\n%s\n\n", strings.TrimSpace(feedback))
+	fmt.Fprintf(&b, "The assistant answered:\n%s\n\n", strings.TrimSpace(answer))
+	b.WriteString("Does this answer do what the feedback asks? Reply Yes or No.")
+	return []chat.Message{{Role: chat.RoleSystem, Content: selectSystem}, {Role: chat.RoleUser, Content: b.String()}}
+}
+
+// Selector picks, among answers written with the feedback in context, the
+// one a judge finds follows the feedback.
+type Selector struct {
+	Scorer NextTokenScorer
+	// Threshold: the best answer's score must exceed it, or none is
+	// picked. Scores are log p(Yes) − log p(No) in nats.
+	Threshold float64
+	// CallTimeout bounds one scoring call (0: none).
+	CallTimeout time.Duration
+}
+
+// NoPick is Pick's index when no answer scored above the threshold.
+const NoPick = -1
+
+// Score is the judge's log p(Yes) − log p(No) that answer does what the
+// feedback asks, read from one prefill of SelectPrompt.
+func (s *Selector) Score(ctx context.Context, msgs []chat.Message, feedback, answer string) (float64, error) {
+	if s.Scorer == nil {
+		return 0, errors.New("answer selector: no judge that reads next-token probabilities")
+	}
+	if s.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.CallTimeout)
+		defer cancel()
+	}
+	cands := append(append([]string(nil), selectYes...), selectNo...)
+	lp, err := s.Scorer.NextLogprobs(ctx, SelectPrompt(msgs, feedback, answer), "", cands)
+	if err != nil {
+		return 0, fmt.Errorf("answer selector: %w", err)
+	}
+	if len(lp) != len(cands) {
+		return 0, fmt.Errorf("answer selector: %d logprobs for %d candidates", len(lp), len(cands))
+	}
+	yes, no := logSumExp(lp[:len(selectYes)]), logSumExp(lp[len(selectYes):])
+	if math.IsNaN(yes) || math.IsNaN(no) {
+		return 0, errors.New("answer selector: NaN logprob")
+	}
+	return yes - no, nil
+}
+
+// Pick scores every answer and returns the index of the highest-scoring one
+// above the threshold (NoPick when none is), with all the scores. An
+// answer that repeats the feedback (CopiesFeedback) is not scored and gets
+// −Inf, as does one whose scoring failed; Pick fails only when every
+// scoring call did (or ctx ended).
+func (s *Selector) Pick(ctx context.Context, msgs []chat.Message, feedback string, answers []string) (int, []float64, error) {
+	scores := make([]float64, len(answers))
+	best, failed := NoPick, 0
+	var errs []string
+	for i, a := range answers {
+		if CopiesFeedback(a, feedback) {
+			scores[i] = math.Inf(-1)
+			continue
+		}
+		sc, err := s.Score(ctx, msgs, feedback, a)
+		if err != nil {
+			if ctx.Err() != nil {
+				return NoPick, nil, ctx.Err()
+			}
+			scores[i] = math.Inf(-1)
+			failed++
+			errs = append(errs, fmt.Sprintf("answer %d: %v", i, err))
+			continue
+		}
+		scores[i] = sc
+		if sc > s.Threshold && (best == NoPick || sc > scores[best]) {
+			best = i
+		}
+	}
+	if len(answers) > 0 && failed == len(answers) {
+		return NoPick, scores, errors.New(strings.Join(errs, "; "))
+	}
+	return best, scores, nil
+}
+
+// logSumExp is log Σ exp(x) over xs, stable for very negative values.
+func logSumExp(xs []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	if math.IsInf(m, -1) {
+		return m
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += math.Exp(x - m)
+	}
+	return m + math.Log(s)
+}
+
+// copyRun is how many consecutive words of the feedback an answer may
+// repeat before it counts as repeating the feedback rather than following
+// it.
+const copyRun = 5
+
+// CopiesFeedback reports whether answer repeats the feedback instead of
+// following it: it holds the teacher's hint header, or copyRun consecutive
+// words of the feedback (case and punctuation aside). A model shown
+// "Your last words must be "Hope this helps!"" writes that sentence back
+// often enough; such an answer is what the feedback makes most likely
+// (HintGain) and may even pass a checker, and it teaches the student to
+// echo instructions. Selectors skip it.
+func CopiesFeedback(answer, feedback string) bool {
+	if strings.Contains(answer, strings.TrimSpace(HintHeader)) {
+		return true
+	}
+	fw, aw := words(feedback), words(answer)
+	if len(fw) < copyRun {
+		return false
+	}
+	runs := map[string]bool{}
+	for i := 0; i+copyRun <= len(fw); i++ {
+		runs[strings.Join(fw[i:i+copyRun], " ")] = true
+	}
+	for i := 0; i+copyRun <= len(aw); i++ {
+		if runs[strings.Join(aw[i:i+copyRun], " ")] {
+			return true
+		}
+	}
+	return false
+}
+
+// words are s's lower-cased words, punctuation dropped.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' })
+}

@@ -1,0 +1,223 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/store"
+)
+
+// Best-of-N teacher answers (--teacher-samples N): the teacher (the
+// policy's own, or --teacher-url's) writes N answers at a temperature and a
+// selector keeps the one that does what the written feedback asks: by
+// default the hint gain (judge.HintGain: how much more likely the feedback
+// makes the answer, read by the policy's teacher), or a judge
+// (judge.Selector: the local judge or --judge-url's, "does this answer do
+// what the feedback asks?" from one prefill per answer). With the judges
+// this box has (SmolLM2-135M, Qwen2.5-Coder-0.5B) the judge picks no better
+// than chance, the hint gain clearly better (BENCHMARKS.md, "Best-of-N
+// teacher answers"). When no answer passes the threshold the turn yields
+// no teacher sample: better no sample than a bad one. The selection
+// happens before the sample is stored, and a turn stores at most one
+// sample, so a crash mid-selection redoes the turn and never trains it
+// twice.
+
+// TeacherSampleSettings are the flags of best-of-N teacher answers.
+type TeacherSampleSettings struct {
+	Samples     int
+	Temperature float64
+	Threshold   float64
+	// Select is how the answer is chosen: SelectJudge or SelectGain.
+	Select string
+}
+
+// The selectors of --teacher-select.
+const (
+	// SelectJudge: the judge reads "does this answer do what the feedback
+	// asks?" from one prefill per answer (judge.Selector).
+	SelectJudge = "judge"
+	// SelectGain: the teacher's own model scores how much more likely the
+	// feedback makes the answer (judge.HintGain), two scoring passes per
+	// answer and no judge prompt.
+	SelectGain = "gain"
+)
+
+// DefaultSelectThreshold is the score the picked answer must exceed: a
+// hint gain above 0 means the feedback made the answer more likely; a
+// judge score above 0 that the judge finds Yes more likely than No (the
+// SmolLM2 judge scores nearly every answer below 0: give it a lower one).
+const DefaultSelectThreshold = 0.0
+
+// DefaultTeacherSelect: see BENCHMARKS.md, "Best-of-N teacher answers".
+const DefaultTeacherSelect = SelectGain
+
+func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample)")
+	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
+	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
+	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by the policy's teacher) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
+}
+
+// check validates the flags against --opd-response.
+func (s TeacherSampleSettings) check(opdResponse string) error {
+	switch {
+	case s.Samples < 0:
+		return fmt.Errorf("--teacher-samples %d: want ≥ 1", s.Samples)
+	case s.Samples > 1 && opdResponse != "teacher" && opdResponse != "both":
+		return fmt.Errorf("--teacher-samples %d: the teacher writes answers only with --opd-response teacher or both, not %q", s.Samples, opdResponse)
+	case s.Temperature < 0:
+		return fmt.Errorf("--teacher-temperature %g: want ≥ 0", s.Temperature)
+	case s.Select != "" && s.Select != SelectJudge && s.Select != SelectGain:
+		return fmt.Errorf("--teacher-select %q: want judge or gain", s.Select)
+	}
+	return nil
+}
+
+// selector builds the judge that picks among answers: the served engine's
+// base weights, or --judge-url read through its chat logprobs.
+func (s TeacherSampleSettings) selector(backend judge.Backend, timeout time.Duration) (*judge.Selector, error) {
+	if s.Samples <= 1 || backend == nil || s.Select != SelectJudge {
+		return nil, nil
+	}
+	sel := &judge.Selector{Threshold: s.Threshold, CallTimeout: timeout}
+	switch b := backend.(type) {
+	case judge.NextTokenScorer:
+		sel.Scorer = b
+	case *judge.HTTPBackend:
+		sel.Scorer = judge.HTTPScorer{HTTPBackend: b}
+	default:
+		return nil, fmt.Errorf("--teacher-samples %d: the judge %T cannot score answers", s.Samples, backend)
+	}
+	return sel, nil
+}
+
+// errNoPick: none of the teacher's answers passed the selector.
+var errNoPick = errors.New("none of the teacher's answers does what the feedback asks (by the judge)")
+
+// writeTeacher is teacher's answer to t's prompt with hint in context:
+// judge.Teacher.Write once, or best of Config.TeacherSamples.
+func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string) ([]int32, []float32, int64, error) {
+	n := r.cfg.TeacherSamples
+	gain := r.cfg.TeacherSelect == SelectGain
+	if n <= 1 || (r.selector == nil && !gain) {
+		return teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+	}
+	sampled := *teacher
+	sampled.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature}
+	f := teacher.Engine.Format()
+	stop := f.StopIDs()
+	var ws []written
+	var texts []string
+	var errs []string
+	for range n {
+		ids, lps, v, err := sampled.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, 0, ctx.Err()
+			}
+			errs = append(errs, err.Error())
+			continue
+		}
+		body := ids
+		if len(body) > 0 && slices.Contains(stop, body[len(body)-1]) {
+			body = body[:len(body)-1]
+		}
+		ws, texts = append(ws, written{ids, lps, v}), append(texts, f.Decode(body))
+	}
+	if len(ws) == 0 {
+		return nil, nil, 0, fmt.Errorf("teacher wrote none of %d answers: %s", n, strings.Join(errs, "; "))
+	}
+	var best int
+	var scores []float64
+	var err error
+	threshold := r.cfg.TeacherSelectThreshold
+	if gain {
+		best, scores, err = pickByGain(ctx, teacher, t, hint, ws, threshold)
+	} else {
+		threshold = r.selector.Threshold
+		best, scores, err = r.selector.Pick(ctx, t.Messages, hint, texts)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, 0, ctx.Err()
+		}
+		r.count(func(c *Counters) { c.TeacherNoPick++ })
+		return nil, nil, 0, fmt.Errorf("select the teacher's answer: %w", err)
+	}
+	if best == judge.NoPick {
+		r.count(func(c *Counters) { c.TeacherNoPick++ })
+		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold)
+		return nil, nil, 0, errNoPick // one drop reason for all (the scores are logged)
+	}
+	r.count(func(c *Counters) { c.TeacherPicked++ })
+	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores)
+	w := ws[best]
+	return w.ids, w.lps, w.v, nil
+}
+
+// written is one of the teacher's answers: its ids in the policy's
+// tokens, the teacher's logprob of each, the version it ran on.
+type written struct {
+	ids []int32
+	lps []float32
+	v   int64
+}
+
+// pickByGain scores each answer by its hint gain under teacher
+// (judge.HintGain) and returns the best above threshold (judge.NoPick when
+// none is); an answer that repeats the feedback (judge.CopiesFeedback) or
+// whose score failed is −Inf, and only all failing is an error.
+func pickByGain(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string, ws []written, threshold float64) (int, []float64, error) {
+	g := judge.HintGain{Teacher: teacher}
+	scores := make([]float64, len(ws))
+	best := judge.NoPick
+	var errs []string
+	f := teacher.Engine.Format()
+	for i, w := range ws {
+		if judge.CopiesFeedback(f.Decode(w.ids), hint) {
+			scores[i] = math.Inf(-1)
+			continue
+		}
+		sc, err := g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, w.ids)
+		if err != nil {
+			if ctx.Err() != nil {
+				return judge.NoPick, nil, ctx.Err()
+			}
+			scores[i] = math.Inf(-1)
+			errs = append(errs, err.Error())
+			continue
+		}
+		scores[i] = sc
+		if sc > threshold && (best == judge.NoPick || sc > scores[best]) {
+			best = i
+		}
+	}
+	if len(errs) > 0 && len(errs) == len(ws) {
+		return judge.NoPick, scores, errors.New(strings.Join(errs, "; "))
+	}
+	return best, scores, nil
+}
+
+var teacherSelectDesc = desc("teacher_selections_total",
+	"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the judge; the turn had no teacher sample).", "result")
+
+// collectSelections adds the selections to teacherCollector (nothing
+// with one sample per turn).
+func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
+	if r.cfg.TeacherSamples <= 1 {
+		return
+	}
+	k := r.Counters()
+	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherPicked), "picked")
+	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherNoPick), "none")
+}
