@@ -130,8 +130,11 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
-	fs.IntVar(&s.RetentionShrinks, "retention-shrinks", 0, "times a step the retention gate rejects is halved and checked again before the version is rejected (native LoRA trainer)")
-	fs.IntVar(&s.RetentionShrinks, "gate-backtrack", 0, "the same as --retention-shrinks: a version the retention gate rejects is tried again at 1/2, 1/4, … of its step (this many tries; 0: reject at once) and the largest that keeps the facts is served")
+	fs.IntVar(&s.RetentionShrinks, "gate-backtrack", 0, "a version the retention gate rejects is tried again at 1/2, 1/4, … of its step (this many tries; 0: reject at once) and the largest that keeps the facts is served (native LoRA trainer)")
+	// The older name of --gate-backtrack, kept working for scripts that
+	// pass it; one setting, one name in the help.
+	fs.IntVar(&s.RetentionShrinks, "retention-shrinks", 0, "")
+	_ = fs.MarkDeprecated("retention-shrinks", "use --gate-backtrack")
 	fs.Float64Var(&s.RetentionMaxDrop, "retention-max-drop", 0.5, "how far (nats) the mean log-probability of the retention answers may fall below the base model's (only where the trainer cannot answer, e.g. the torch backend: the native trainer's gate checks its greedy answers)")
 	fs.IntVar(&s.Rehearsal, "rehearsal", DefaultRehearsalPerBatch, "rehearsal anchors per step: generic questions (not the retention facts) answered once by the base model, trained beside each batch towards those answers (0: none)")
 	fs.Float64Var(&s.RehearsalWeight, "rehearsal-weight", rl.DefaultRehearsalWeight, "advantage of each rehearsal anchor token")
