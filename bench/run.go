@@ -563,11 +563,16 @@ func askTeacher(ctx context.Context, cl *Client, question, hint string, at judge
 	if err != nil {
 		return Answer{}, err
 	}
+	return cl.Chat(ctx, ChatRequest{Side: true, Messages: apiMessages(tm), MaxTokens: maxTokens})
+}
+
+// apiMessages is a teacher's conversation as API messages.
+func apiMessages(tm []chat.Message) []Message {
 	msgs := make([]Message, len(tm))
 	for i, m := range tm {
 		msgs[i] = Message{Role: m.Role, Content: m.Content}
 	}
-	return cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: maxTokens})
+	return msgs
 }
 
 // parallel runs f(0..n-1) with at most width calls at once and returns the

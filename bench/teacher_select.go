@@ -88,12 +88,8 @@ func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConf
 		if err != nil {
 			return err
 		}
-		msgs := make([]Message, len(tm))
-		for j, m := range tm {
-			msgs[j] = Message{Role: m.Role, Content: m.Content}
-		}
 		seed := cfg.Seed + int64(k)
-		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: msgs, MaxTokens: cc.MaxTokens, Temperature: cfg.Temperature, Seed: &seed})
+		a, err := cl.Chat(ctx, ChatRequest{Side: true, Messages: apiMessages(tm), MaxTokens: cc.MaxTokens, Temperature: cfg.Temperature, Seed: &seed})
 		if err != nil {
 			return fmt.Errorf("selected ceiling for %s, prompt %q: %w", p.Name, p.Eval[i], err)
 		}

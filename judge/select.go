@@ -33,14 +33,11 @@ import (
 // (HTTPBackend, which cannot begin an answer) reads it the same way.
 const selectSystem = `You check an AI assistant's answer against the user's written feedback. The feedback says how the user wants to be answered. Judge only whether the answer does what the feedback asks, not whether it is correct or complete. Reply with one word: Yes or No.`
 
-// selectYes and selectNo are the candidate first tokens of a verdict; each
-// side's probability is the sum over its spellings. Only spellings that are
-// one token in common vocabularies: a candidate is read as its first token
-// (EngineBackend), and "YES" begins with "Y", which begins other words.
-var (
-	selectYes = []string{"Yes"}
-	selectNo  = []string{"No"}
-)
+// selectCandidates are the verdict's first tokens, Yes then No: spellings
+// that are one token in common vocabularies (a candidate is read as its
+// first token, EngineBackend; "YES" begins with "Y", which begins other
+// words).
+var selectCandidates = []string{"Yes", "No"}
 
 // SelectPrompt is the conversation the selector's judge reads for one
 // answer: the user's last message (the task), the written feedback and
@@ -86,70 +83,61 @@ func (s *Selector) Score(ctx context.Context, msgs []chat.Message, feedback, ans
 		ctx, cancel = context.WithTimeout(ctx, s.CallTimeout)
 		defer cancel()
 	}
-	cands := append(append([]string(nil), selectYes...), selectNo...)
-	lp, err := s.Scorer.NextLogprobs(ctx, SelectPrompt(msgs, feedback, answer), "", cands)
+	lp, err := s.Scorer.NextLogprobs(ctx, SelectPrompt(msgs, feedback, answer), "", selectCandidates)
 	if err != nil {
 		return 0, fmt.Errorf("answer selector: %w", err)
 	}
-	if len(lp) != len(cands) {
-		return 0, fmt.Errorf("answer selector: %d logprobs for %d candidates", len(lp), len(cands))
+	if len(lp) != len(selectCandidates) {
+		return 0, fmt.Errorf("answer selector: %d logprobs for %d candidates", len(lp), len(selectCandidates))
 	}
-	yes, no := logSumExp(lp[:len(selectYes)]), logSumExp(lp[len(selectYes):])
-	if math.IsNaN(yes) || math.IsNaN(no) {
+	if math.IsNaN(lp[0]) || math.IsNaN(lp[1]) {
 		return 0, errors.New("answer selector: NaN logprob")
 	}
-	return yes - no, nil
+	return lp[0] - lp[1], nil
 }
 
 // Pick scores every answer and returns the index of the highest-scoring one
-// above the threshold (NoPick when none is), with all the scores. An
-// answer that repeats the feedback (CopiesFeedback) is not scored and gets
-// −Inf, as does one whose scoring failed; Pick fails only when every
-// scoring call did (or ctx ended).
+// above the threshold (NoPick when none is), with all the scores
+// (PickBest).
 func (s *Selector) Pick(ctx context.Context, msgs []chat.Message, feedback string, answers []string) (int, []float64, error) {
+	return PickBest(ctx, answers, feedback, s.Threshold, func(i int) (float64, error) {
+		return s.Score(ctx, msgs, feedback, answers[i])
+	})
+}
+
+// PickBest is the one picking rule of both selectors (Selector, and the
+// loop's hint gain): score(i) scores answers[i]; the highest score above
+// threshold wins (NoPick when none is). An answer that repeats the
+// feedback (CopiesFeedback) is not scored and gets −Inf, as does one whose
+// scoring failed; PickBest fails only when every scoring call did (or ctx
+// ended).
+func PickBest(ctx context.Context, answers []string, feedback string, threshold float64, score func(i int) (float64, error)) (int, []float64, error) {
 	scores := make([]float64, len(answers))
-	best, failed := NoPick, 0
+	best := NoPick
 	var errs []string
 	for i, a := range answers {
 		if CopiesFeedback(a, feedback) {
 			scores[i] = math.Inf(-1)
 			continue
 		}
-		sc, err := s.Score(ctx, msgs, feedback, a)
+		sc, err := score(i)
 		if err != nil {
 			if ctx.Err() != nil {
 				return NoPick, nil, ctx.Err()
 			}
 			scores[i] = math.Inf(-1)
-			failed++
 			errs = append(errs, fmt.Sprintf("answer %d: %v", i, err))
 			continue
 		}
 		scores[i] = sc
-		if sc > s.Threshold && (best == NoPick || sc > scores[best]) {
+		if sc > threshold && (best == NoPick || sc > scores[best]) {
 			best = i
 		}
 	}
-	if len(answers) > 0 && failed == len(answers) {
+	if len(errs) > 0 && len(errs) == len(answers) {
 		return NoPick, scores, errors.New(strings.Join(errs, "; "))
 	}
 	return best, scores, nil
-}
-
-// logSumExp is log Σ exp(x) over xs, stable for very negative values.
-func logSumExp(xs []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	if math.IsInf(m, -1) {
-		return m
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += math.Exp(x - m)
-	}
-	return m + math.Log(s)
 }
 
 // copyRun is how many consecutive words of the feedback an answer may

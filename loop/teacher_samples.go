@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -142,7 +141,10 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	var err error
 	threshold := r.cfg.TeacherSelectThreshold
 	if gain {
-		best, scores, err = pickByGain(ctx, teacher, t, hint, ws, threshold)
+		g := judge.HintGain{Teacher: teacher}
+		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, func(i int) (float64, error) {
+			return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
+		})
 	} else {
 		threshold = r.selector.Threshold
 		best, scores, err = r.selector.Pick(ctx, t.Messages, hint, texts)
@@ -171,41 +173,6 @@ type written struct {
 	ids []int32
 	lps []float32
 	v   int64
-}
-
-// pickByGain scores each answer by its hint gain under teacher
-// (judge.HintGain) and returns the best above threshold (judge.NoPick when
-// none is); an answer that repeats the feedback (judge.CopiesFeedback) or
-// whose score failed is −Inf, and only all failing is an error.
-func pickByGain(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string, ws []written, threshold float64) (int, []float64, error) {
-	g := judge.HintGain{Teacher: teacher}
-	scores := make([]float64, len(ws))
-	best := judge.NoPick
-	var errs []string
-	f := teacher.Engine.Format()
-	for i, w := range ws {
-		if judge.CopiesFeedback(f.Decode(w.ids), hint) {
-			scores[i] = math.Inf(-1)
-			continue
-		}
-		sc, err := g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, w.ids)
-		if err != nil {
-			if ctx.Err() != nil {
-				return judge.NoPick, nil, ctx.Err()
-			}
-			scores[i] = math.Inf(-1)
-			errs = append(errs, err.Error())
-			continue
-		}
-		scores[i] = sc
-		if sc > threshold && (best == judge.NoPick || sc > scores[best]) {
-			best = i
-		}
-	}
-	if len(errs) > 0 && len(errs) == len(ws) {
-		return judge.NoPick, scores, errors.New(strings.Join(errs, "; "))
-	}
-	return best, scores, nil
 }
 
 var teacherSelectDesc = desc("teacher_selections_total",
