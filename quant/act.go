@@ -131,6 +131,14 @@ func (a *Act) scales(t int) *float32 {
 	return &a.ds[t*2*a.Cols/QK]
 }
 
+// scaleStride is the distance in bytes between two tokens' scales.
+func (a *Act) scaleStride() int {
+	if a.K {
+		return 4 * (a.Cols / QKK)
+	}
+	return 4 * 2 * a.Cols / QK
+}
+
 func (a *Act) row(t int) actRow {
 	r := actRow{qs: a.qs[t*a.Cols : (t+1)*a.Cols]}
 	if a.K {
