@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"testing"
 
@@ -19,7 +20,11 @@ import (
 // defaults (LoRA r16, alpha 32 on q,k,v,o,gate,up,down, micro-batches of
 // the trainer's default size). The batch is CLAWRL_BENCH_SEQS sequences
 // (default 16, the loop's --batch-size) of 64 prompt + 126 response tokens,
-// after one warm-up step, as the reference does.
+// after one warm-up step, as the reference does. torch+PEFT computing
+// every position's logits (HF's default) needs ~17 GB at 16 sequences, so
+// on a 24 GiB machine run 8 (CLAWRL_BENCH_SEQS=8) or the lean reference
+// (CLAWRL_BENCH_TORCH_LOGITS=response: logits only where a response token
+// is predicted, as clawrl computes them).
 //
 // The reference is testdata/bench_torch.py's "qwen2.5-coder-0.5b" shape:
 // transformers + PEFT on random float32 weights of the same shape (no GGUF
@@ -42,6 +47,26 @@ func BenchmarkStudentStep(b *testing.B) {
 		}
 		seqs = n
 	}
+	ours, oursCPU := studentStep(b, path, seqs)
+	// The reference needs ~8 GB at 8 sequences and more at 16 (all its
+	// logits): the trainer and its activations are gone, give them back.
+	runtime.GC()
+	debug.FreeOSMemory()
+	if ref, refCPU, err := torchTokensPerSec("qwen2.5-coder-0.5b", ModeLoRA, max(2, b.N), "--seqs", strconv.Itoa(seqs)); err != nil {
+		b.Logf("torch reference not run: %v", err)
+	} else {
+		b.ReportMetric(ref, "torch-tokens/s")
+		b.ReportMetric(refCPU, "torch-tokens/cpu-s")
+		b.ReportMetric(ours/ref, "x_vs_torch")
+		b.ReportMetric(oursCPU/refCPU, "x_vs_torch_cpu")
+		b.Logf("ours %.1f tokens/s, torch+PEFT %.1f tokens/s: %.2fx wall, %.2fx per CPU-second", ours, ref, ours/ref, oursCPU/refCPU)
+	}
+}
+
+// studentStep loads path as a server does, trains one warm-up step and
+// b.N timed steps of seqs sequences, and reports ours; it returns our
+// tokens/s and tokens per CPU-second.
+func studentStep(b *testing.B, path string, seqs int) (float64, float64) {
 	const prompt, response = 64, 126
 	dtype, err := model.DefaultGGUFWeights(path)
 	if err != nil {
@@ -86,13 +111,5 @@ func BenchmarkStudentStep(b *testing.B) {
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
 	b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "threads")
 	b.Logf("%s at %s, %d × (%d + %d) tokens", path, dtype, seqs, prompt, response)
-	if ref, refCPU, err := torchTokensPerSec("qwen2.5-coder-0.5b", ModeLoRA, max(2, b.N), "--seqs", strconv.Itoa(seqs)); err != nil {
-		b.Logf("torch reference not run: %v", err)
-	} else {
-		b.ReportMetric(ref, "torch-tokens/s")
-		b.ReportMetric(refCPU, "torch-tokens/cpu-s")
-		b.ReportMetric(ours/ref, "x_vs_torch")
-		b.ReportMetric(oursCPU/refCPU, "x_vs_torch_cpu")
-		b.Logf("ours %.1f tokens/s, torch+PEFT %.1f tokens/s: %.2fx wall, %.2fx per CPU-second", ours, ref, ours/ref, oursCPU/refCPU)
-	}
+	return ours, oursCPU
 }
