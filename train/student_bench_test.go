@@ -32,7 +32,7 @@ import (
 // process's benchmark with the ratio printed (x_vs_torch):
 //
 //	CLAWRL_STUDENT_GGUF=~/.cache/clawrl/models/Qwen2.5-Coder-0.5B-Instruct-AWQ.Q4_K_M.gguf \
-//	CLAWRL_PYTHON=~/.cache/clawrl/refvenv/bin/python \
+//	CLAWRL_PYTHON=~/.cache/clawrl/refvenv/bin/python CLAWRL_BENCH_SEQS=8 CLAWRL_BENCH_TORCH_LOGITS=response \
 //	go test ./train -run '^$' -bench StudentStep -benchtime 1x -timeout 1h
 func BenchmarkStudentStep(b *testing.B) {
 	path := os.Getenv("CLAWRL_STUDENT_GGUF")
