@@ -183,10 +183,25 @@ func gemvQ6Kx8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, s
 //go:noescape
 func gemvQ5_0x8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
 
+//go:noescape
+func gemvQ8_0x8x2VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+// gemvQ8_0x8x4VNNI is the two-token Q8_0 kernel (packed8x4_amd64.s) on
+// tokens 0–1, then 2–3: one token already takes eight accumulators (the
+// one-token kernel's lane order), so four do not fit the registers; the
+// second pass reads the group's blocks from L1.
+func gemvQ8_0x8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int) {
+	gemvQ8_0x8x2VNNI(nb, w, qs, ldq, ds, ldd, sums, lds, out, ldo)
+	gemvQ8_0x8x2VNNI(nb, w, (*int8)(unsafe.Add(unsafe.Pointer(qs), 2*ldq)), ldq,
+		(*float32)(unsafe.Add(unsafe.Pointer(ds), 2*ldd)), ldd,
+		(*int32)(unsafe.Add(unsafe.Pointer(sums), 2*lds)), lds,
+		(*float32)(unsafe.Add(unsafe.Pointer(out), 2*ldo)), ldo)
+}
+
 // fastGemv8x4 are the four-token packed int8 kernels (for prefill).
 func fastGemv8x4(vnni bool) map[Type]gemv8x4Func {
 	if !vnni {
 		return map[Type]gemv8x4Func{}
 	}
-	return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x4VNNI, Q6_K: gemvQ6Kx8x4VNNI, Q5_0: gemvQ5_0x8x4VNNI}
+	return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x4VNNI, Q6_K: gemvQ6Kx8x4VNNI, Q5_0: gemvQ5_0x8x4VNNI, Q8_0: gemvQ8_0x8x4VNNI}
 }

@@ -250,10 +250,11 @@ func testPacked32(t *testing.T, ty Type) {
 	}
 }
 
-// The four-token packed kernels (prefill) give every token the one-token
-// kernel's outputs bitwise: random-byte blocks (every scale, minimum and
-// nibble a file may hold) and quantized ones, four tokens of activations
-// of mixed magnitude.
+// The four-token packed kernels (prefill; Q4_K, Q6_K, Q5_0 and Q8_0, the
+// last two tokens at a time) give every token the one-token kernel's
+// outputs bitwise: random-byte blocks (every scale, minimum and nibble a
+// file may hold) and quantized ones, four tokens of activations of mixed
+// magnitude.
 func TestPackedFourTokenKernelsBitwise(t *testing.T) {
 	if len(gemv8x4) == 0 {
 		t.Skip("no four-token packed kernels on this CPU (AVX-512 VNNI)")
