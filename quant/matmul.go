@@ -131,12 +131,13 @@ var packedMaxT = 1 << 30
 func matMulPacked(out []float32, a *Act, T int, m *Matrix, pk []byte) {
 	a.prepare(m.Type)
 	parallelRows(m.Rows, int64(T)*int64(len(m.Data)), func(r0, r1 int) {
-		packedGroups(out, a, T, m, pk, r0/packRows, r1/packRows)
+		packedGroups(out, m.Rows, 0, a, T, m, pk, r0/packRows, r1/packRows)
 	})
 }
 
-// packedGroups runs groups [g0, g1) of m's packed copy pk for T tokens.
-func packedGroups(out []float32, a *Act, T int, m *Matrix, pk []byte, g0, g1 int) {
+// packedGroups runs groups [g0, g1) of m's packed copy pk for T tokens:
+// row r of m for token t lands at out[t·ldo + r − c0].
+func packedGroups(out []float32, ldo, c0 int, a *Act, T int, m *Matrix, pk []byte, g0, g1 int) {
 	k, k4 := gemv8[m.Type], gemv8x4[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
@@ -147,10 +148,10 @@ func packedGroups(out []float32, a *Act, T int, m *Matrix, pk []byte, g0, g1 int
 	for g := g0; g < g1; g++ {
 		w := &pk[g*gsize]
 		for t := 0; t < T4; t += 4 {
-			k4(nb, w, &a.qs[t*m.Cols], m.Cols, a.scales(t), a.scaleStride(), a.sums(m.Type, t), 4*sumsPerRow(m.Type, a.Cols), &out[t*m.Rows+g*packRows], 4*m.Rows)
+			k4(nb, w, &a.qs[t*m.Cols], m.Cols, a.scales(t), a.scaleStride(), a.sums(m.Type, t), 4*sumsPerRow(m.Type, a.Cols), &out[t*ldo+g*packRows-c0], 4*ldo)
 		}
 		for t := T4; t < T; t++ {
-			k(nb, w, &a.qs[t*m.Cols], a.scales(t), a.sums(m.Type, t), &out[t*m.Rows+g*packRows])
+			k(nb, w, &a.qs[t*m.Cols], a.scales(t), a.sums(m.Type, t), &out[t*ldo+g*packRows-c0])
 		}
 	}
 }
@@ -187,7 +188,7 @@ func MatMulShared(outs [][]float32, x []float32, T int, ms []*Matrix) {
 	for _, m := range ms {
 		a.prepare(m.Type)
 	}
-	jointGroups(ms, rows, work, func(i, g0, g1 int) { packedGroups(outs[i], a, T, ms[i], pks[i], g0, g1) })
+	jointGroups(ms, rows, work, func(i, g0, g1 int) { packedGroups(outs[i], ms[i].Rows, 0, a, T, ms[i], pks[i], g0, g1) })
 }
 
 // jointGroups is MatMulShared's one parallel region: the rows of all of ms

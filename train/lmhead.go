@@ -31,7 +31,11 @@ func (ws *workspace) headForward(lo, hi int) error {
 	// Logit columns are independent and blas sums every element in one
 	// order however the columns are split (pieces are multiples of its
 	// 12-column alignment), so the pieces give the numbers one call would.
-	cols := ws.pieceSize(2*n*D, V, 12)
+	align := 12
+	if q != nil {
+		align = 24 // also whole eight-row groups of the packed head (quantLogits)
+	}
+	cols := ws.pieceSize(2*n*D, V, align)
 	for j0 := 0; j0 < V; j0 += cols {
 		if err := ws.pause(); err != nil {
 			return err
@@ -51,24 +55,11 @@ func (ws *workspace) headForward(lo, hi int) error {
 }
 
 // quantLogits writes logits of the quantized head's rows [j0, j1) for n
-// head rows h into out (row stride vocab).
+// head rows h into out (row stride vocab), through the serving kernel on
+// the head's own packed copy (quant.MatMulRows: no view of the piece is
+// packed again each step, and the values are the serving forward's).
 func (ws *workspace) quantLogits(out, h []float32, n int, q *quant.Matrix, j0, j1 int) error {
-	rb, err := q.Type.RowBytes(q.Cols)
-	if err != nil {
-		return err
-	}
-	view, err := quant.NewMatrix(q.Type, j1-j0, q.Cols, q.Data[j0*rb:j1*rb])
-	if err != nil {
-		return err
-	}
-	w := j1 - j0
-	ws.qlogits = grow(ws.qlogits, n*w)
-	(&model.Linear{Out: w, In: q.Cols, Q: view}).Forward(ws.qlogits, h, n)
-	V := ws.w.Arch.Vocab
-	for r := range n {
-		copy(out[r*V:r*V+w], ws.qlogits[r*w:(r+1)*w])
-	}
-	return nil
+	return quant.MatMulRows(out, ws.w.Arch.Vocab, h, n, q, j0, j1)
 }
 
 // softmaxState carries one row's softmax across column pieces.
