@@ -36,8 +36,16 @@ const dequantTile = 256
 
 // quantMatmulNN adds dy[T, Out]·W to dinp[T, In] for a quantized W
 // ([Out, In]), dequantizing dequantTile rows of W at a time: the whole
-// float32 W never exists.
-func quantMatmulNN(dinp, dout []float32, T int, q *quant.Matrix, a *loraActs) {
+// float32 W never exists, unless wide holds it already (wideCache), whose
+// tiles then enter the same products in the same order.
+func quantMatmulNN(dinp, dout []float32, T int, q *quant.Matrix, a *loraActs, wide []float32) {
+	if wide != nil {
+		for r0 := 0; r0 < q.Rows; r0 += dequantTile {
+			r1 := min(r0+dequantTile, q.Rows)
+			blas.Sgemm(false, false, T, q.Cols, r1-r0, 1, dout[r0:], q.Rows, wide[r0*q.Cols:r1*q.Cols], q.Cols, 1, dinp, q.Cols)
+		}
+		return
+	}
 	var tile []float32
 	if a != nil {
 		a.tile = grow(a.tile, dequantTile*q.Cols)
@@ -116,11 +124,11 @@ func (l *Linear) modelLinear() model.Linear {
 // linearBackward adds dx to dinp[:T·In] and accumulates parameter gradients.
 // A nil dinp skips dx (the first block's input when the embeddings are
 // frozen: nothing reads it).
-func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs) {
+func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs, wide []float32) {
 	switch {
 	case dinp == nil:
 	case l.Q != nil:
-		quantMatmulNN(dinp, dout, T, l.Q, a)
+		quantMatmulNN(dinp, dout, T, l.Q, a, wide)
 	default:
 		matmulNN(dinp, dout, l.W.Data, T, l.In, l.Out, true)
 	}

@@ -180,9 +180,13 @@ func (ws *workspace) headBackward(dh []float32, lo, hi int) error {
 		if q := ws.w.lmQ(); q != nil {
 			// dh = dz·W a piece of the quantized head at a time, widened
 			// to float32 only for the piece.
-			ws.qlogits = grow(ws.qlogits, (v1-v0)*D)
-			dequantizeRows(ws.qlogits, q, v0, v1)
-			wv = ws.qlogits
+			if all := ws.wide.get(q); all != nil {
+				wv = all[v0*D : v1*D]
+			} else {
+				ws.qlogits = grow(ws.qlogits, (v1-v0)*D)
+				dequantizeRows(ws.qlogits, q, v0, v1)
+				wv = ws.qlogits
+			}
 			blas.Sgemm(false, false, n, D, v1-v0, 1, probs[v0:], V, wv, D, beta(v0 > 0), dh, D)
 			continue
 		}

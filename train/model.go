@@ -71,9 +71,10 @@ type workspace struct {
 	// LM head rows: only positions that predict a response token.
 	rowTok   []int32 // token index within the micro-batch
 	target   []int32
-	hrows    []float32 // [R, D]
-	qlogits  []float32 // scratch for a quantized head's piece
-	probs    []float32 // [min(R, headChunk), V]
+	hrows    []float32  // [R, D]
+	qlogits  []float32  // scratch for a quantized head's piece
+	wide     *wideCache // widened frozen blocks for this Accumulate call, or nil
+	probs    []float32  // [min(R, headChunk), V]
 	logp     []float32
 	entropy  []float32
 	dlogp    []float32
@@ -287,7 +288,7 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) error {
 		if err := ws.pause(); err != nil {
 			return err
 		}
-		linearBackward(dinp, dout, inp, T, lins[m].lin, la.lora[m])
+		linearBackward(dinp, dout, inp, T, lins[m].lin, la.lora[m], ws.wide.get(lins[m].lin.Q))
 		return nil
 	}
 	dx := ws.dx[:T*D]

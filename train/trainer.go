@@ -31,6 +31,14 @@ type Config struct {
 	// Recompute keeps only each block's input and recomputes the block
 	// during the backward: activation memory of one block instead of all.
 	Recompute bool
+	// WideCacheBytes bounds the float32 copies of frozen quantized blocks
+	// (projections and LM head) that one Accumulate call keeps when it
+	// runs several micro-batches: the backward's dx = dy·W widens each
+	// block once for all of them instead of once per micro-batch (the
+	// numbers are the same). 0 takes DefaultWideCacheBytes; negative
+	// keeps none. Blocks beyond the budget are widened a tile at a time,
+	// as with a single micro-batch.
+	WideCacheBytes int64
 	// Seed drives LoRA initialisation and dropout masks.
 	Seed uint64
 	// Logger receives one line per step at debug level; nil discards.
@@ -70,6 +78,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MicroBatchTokens <= 0 {
 		c.MicroBatchTokens = 2048
+	}
+	if c.WideCacheBytes == 0 {
+		c.WideCacheBytes = DefaultWideCacheBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -321,6 +332,10 @@ func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective
 	mbs := t.microBatches(seqs)
 	t.ws.yield = t.yieldFor(ctx)
 	defer func() { t.ws.yield = nil }()
+	if len(mbs) > 1 && t.cfg.WideCacheBytes > 0 {
+		t.ws.wide = &wideCache{budget: t.cfg.WideCacheBytes}
+		defer func() { t.ws.wide = nil }() // the memory goes back after the call
+	}
 	for _, mb := range mbs {
 		if err := t.ws.pause(); err != nil {
 			return 0, 0, err
