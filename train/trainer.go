@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 )
 
@@ -334,7 +335,13 @@ func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective
 	defer func() { t.ws.yield = nil }()
 	if len(mbs) > 1 && t.cfg.WideCacheBytes > 0 {
 		t.ws.wide = &wideCache{budget: t.cfg.WideCacheBytes}
-		defer func() { t.ws.wide = nil }() // the memory goes back after the call
+		defer func() {
+			// The copies go back to the OS now: left to the collector, the
+			// next call's copies were allocated beside them (16 × 190
+			// tokens on Qwen2.5-0.5B: peak RSS +3.4 GB instead of +2).
+			t.ws.wide = nil
+			debug.FreeOSMemory()
+		}()
 	}
 	for _, mb := range mbs {
 		if err := t.ws.pause(); err != nil {
