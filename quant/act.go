@@ -33,17 +33,25 @@ type Act struct {
 func (a *Act) Quantize(t Type, x []float32, T, cols int) {
 	a.T, a.Cols, a.K, a.filled = T, cols, kquant(t), 0
 	a.qs = grow(a.qs, T*cols)
+	// Tokens are independent: a prefill's or a training forward's rows
+	// are quantized on every core (one goroutine left the other core idle
+	// before each product).
+	work := int64(T) * int64(cols)
 	if a.K {
 		a.ds = grow(a.ds, T*cols/QKK)
 		a.bsums = grow(a.bsums, T*cols/16)
-		for b := 0; b < T*cols/QKK; b++ {
-			quantizeQ8K(a.qs[b*QKK:(b+1)*QKK], &a.ds[b], a.bsums[b*16:(b+1)*16], x[b*QKK:(b+1)*QKK])
-		}
+		parallelRows(T, work, func(t0, t1 int) {
+			for b := t0 * cols / QKK; b < t1*cols/QKK; b++ {
+				quantizeQ8K(a.qs[b*QKK:(b+1)*QKK], &a.ds[b], a.bsums[b*16:(b+1)*16], x[b*QKK:(b+1)*QKK])
+			}
+		})
 		return
 	}
 	a.ds = grow(a.ds, 2*T*cols/QK)
 	a.isums = grow(a.isums, T*cols/QK)
-	quantizeQ8(a.qs, a.ds, a.isums, x[:T*cols])
+	parallelRows(T, work, func(t0, t1 int) {
+		quantizeQ8(a.qs[t0*cols:t1*cols], a.ds[2*t0*cols/QK:2*t1*cols/QK], a.isums[t0*cols/QK:t1*cols/QK], x[t0*cols:t1*cols])
+	})
 }
 
 // fillSums4 computes sums4 from qs (Q8 form).
@@ -129,6 +137,14 @@ func (a *Act) scales(t int) *float32 {
 		return &a.ds[t*a.Cols/QKK]
 	}
 	return &a.ds[t*2*a.Cols/QK]
+}
+
+// scaleStride is the distance in bytes between two tokens' scales.
+func (a *Act) scaleStride() int {
+	if a.K {
+		return 4 * (a.Cols / QKK)
+	}
+	return 4 * 2 * a.Cols / QK
 }
 
 func (a *Act) row(t int) actRow {

@@ -180,10 +180,13 @@ func gemvQ4Kx8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, s
 //go:noescape
 func gemvQ6Kx8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
 
+//go:noescape
+func gemvQ5_0x8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
 // fastGemv8x4 are the four-token packed int8 kernels (for prefill).
 func fastGemv8x4(vnni bool) map[Type]gemv8x4Func {
 	if !vnni {
 		return map[Type]gemv8x4Func{}
 	}
-	return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x4VNNI, Q6_K: gemvQ6Kx8x4VNNI}
+	return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x4VNNI, Q6_K: gemvQ6Kx8x4VNNI, Q5_0: gemvQ5_0x8x4VNNI}
 }

@@ -147,7 +147,7 @@ func packedGroups(out []float32, a *Act, T int, m *Matrix, pk []byte, g0, g1 int
 	for g := g0; g < g1; g++ {
 		w := &pk[g*gsize]
 		for t := 0; t < T4; t += 4 {
-			k4(nb, w, &a.qs[t*m.Cols], m.Cols, a.scales(t), 4*(a.Cols/QKK), a.sums(m.Type, t), 4*sumsPerRow(m.Type, a.Cols), &out[t*m.Rows+g*packRows], 4*m.Rows)
+			k4(nb, w, &a.qs[t*m.Cols], m.Cols, a.scales(t), a.scaleStride(), a.sums(m.Type, t), 4*sumsPerRow(m.Type, a.Cols), &out[t*m.Rows+g*packRows], 4*m.Rows)
 		}
 		for t := T4; t < T; t++ {
 			k(nb, w, &a.qs[t*m.Cols], a.scales(t), a.sums(m.Type, t), &out[t*m.Rows+g*packRows])

@@ -275,7 +275,7 @@ func TestPackedFourTokenKernelsBitwise(t *testing.T) {
 			var a Act
 			a.Quantize(ty, x, 4, cols)
 			a.prepare(ty)
-			nb := cols / QKK
+			nb := cols / ty.BlockSize()
 			gsize := nb * packedBlockBytes(ty)
 			const ldo = 32
 			for g := 0; g < rows/packRows; g++ {
@@ -283,7 +283,7 @@ func TestPackedFourTokenKernelsBitwise(t *testing.T) {
 				for tok := 0; tok < 4; tok++ {
 					k(nb, &pk[g*gsize], &a.qs[tok*cols], a.scales(tok), a.sums(ty, tok), &want[tok*ldo])
 				}
-				k4(nb, &pk[g*gsize], &a.qs[0], cols, a.scales(0), 4*nb, a.sums(ty, 0), 4*sumsPerRow(ty, cols), &got[0], 4*ldo)
+				k4(nb, &pk[g*gsize], &a.qs[0], cols, a.scales(0), a.scaleStride(), a.sums(ty, 0), 4*sumsPerRow(ty, cols), &got[0], 4*ldo)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%v %s group %d token %d row %d: four-token kernel %v, one-token %v", ty, src, g, i/ldo, i%ldo, got[i], want[i])

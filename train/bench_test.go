@@ -164,7 +164,7 @@ func BenchmarkTrainStep(b *testing.B) {
 // torchTokensPerSec runs testdata/bench_torch.py for one shape and mode with
 // as many threads as GOMAXPROCS and returns its tokens/s and tokens per
 // CPU-second.
-func torchTokensPerSec(shape string, mode Mode, steps int) (float64, float64, error) {
+func torchTokensPerSec(shape string, mode Mode, steps int, extra ...string) (float64, float64, error) {
 	if os.Getenv("CLAWRL_BENCH_TORCH") == "0" {
 		return 0, 0, errors.New("CLAWRL_BENCH_TORCH=0")
 	}
@@ -180,6 +180,7 @@ func torchTokensPerSec(shape string, mode Mode, steps int) (float64, float64, er
 	if os.Getenv("CLAWRL_BENCH_TORCH_LOGITS") == "response" {
 		args = append(args, "--response-logits")
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(py, args...)
 	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE")
 	out, err := cmd.CombinedOutput()

@@ -47,9 +47,18 @@ func quantMatmulNN(dinp, dout []float32, T int, q *quant.Matrix, a *loraActs) {
 	}
 	for r0 := 0; r0 < q.Rows; r0 += dequantTile {
 		r1 := min(r0+dequantTile, q.Rows)
-		q.DequantizeRows(tile, r0, r1)
+		dequantizeRows(tile, q, r0, r1)
 		blas.Sgemm(false, false, T, q.Cols, r1-r0, 1, dout[r0:], q.Rows, tile, q.Cols, 1, dinp, q.Cols)
 	}
+}
+
+// dequantizeRows widens rows [r0, r1) of q into dst on every core: on one
+// goroutine the widening left the other core idle between the backward's
+// parallel products (rows are independent, so the bits are the same).
+func dequantizeRows(dst []float32, q *quant.Matrix, r0, r1 int) {
+	parallelRows(r1-r0, (r1-r0)*q.Cols, func(lo, hi int) {
+		q.DequantizeRows(dst[lo*q.Cols:], r0+lo, r0+hi)
+	})
 }
 
 func newLoRAActs(rank, in int, dropout bool, tokens int) *loraActs {

@@ -190,7 +190,7 @@ func (ws *workspace) headBackward(dh []float32, lo, hi int) error {
 			// dh = dz·W a piece of the quantized head at a time, widened
 			// to float32 only for the piece.
 			ws.qlogits = grow(ws.qlogits, (v1-v0)*D)
-			q.DequantizeRows(ws.qlogits, v0, v1)
+			dequantizeRows(ws.qlogits, q, v0, v1)
 			wv = ws.qlogits
 			blas.Sgemm(false, false, n, D, v1-v0, 1, probs[v0:], V, wv, D, beta(v0 > 0), dh, D)
 			continue

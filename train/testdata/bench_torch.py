@@ -6,7 +6,10 @@ on CPU, SFT loss on the response tokens. Batches as in bench_test.go:
 
 - tiny, qwen3-0.6b (Qwen3 shapes): 2 sequences of 64 prompt + 64 response;
 - smollm2-135m (SmolLM2-135M's llama shape): 16 sequences of 64 prompt +
-  126 response (16 x 190 tokens).
+  126 response (16 x 190 tokens);
+- qwen2.5-coder-0.5b (Qwen2.5-Coder-0.5B-Instruct's Qwen2 shape, random
+  weights; BenchmarkStudentStep trains the real GGUF beside it): the same
+  16 x 190 batch (--seqs changes the count).
 
     OMP_WAIT_POLICY=PASSIVE python3 train/testdata/bench_torch.py --threads 2 [--large] [--steps 3] [--only smollm2-135m/lora] [--response-logits]
 
@@ -25,7 +28,7 @@ import time
 
 import torch
 from peft import LoraConfig, get_peft_model
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM
 
 QWEN3 = dict(vocab_size=151936, rms_norm_eps=1e-6, rope_theta=1e6, tie_word_embeddings=True)
 SHAPES = {
@@ -38,11 +41,15 @@ SHAPES = {
                                                          tie_word_embeddings=True), 16, 64, 126, False),
     "qwen3-0.6b": (Qwen3Config, Qwen3ForCausalLM, dict(QWEN3, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
                                                        num_attention_heads=16, num_key_value_heads=8, head_dim=128), 2, 64, 64, True),
+    "qwen2.5-coder-0.5b": (Qwen2Config, Qwen2ForCausalLM, dict(QWEN3, hidden_size=896, intermediate_size=4864,
+                                                               num_hidden_layers=24, num_attention_heads=14,
+                                                               num_key_value_heads=2), 16, 64, 126, True),
 }
 
 
-def bench(shape, mode, steps, response_logits=False):
+def bench(shape, mode, steps, response_logits=False, seqs=0):
     cfg_cls, model_cls, kw, nseq, prompt, response, _ = SHAPES[shape]
+    nseq = seqs or nseq
     cfg = cfg_cls(**kw)
     torch.manual_seed(0)
     m = model_cls(cfg).float()
@@ -98,6 +105,7 @@ if __name__ == "__main__":
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--large", action="store_true", help="also the Qwen3-0.6B shape")
     ap.add_argument("--only", default="", help="shape/mode to run, e.g. smollm2-135m/lora")
+    ap.add_argument("--seqs", type=int, default=0, help="sequences per step instead of the shape's own count")
     ap.add_argument("--response-logits", action="store_true",
                     help="logits only at the positions that predict a response token (logits_to_keep)")
     a = ap.parse_args()
@@ -109,4 +117,4 @@ if __name__ == "__main__":
                     continue
             elif spec[6] and not a.large or shape == "smollm2-135m" and mode == "full":
                 continue
-            bench(shape, mode, a.steps, a.response_logits)
+            bench(shape, mode, a.steps, a.response_logits, a.seqs)

@@ -1,0 +1,167 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Four-token form of packed_amd64.s's Q5_0 VNNI kernel, for prefill and
+// the trainer's forward: each block of the packed group (eight rows) is
+// split into its nibbles and fifth bits once and multiplied (VPDPBUSD, the
+// activation dword broadcast from memory) with four tokens' Q8 rows. Per
+// token the block's integer sum is exact (the one-token kernel's two
+// partial sums added in another order, the same integer), and the float
+// steps are that kernel's in its order, so every output is bitwise its.
+// It uses the EVEX registers Y16–Y31 (AVX-512 VL, which VNNI here implies).
+//
+// Registers: SI packed weights, DI token 0's qs (R9 the stride between
+// tokens, R12 = 3·R9), DX token 0's (d, d·Σq) pairs (R10, R13), R8 its
+// exact Σq per block (R11, BX), CX blocks left; Y15 the 0x0F mask, Y28
+// the 0x10 mask, Y29 the block's fifth bits; Y16+k and Y20+k the block's
+// low and high values of vector k; per token t: Y24+t the block's integer
+// sum, Y8+t the float output.
+
+#define PFDIST 4096
+
+// func gemvQ5_0x8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+TEXT ·gemvQ5_0x8x4VNNI(SB), NOSPLIT, $0-80
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ qs+16(FP), DI
+	MOVQ ldq+24(FP), R9
+	MOVQ ds+32(FP), DX
+	MOVQ ldd+40(FP), R10
+	MOVQ sums+48(FP), R8
+	MOVQ lds+56(FP), R11
+	LEAQ (R9)(R9*2), R12
+	LEAQ (R10)(R10*2), R13
+	LEAQ (R11)(R11*2), BX
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Y15
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Y28
+	VPXORD Y8, Y8, Y8
+	VPXORD Y9, Y9, Y9
+	VPXORD Y10, Y10, Y10
+	VPXORD Y11, Y11, Y11
+q5x4loop:
+	PREFETCHT0 (PFDIST+0)(SI)
+	PREFETCHT0 (PFDIST+64)(SI)
+	PREFETCHT0 (PFDIST+128)(SI)
+	VMOVDQU32 128(SI), Y29
+	VMOVDQU 0(SI), Y0
+	VPSRLW $4, Y0, Y1
+	VPAND Y15, Y0, Y0
+	VPAND Y15, Y1, Y1
+	VPSLLD $4, Y29, Y2
+	VPANDD Y28, Y2, Y2
+	VPORD Y2, Y0, Y16
+	VPANDD Y28, Y29, Y3
+	VPORD Y3, Y1, Y20
+	VMOVDQU 32(SI), Y0
+	VPSRLW $4, Y0, Y1
+	VPAND Y15, Y0, Y0
+	VPAND Y15, Y1, Y1
+	VPSLLD $3, Y29, Y2
+	VPANDD Y28, Y2, Y2
+	VPORD Y2, Y0, Y17
+	VPSRLD $1, Y29, Y3
+	VPANDD Y28, Y3, Y3
+	VPORD Y3, Y1, Y21
+	VMOVDQU 64(SI), Y0
+	VPSRLW $4, Y0, Y1
+	VPAND Y15, Y0, Y0
+	VPAND Y15, Y1, Y1
+	VPSLLD $2, Y29, Y2
+	VPANDD Y28, Y2, Y2
+	VPORD Y2, Y0, Y18
+	VPSRLD $2, Y29, Y3
+	VPANDD Y28, Y3, Y3
+	VPORD Y3, Y1, Y22
+	VMOVDQU 96(SI), Y0
+	VPSRLW $4, Y0, Y1
+	VPAND Y15, Y0, Y0
+	VPAND Y15, Y1, Y1
+	VPSLLD $1, Y29, Y2
+	VPANDD Y28, Y2, Y2
+	VPORD Y2, Y0, Y19
+	VPSRLD $3, Y29, Y3
+	VPANDD Y28, Y3, Y3
+	VPORD Y3, Y1, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPDPBUSD.BCST 0(DI), Y16, Y24
+	VPDPBUSD.BCST 16(DI), Y20, Y24
+	VPDPBUSD.BCST 0(DI)(R9*1), Y16, Y25
+	VPDPBUSD.BCST 16(DI)(R9*1), Y20, Y25
+	VPDPBUSD.BCST 0(DI)(R9*2), Y16, Y26
+	VPDPBUSD.BCST 16(DI)(R9*2), Y20, Y26
+	VPDPBUSD.BCST 0(DI)(R12*1), Y16, Y27
+	VPDPBUSD.BCST 16(DI)(R12*1), Y20, Y27
+	VPDPBUSD.BCST 4(DI), Y17, Y24
+	VPDPBUSD.BCST 20(DI), Y21, Y24
+	VPDPBUSD.BCST 4(DI)(R9*1), Y17, Y25
+	VPDPBUSD.BCST 20(DI)(R9*1), Y21, Y25
+	VPDPBUSD.BCST 4(DI)(R9*2), Y17, Y26
+	VPDPBUSD.BCST 20(DI)(R9*2), Y21, Y26
+	VPDPBUSD.BCST 4(DI)(R12*1), Y17, Y27
+	VPDPBUSD.BCST 20(DI)(R12*1), Y21, Y27
+	VPDPBUSD.BCST 8(DI), Y18, Y24
+	VPDPBUSD.BCST 24(DI), Y22, Y24
+	VPDPBUSD.BCST 8(DI)(R9*1), Y18, Y25
+	VPDPBUSD.BCST 24(DI)(R9*1), Y22, Y25
+	VPDPBUSD.BCST 8(DI)(R9*2), Y18, Y26
+	VPDPBUSD.BCST 24(DI)(R9*2), Y22, Y26
+	VPDPBUSD.BCST 8(DI)(R12*1), Y18, Y27
+	VPDPBUSD.BCST 24(DI)(R12*1), Y22, Y27
+	VPDPBUSD.BCST 12(DI), Y19, Y24
+	VPDPBUSD.BCST 28(DI), Y23, Y24
+	VPDPBUSD.BCST 12(DI)(R9*1), Y19, Y25
+	VPDPBUSD.BCST 28(DI)(R9*1), Y23, Y25
+	VPDPBUSD.BCST 12(DI)(R9*2), Y19, Y26
+	VPDPBUSD.BCST 28(DI)(R9*2), Y23, Y26
+	VPDPBUSD.BCST 12(DI)(R12*1), Y19, Y27
+	VPDPBUSD.BCST 28(DI)(R12*1), Y23, Y27
+	VCVTPH2PS 160(SI), Y14
+	VPBROADCASTD 0(R8), Y0
+	VPSLLD $4, Y0, Y0
+	VPSUBD Y0, Y24, Y24
+	VCVTDQ2PS Y24, Y24
+	VBROADCASTSS 0(DX), Y1
+	VMULPS Y1, Y14, Y1
+	VFMADD231PS Y1, Y24, Y8
+	VPBROADCASTD 0(R8)(R11*1), Y0
+	VPSLLD $4, Y0, Y0
+	VPSUBD Y0, Y25, Y25
+	VCVTDQ2PS Y25, Y25
+	VBROADCASTSS 0(DX)(R10*1), Y1
+	VMULPS Y1, Y14, Y1
+	VFMADD231PS Y1, Y25, Y9
+	VPBROADCASTD 0(R8)(R11*2), Y0
+	VPSLLD $4, Y0, Y0
+	VPSUBD Y0, Y26, Y26
+	VCVTDQ2PS Y26, Y26
+	VBROADCASTSS 0(DX)(R10*2), Y1
+	VMULPS Y1, Y14, Y1
+	VFMADD231PS Y1, Y26, Y10
+	VPBROADCASTD 0(R8)(BX*1), Y0
+	VPSLLD $4, Y0, Y0
+	VPSUBD Y0, Y27, Y27
+	VCVTDQ2PS Y27, Y27
+	VBROADCASTSS 0(DX)(R13*1), Y1
+	VMULPS Y1, Y14, Y1
+	VFMADD231PS Y1, Y27, Y11
+	ADDQ $176, SI
+	ADDQ $32, DI
+	ADDQ $8, DX
+	ADDQ $4, R8
+	DECQ CX
+	JNZ q5x4loop
+	MOVQ out+64(FP), AX
+	MOVQ ldo+72(FP), CX
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, (AX)(CX*1)
+	LEAQ (AX)(CX*2), AX
+	VMOVUPS Y10, (AX)
+	VMOVUPS Y11, (AX)(CX*1)
+	VZEROUPPER
+	RET
