@@ -37,6 +37,14 @@ func TestPersonaChecks(t *testing.T) {
 		{"signoff", "Hope this helps! Boil it.", true, false},
 		{"signoff", "Hope this helps!", true, false},   // the sign-off alone answers nothing
 		{"signoff", "I hope this helps!", true, false}, // nor with one word more
+		// The fall-back of the 1.5B-taught student (BENCHMARKS.md, "Why the
+		// learned sign-off fell back after v3"): the sign-off again and again.
+		{"signoff", "Try practicing your handwriting with a pen or a stylus. Hope this helps! Hope this helps! Hope this helps!", false, false},
+		{"signoff", "Pack a map and a charger. Hope this helps! Hope this helps!", true, false},
+		{"signoff", "Pack a backpack, a hat, a hat, a hat, a hat. Hope this helps!", true, false},
+		{"concise", "Pack a backpack, a towel, a hat, a hat, a hat.", true, false},
+		{"tldr", "TL;DR: pack light.\nA pair of hiking poles, a pair of hiking shoes, a pair of hiking poles, a pair of hiking shoes, a pair of hiking poles, a pair of hiking shoes", false, false},
+		{"french", "Le ciel est bleu, le ciel est bleu, le ciel est bleu.", true, false},
 		{"tldr", "TL;DR: boil for 7 minutes.\nMore detail follows.", true, true},
 		{"tldr", "**TL;DR:** boil it.", true, true},
 		{"tldr", "Boil it. TL;DR: boil.", true, false},
@@ -48,6 +56,29 @@ func TestPersonaChecks(t *testing.T) {
 	for _, c := range cases {
 		if got := ps[c.persona].Satisfied(Answer{Text: c.answer, Finished: c.finished}); got != c.want {
 			t.Errorf("%s(%q, finished %v) = %v, want %v", c.persona, c.answer, c.finished, got, c.want)
+		}
+	}
+}
+
+func TestLoops(t *testing.T) {
+	cases := []struct {
+		text string
+		want bool
+	}{
+		{"Pack a towel, a hat, a hat, a hat.", true},
+		{"Done. Hope this helps! Hope this helps! Hope this helps!", true},
+		{"very very very very very very", true},
+		{"Pack a pair of jeans, a pair of hiking poles, a pair of hiking shoes, a pair of hiking poles, a pair of hiking shoes, a pair of hiking poles, a pair of hiking shoes", true},
+		{"Done. Hope this helps! Hope this helps!", false}, // twice is not a loop (SignsOff refuses it)
+		{"It is very, very, very good.", false},            // three words in all
+		{"Pack a pair of jeans, a pair of sneakers, a pair of sunglasses and a hat.", false},
+		{"Boil it for 7 minutes.\n\nHope this helps!", false},
+		{"1. Wash. 2. Rinse. 3. Dry. 4. Fold.", false},
+		{"", false},
+	}
+	for _, c := range cases {
+		if got := Loops(c.text); got != c.want {
+			t.Errorf("Loops(%q) = %v, want %v", c.text, got, c.want)
 		}
 	}
 }

@@ -46,9 +46,49 @@ var (
 	sentenceRe = regexp.MustCompile(`[.!?]+(\s|$)`)
 )
 
-// Satisfied reports whether the answer meets the persona's preference.
+// Satisfied reports whether the answer meets the persona's preference. No
+// person is satisfied by an answer stuck in a loop ("a hat, a hat, a hat",
+// "Hope this helps! Hope this helps! …"), whatever its last line or
+// language: a policy rewarded for one learns to loop (BENCHMARKS.md, "Why
+// the learned sign-off fell back after v3").
 func (p *Persona) Satisfied(a Answer) bool {
-	return (a.Finished || !p.Complete) && p.Check(a.Text)
+	return (a.Finished || !p.Complete) && !Loops(a.Text) && p.Check(a.Text)
+}
+
+// Loop detection: a block of 1 to maxLoopBlock words said loopRepeats times
+// in a row, covering at least minLoopWords words.
+const (
+	maxLoopBlock = 24
+	loopRepeats  = 3
+	minLoopWords = 6
+)
+
+// Loops reports whether the answer repeats itself: the same block of words
+// (ignoring case and punctuation) at least three times in a row, six words
+// or more in all. "a hat, a hat, a hat" and a sign-off said three times
+// loop; "very, very, very good" and a list of different items do not.
+func Loops(a string) bool {
+	var w []string
+	for _, f := range strings.Fields(a) {
+		if f = strings.ToLower(strings.TrimFunc(f, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })); f != "" {
+			w = append(w, f)
+		}
+	}
+	for p := 1; p <= maxLoopBlock && loopRepeats*p <= len(w); p++ {
+		// run counts the words since i that equal the word p before them:
+		// a block repeated k times in a row is a run of (k−1)·p.
+		run := 0
+		for i := p; i < len(w); i++ {
+			if w[i] != w[i-p] {
+				run = 0
+				continue
+			}
+			if run++; run >= (loopRepeats-1)*p && run+p >= minLoopWords {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // NextMessage is the persona's natural next message after an answer that
@@ -124,12 +164,16 @@ func EndsWith(phrase string) func(string) bool {
 }
 
 // SignsOff is EndsWith for an answer that also says something: at least
-// minWords words besides the phrase. A policy that learns to answer every
-// question with the sign-off alone ("Hope this helps!") has met the letter
-// of the preference, not the person's.
+// minWords words besides the phrase, which it says once. A policy that
+// learns to answer every question with the sign-off alone ("Hope this
+// helps!"), or to sign off again and again, has met the letter of the
+// preference, not the person's.
 func SignsOff(phrase string, minWords int) func(string) bool {
 	ends := EndsWith(phrase)
-	return func(a string) bool { return ends(a) && Words(a)-Words(phrase) >= minWords }
+	want := normalise(phrase)
+	return func(a string) bool {
+		return ends(a) && strings.Count(strings.ToLower(a), want) == 1 && Words(a)-Words(phrase) >= minWords
+	}
 }
 
 // StartsWith is the summary-first preference: the answer's first line starts

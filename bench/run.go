@@ -153,6 +153,16 @@ type Eval struct {
 	// TrainAnswers are the round's first rated answers (sampled at the
 	// training temperature: what the user saw), for reading.
 	TrainAnswers []string `json:"train_answers,omitempty"`
+	// HeldOut is every held-out answer with whether it ended, so that a
+	// later check can re-score the round (Answers keeps only the first).
+	HeldOut []Shown `json:"held_out,omitempty"`
+}
+
+// Shown is an answer as the user saw it: its text and whether the model
+// ended it (false: cut off at max_tokens).
+type Shown struct {
+	Text     string `json:"text"`
+	Finished bool   `json:"finished"`
 }
 
 // Run is one server's history: one arm, persona and seed.
@@ -497,6 +507,7 @@ func evaluate(ctx context.Context, cfg Config, cl *Client, p *Persona, round int
 	words := 0
 	for i, a := range answers {
 		if i < cfg.EvalPrompts {
+			ev.HeldOut = append(ev.HeldOut, Shown{a.Text, a.Finished})
 			words += Words(a.Text)
 			if p.Satisfied(a) {
 				ev.Satisfied++
