@@ -26,8 +26,7 @@ import (
 // this box has (SmolLM2-135M, Qwen2.5-Coder-0.5B) the judge picks no better
 // than chance, the hint gain clearly better (BENCHMARKS.md, "Best-of-N
 // teacher answers"). When no answer passes the threshold the turn yields
-// no teacher sample: better no sample than a bad one; a rating of the
-// policy's own answer still trains as the RL term alone. The selection
+// no teacher sample: better no sample than a bad one. The selection
 // happens before the sample is stored, and a turn stores at most one
 // sample, so a crash mid-selection redoes the turn and never trains it
 // twice.
@@ -62,7 +61,7 @@ const DefaultSelectThreshold = 0.0
 const DefaultTeacherSelect = SelectGain
 
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample, a rating trains the policy's answer by reward alone)")
+	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample)")
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
 	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by the policy's teacher) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
@@ -102,7 +101,7 @@ func (s TeacherSampleSettings) selector(backend judge.Backend, timeout time.Dura
 }
 
 // errNoPick: none of the teacher's answers passed the selector.
-var errNoPick = errors.New("none of the teacher's answers does what the feedback asks (by the selector)")
+var errNoPick = errors.New("none of the teacher's answers does what the feedback asks (by the judge)")
 
 // writeTeacher is teacher's answer to t's prompt with hint in context:
 // judge.Teacher.Write once, or best of Config.TeacherSamples.
