@@ -236,19 +236,12 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return false, ctx.Err()
-		case errors.Is(err, errNoPick) && !d.UseRL:
-			// Better no teacher sample than a bad one.
+		case errors.Is(err, errNoPick):
+			// Better no sample than a bad one; the rating's RL term
+			// would push down the rated answer, which teacher-written
+			// OPD does not do either.
 			r.drop(ctx, t.ID, err.Error())
 			return false, nil
-		case errors.Is(err, errNoPick):
-			// No teacher answer passed, but the user's rating of the
-			// policy's own answer still says something: keep it. Dropped,
-			// every −1 whose hint the teacher cannot act on is lost while
-			// every +1 trains, and a policy trained on +1s alone drifts to
-			// the shortest answer its raters liked, down to "Hope this
-			// helps!" with no answer before it (BENCHMARKS.md, "Why the
-			// learned sign-off fell back after v3").
-			smp.Why = fmt.Sprintf("score %+d: RL term only, %v", j.Score, err)
 		case err != nil && d.UseRL:
 			smp.Why = fmt.Sprintf("score %+d: RL term only, the teacher failed: %v", j.Score, err)
 		case err != nil:
