@@ -31,7 +31,7 @@ const (
 	opPackRows  = 8
 	opPackCols  = 48
 	opPackK     = 128
-	opPackBlock = 512
+	opPackBlock = 1024
 	// opPackMinRows: with fewer rows of A (LoRA's dA = gᵀ·x, 16 rows) the
 	// copy, a strided gather of B, costs more than it saves.
 	opPackMinRows = 64
@@ -49,7 +49,14 @@ func gemmOP(m, n, k int, alpha float32, a []float32, ars, acs int, b []float32, 
 	if m >= n {
 		parallelFor(m, opTileRows, work, func(i0, i1 int) { g.run(i0, i1, 0, n) })
 	} else {
-		parallelFor(n, opTileCols, work, func(j0, j1 int) { g.run(0, m, j0, j1) })
+		// Whole 48-column panels per goroutine where the packed path runs
+		// (896 columns as 448 + 448 left a 16-column panel padded to 48 on
+		// each side); the bits do not depend on the split.
+		align := opTileCols
+		if use512 && usePackOP {
+			align = opPackCols
+		}
+		parallelFor(n, align, work, func(j0, j1 int) { g.run(0, m, j0, j1) })
 	}
 }
 
@@ -115,7 +122,9 @@ func (g *opGemm) runPacked(i0, i1, j0, j1 int) {
 					row := (kb + p) * g.ldb
 					dst := bp[p*opPackCols : (p+1)*opPackCols]
 					copy(dst, g.b[row+j:row+j+w])
-					clear(dst[w:])
+					if w < opPackCols {
+						clear(dst[w:])
+					}
 				}
 				acc := max(min(kb, 1), cacc)
 				for i := ib; i < ie; i += opPackRows {
