@@ -1,5 +1,7 @@
 package blas
 
+import "sync"
+
 // The outer-product path for C = alpha·op(A)·B + beta·C with B not
 // transposed (the backward's dx = dy·W and dW = dyᵀ·x): B is read row-major
 // as it is stored, A through a pair of strides, so neither operand is
@@ -97,11 +99,20 @@ func (g *opGemm) runPacked(i0, i1, j0, j1 int) {
 	if g.beta == 1 {
 		cacc = 1
 	}
-	bp := make([]float32, min(opPackK, k)*opPackCols)
-	var cp []float32
+	// The panel and the partial panel's rows of C in one pooled buffer: a
+	// training step makes thousands of these calls, and fresh buffers each
+	// time grew the heap by ~0.7 GB.
+	buf := opPackPool.Get().(*[]float32)
+	defer opPackPool.Put(buf)
+	nb := min(opPackK, k) * opPackCols
+	nc := 0
 	if (j1-j0)%opPackCols != 0 {
-		cp = make([]float32, min(opPackBlock, i1-i0)*opPackCols)
+		nc = min(opPackBlock, i1-i0) * opPackCols
 	}
+	if cap(*buf) < nb+nc {
+		*buf = make([]float32, nb+nc)
+	}
+	bp, cp := (*buf)[:nb], (*buf)[nb:nb+nc]
 	for ib := i0; ib < i1; ib += opPackBlock {
 		ie := min(ib+opPackBlock, i1)
 		for j := j0; j < j1; j += opPackCols {
@@ -145,6 +156,8 @@ func (g *opGemm) runPacked(i0, i1, j0, j1 int) {
 		}
 	}
 }
+
+var opPackPool = sync.Pool{New: func() any { return new([]float32) }}
 
 // runInPlace computes C[i0:i1, j0:j1] with B read where it is.
 func (g *opGemm) runInPlace(i0, i1, j0, j1 int) {
