@@ -1,5 +1,7 @@
 package blas
 
+import "sync"
+
 // The outer-product path for C = alpha·op(A)·B + beta·C with B not
 // transposed (the backward's dx = dy·W and dW = dyᵀ·x): B is read row-major
 // as it is stored, A through a pair of strides, so neither operand is
@@ -21,7 +23,25 @@ const (
 	// floats, 24 KiB: it stays in L1 while they use it).
 	opBlockRows = 64
 	opBlockK    = 256
+
+	// The packed path (AVX-512): eight rows of A by a 48-column panel of B
+	// copied into opPackK contiguous rows (24 KiB, which stays in L1 beside
+	// the rows of A), reused by opPackBlock rows of A at a time. In place,
+	// the rows of a 4,864-wide B sit 19 KB apart: a panel's 256 rows fell
+	// on a few L1 sets and a new page each, and streamed from L2 for every
+	// four rows of A.
+	opPackRows  = 8
+	opPackCols  = 48
+	opPackK     = 128
+	opPackBlock = 1024
+	// opPackMinRows: with fewer rows of A (LoRA's dA = gᵀ·x, 16 rows) the
+	// copy, a strided gather of B, costs more than it saves.
+	opPackMinRows = 64
 )
+
+// usePackOP turns the packed path on (a variable so tests and benchmarks can
+// compare it with the in-place kernels, whose bits it computes).
+var usePackOP = true
 
 // gemmOP computes C = alpha·op(A)·B + beta·C, op(A) m×k with element (i,p)
 // at a[i*ars+p*acs], B k×n with row stride ldb. Needs the AVX2 kernels.
@@ -31,7 +51,14 @@ func gemmOP(m, n, k int, alpha float32, a []float32, ars, acs int, b []float32, 
 	if m >= n {
 		parallelFor(m, opTileRows, work, func(i0, i1 int) { g.run(i0, i1, 0, n) })
 	} else {
-		parallelFor(n, opTileCols, work, func(j0, j1 int) { g.run(0, m, j0, j1) })
+		// Whole 48-column panels per goroutine where the packed path runs
+		// (896 columns as 448 + 448 left a 16-column panel padded to 48 on
+		// each side); the bits do not depend on the split.
+		align := opTileCols
+		if use512 && usePackOP {
+			align = opPackCols
+		}
+		parallelFor(n, align, work, func(j0, j1 int) { g.run(0, m, j0, j1) })
 	}
 }
 
@@ -43,8 +70,97 @@ type opGemm struct {
 	ldb, ldc    int
 }
 
-// run computes C[i0:i1, j0:j1].
+// run computes C[i0:i1, j0:j1]: the full 8-row tiles on the packed path
+// (at least 48 columns; a last partial panel zero-padded), the rest on the
+// in-place kernels. Both compute each element as the same FMA chain over p
+// in order, so a row's result does not depend on which path ran it.
 func (g *opGemm) run(i0, i1, j0, j1 int) {
+	direct := g.alpha == 1 && (g.beta == 0 || g.beta == 1)
+	iw := i0 + (i1-i0)/opPackRows*opPackRows
+	if !use512 || !usePackOP || !direct || g.k == 0 || iw-i0 < opPackMinRows || j1-j0 < opPackCols {
+		g.runInPlace(i0, i1, j0, j1)
+		return
+	}
+	g.runPacked(i0, iw, j0, j1)
+	if iw < i1 {
+		g.runInPlace(iw, i1, j0, j1)
+	}
+}
+
+// runPacked computes C[i0:i1, j0:j1] for alpha = 1, beta 0 or 1, with
+// i1−i0 a multiple of 8: each k block of a 48-column panel is copied once
+// per opPackBlock rows and runs kernOP8x48P512 over them. The chains start
+// from C when beta is 1, from zero at the first k block otherwise, and
+// continue from C after it, as on the in-place path. A last panel of fewer
+// columns is padded with zeros and its rows of C go through a buffer.
+func (g *opGemm) runPacked(i0, i1, j0, j1 int) {
+	k := g.k
+	cacc := 0
+	if g.beta == 1 {
+		cacc = 1
+	}
+	// The panel and the partial panel's rows of C in one pooled buffer: a
+	// training step makes thousands of these calls, and fresh buffers each
+	// time grew the heap by ~0.7 GB.
+	buf := opPackPool.Get().(*[]float32)
+	defer opPackPool.Put(buf)
+	nb := min(opPackK, k) * opPackCols
+	nc := 0
+	if (j1-j0)%opPackCols != 0 {
+		nc = min(opPackBlock, i1-i0) * opPackCols
+	}
+	if cap(*buf) < nb+nc {
+		*buf = make([]float32, nb+nc)
+	}
+	bp, cp := (*buf)[:nb], (*buf)[nb:nb+nc]
+	for ib := i0; ib < i1; ib += opPackBlock {
+		ie := min(ib+opPackBlock, i1)
+		for j := j0; j < j1; j += opPackCols {
+			w := min(opPackCols, j1-j)
+			c, cb, ldc := g.c, ib*g.ldc+j, g.ldc
+			if w < opPackCols {
+				c, cb, ldc = cp, 0, opPackCols
+				clear(cp)
+				if cacc == 1 {
+					for i := ib; i < ie; i++ {
+						copy(cp[(i-ib)*opPackCols:(i-ib)*opPackCols+w], g.c[i*g.ldc+j:i*g.ldc+j+w])
+					}
+				}
+			}
+			for kb := 0; kb < k; kb += opPackK {
+				kc := min(opPackK, k-kb)
+				for p := range kc {
+					row := (kb + p) * g.ldb
+					dst := bp[p*opPackCols : (p+1)*opPackCols]
+					copy(dst, g.b[row+j:row+j+w])
+					if w < opPackCols {
+						clear(dst[w:])
+					}
+				}
+				acc := max(min(kb, 1), cacc)
+				for i := ib; i < ie; i += opPackRows {
+					// The kernel reads A[i:i+8, kb:kb+kc] and touches
+					// 8 rows × 48 columns of C (or of the buffer): check
+					// the last elements once.
+					ci := cb + (i-ib)*ldc
+					_ = g.a[(i+opPackRows-1)*g.ars+(kb+kc-1)*g.acs]
+					_ = c[ci+(opPackRows-1)*ldc+opPackCols-1]
+					kernOP8x48P512(kc, &g.a[i*g.ars+kb*g.acs], g.ars, g.acs, &bp[0], &c[ci], ldc, acc)
+				}
+			}
+			if w < opPackCols {
+				for i := ib; i < ie; i++ {
+					copy(g.c[i*g.ldc+j:i*g.ldc+j+w], cp[(i-ib)*opPackCols:])
+				}
+			}
+		}
+	}
+}
+
+var opPackPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// runInPlace computes C[i0:i1, j0:j1] with B read where it is.
+func (g *opGemm) runInPlace(i0, i1, j0, j1 int) {
 	k := g.k
 	if k == 0 {
 		g.scaleOnly(i0, i1, j0, j1)

@@ -25,3 +25,6 @@ var usePack512 = use512 && cpu.X86.HasAVX512VL
 
 //go:noescape
 func kern4x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func kernOP8x48P512(k int, a *float32, ars int, acs int, bp *float32, c *float32, ldc int, acc int)

@@ -18,3 +18,7 @@ var usePack512 = false
 func kern4x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func kernOP8x48P512(k int, a *float32, ars int, acs int, bp *float32, c *float32, ldc int, acc int) {
+	panic("blas: no assembly kernels on this platform")
+}

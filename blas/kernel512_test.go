@@ -36,7 +36,9 @@ func TestAVX512KernelsMatchAVX2(t *testing.T) {
 		return x
 	}
 	type shape struct{ m, n, k int }
-	shapes := []shape{{4, 6, 8}, {7, 13, 16}, {64, 96, 576}, {37, 50, 64}, {130, 200, 48}, {9, 1536, 576}, {190, 576, 1536}, {3, 47, 24}, {61, 1536, 16}, {40, 192, 16}, {18, 100, 40}, {131, 16, 576}, {70, 20, 24}, {16, 64, 8}, {3040, 16, 576}, {301, 130, 1536}}
+	shapes := []shape{{4, 6, 8}, {7, 13, 16}, {64, 96, 576}, {37, 50, 64}, {130, 200, 48}, {9, 1536, 576}, {190, 576, 1536}, {3, 47, 24}, {61, 1536, 16}, {40, 192, 16}, {18, 100, 40}, {131, 16, 576}, {70, 20, 24}, {16, 64, 8}, {3040, 16, 576}, {301, 130, 1536},
+		// The student's dx shapes (packed 8×48 path): 4,864 = 101·48 + 16 columns, k off the 128-row blocks.
+		{150, 4864, 136}, {333, 896, 300}}
 	for _, sh := range shapes {
 		for _, tr := range [][2]bool{{false, true}, {false, false}, {true, false}} {
 			// alpha ≠ 1 and beta ∉ {0, 1}: LoRA's out += scale·(u·Bᵀ) (k = r).
@@ -108,4 +110,44 @@ func BenchmarkTrainShapes(b *testing.B) {
 		b.ReportMetric(2*m*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 		b.ReportMetric(2*m*n*k*float64(b.N)/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
 	})
+}
+
+// BenchmarkStudentDx times the backward's dx = dy·W through one frozen
+// projection of the Qwen2.5-Coder-0.5B student as the trainer runs it (8 ×
+// 190 tokens, 256 widened rows of W per call, accumulating into dx): up/gate
+// (W 4,864 × 896) and down (W 896 × 4,864), on the packed 8×48 path and on
+// the in-place kernels (the same bits):
+//
+//	go test ./blas -run '^$' -bench StudentDx -benchtime 3x
+func BenchmarkStudentDx(b *testing.B) {
+	const t, tile = 1520, 256
+	for _, sh := range []struct {
+		name    string
+		out, in int
+	}{{"up_4864x896", 4864, 896}, {"down_896x4864", 896, 4864}} {
+		dy, w, dx := make([]float32, t*sh.out), make([]float32, sh.out*sh.in), make([]float32, t*sh.in)
+		for i := range w {
+			w[i] = float32(i%7) * 0.01
+		}
+		for _, packed := range []bool{true, false} {
+			name := sh.name + "/in-place"
+			if packed {
+				name = sh.name + "/packed"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(v bool) { usePackOP = v }(usePackOP)
+				usePackOP = packed
+				c0 := cpuSeconds()
+				for range b.N {
+					for r0 := 0; r0 < sh.out; r0 += tile {
+						r1 := min(r0+tile, sh.out)
+						SgemmGo(false, false, t, sh.in, r1-r0, 1, dy[r0:], sh.out, w[r0*sh.in:r1*sh.in], sh.in, 1, dx, sh.in)
+					}
+				}
+				flops := 2 * float64(t) * float64(sh.out) * float64(sh.in) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOPS")
+				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+			})
+		}
+	}
 }

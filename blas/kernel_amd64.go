@@ -64,3 +64,6 @@ func scal8(n8 int, s float32, x *float32)
 
 //go:noescape
 func swigluBwd8(n8 int, gate *float32, up *float32, dout *float32, dgate *float32, dup *float32)
+
+//go:noescape
+func siluMul8(n8 int, out *float32, gate *float32, up *float32) int

@@ -79,3 +79,7 @@ func scal8(n8 int, s float32, x *float32) {
 func swigluBwd8(n8 int, gate *float32, up *float32, dout *float32, dgate *float32, dup *float32) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func siluMul8(n8 int, out *float32, gate *float32, up *float32) int {
+	panic("blas: no assembly kernels on this platform")
+}

@@ -221,3 +221,37 @@ func SwiGLUBackward(dgate, dup, dout, gate, up []float32) {
 		dgate[i] = dout[i] * up[i] * s * (1 + float32(g*(1-s)))
 	}
 }
+
+// SwiGLU computes out = silu(gate)·up elementwise as
+//
+//	out[i] = g / (1 + float32(math.Exp(float64(−g)))) · up[i]
+//
+// bitwise (the serving forward's SwiGLU, whose logits llama.cpp's greedy
+// ids and the behaviour logprobs are checked against): with AVX2 and FMA,
+// eight at a time through math.Exp's own FMA-path operations in float64
+// lanes; the rest, and any group with |g| ≥ 700 or a NaN (math.Exp's
+// special cases), by the scalar loop.
+func SwiGLU(out, gate, up []float32) {
+	n := len(gate)
+	out, up = out[:n], up[:n]
+	i := 0
+	if useAVX2 {
+		n8 := n &^ 7
+		for i < n8 {
+			i += siluMul8(n8-i, &out[i], &gate[i], &up[i])
+			if i < n8 {
+				swigluScalar(out[i:i+8], gate[i:i+8], up[i:i+8])
+				i += 8
+			}
+		}
+	}
+	swigluScalar(out[i:], gate[i:], up[i:])
+}
+
+func swigluScalar(out, gate, up []float32) {
+	up = up[:len(gate)]
+	out = out[:len(gate)]
+	for i, g := range gate {
+		out[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+	}
+}

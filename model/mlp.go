@@ -1,13 +1,9 @@
 package model
 
-import "math"
+import "github.com/clawrl/clawrl/blas"
 
 // swigluForward computes out = silu(gate) · up elementwise (SwiGLU's gating;
-// gate_proj and up_proj are plain Linears before it, down_proj after).
-func swigluForward(out, gate, up []float32) {
-	up = up[:len(gate)]
-	out = out[:len(gate)]
-	for i, g := range gate {
-		out[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
-	}
-}
+// gate_proj and up_proj are plain Linears before it, down_proj after):
+// out[i] = g / (1 + float32(math.Exp(float64(−g)))) · up[i], bitwise
+// (blas.SwiGLU).
+func swigluForward(out, gate, up []float32) { blas.SwiGLU(out, gate, up) }

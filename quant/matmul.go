@@ -234,7 +234,11 @@ var tilePool = sync.Pool{New: func() any { return new([]float32) }}
 
 // DequantizeRows widens rows [r0, r1) into dst[(r1-r0)·Cols].
 func (m *Matrix) DequantizeRows(dst []float32, r0, r1 int) {
-	DequantizeRow(m.Type, dst[:(r1-r0)*m.Cols], m.Data[r0*m.rowBytes:r1*m.rowBytes])
+	dst, src := dst[:(r1-r0)*m.Cols], m.Data[r0*m.rowBytes:r1*m.rowBytes]
+	if dequantFast(m.Type, dst, src) {
+		return
+	}
+	DequantizeRow(m.Type, dst, src)
 }
 
 // MatMulNN computes out[T, m.Cols] = dy[T, m.Rows]·m (the input gradient
