@@ -119,36 +119,3 @@ func TestDecideCut(t *testing.T) {
 		}
 	}
 }
-
-// TestPolicyStepSkipsBatchWithoutSignal: a batch whose every rated answer
-// was liked has advantage 0 under the batch baseline; with only rehearsal
-// anchors beside it no optimizer step is taken (AdamW's moments would move
-// the weights anyway). One −1, or a teacher-written answer, is a signal.
-func TestPolicyStepSkipsBatchWithoutSignal(t *testing.T) {
-	cfg := DefaultStepConfig()
-	cfg.Advantage.Baseline = BaselineBatch
-	rated := func(r float64) TrainSample {
-		return TrainSample{PromptIDs: []int32{1, 2}, ResponseIDs: []int32{3, 4}, BehaviourLogprobs: []float32{-1, -1}, Reward: r, RewardTerm: true}
-	}
-	anchor := TrainSample{PromptIDs: []int32{1}, ResponseIDs: []int32{5}, Anchor: 0.5}
-	written := TrainSample{PromptIDs: []int32{1}, ResponseIDs: []int32{6, 7}, TeacherWrote: true}
-	for _, c := range []struct {
-		name    string
-		samples []TrainSample
-		step    bool
-	}{
-		{"all liked, anchors", []TrainSample{rated(1), rated(1), rated(1), anchor}, false},
-		{"one disliked", []TrainSample{rated(1), rated(1), rated(-1), anchor}, true},
-		{"all liked and a teacher answer", []TrainSample{rated(1), rated(1), written, anchor}, true},
-		{"one liked answer (nothing to compare)", []TrainSample{rated(1), anchor}, true},
-	} {
-		var st countingStepper
-		m, err := PolicyStep(context.Background(), &st, cfg, c.samples)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if stepped := st.seqs != nil; stepped != c.step || m.Skipped == c.step || m.Samples != len(c.samples) {
-			t.Errorf("%s: stepped %v, skipped %v, samples %d; want stepped %v", c.name, stepped, m.Skipped, m.Samples, c.step)
-		}
-	}
-}

@@ -30,9 +30,6 @@ type StepMetrics struct {
 	ImportanceWeightMean float64
 	ImportanceWeightMax  float64
 	ImportanceTruncated  float64 // fraction of tokens whose weight hit the cap
-	// Skipped: the batch carried no learning signal and no optimizer step
-	// was taken (Metrics.Skipped).
-	Skipped bool
 }
 
 // Yielder is implemented by trainers that can pause inside a step (the

@@ -91,34 +91,6 @@ type Metrics struct {
 	TokensPerSec  float64
 	LearningRate  float64
 	OldLogprobGap float64 // mean |old − behaviour|: how off-policy the batch was
-	// Skipped: no sample carried a learning signal (stepSignal), so no
-	// optimizer step was taken and the weights are unchanged.
-	Skipped bool
-}
-
-// stepSignal reports whether any of a step's samples (rehearsal anchors
-// aside) gives the policy something to learn: a nonzero reward after the
-// baseline, a teacher term, or teacher-written tokens to distill. A batch
-// whose rewards are all equal (every rated answer liked, under the batch
-// baseline) has none. An optimizer step on it is not a no-op: AdamW keeps
-// its moments across versions, so with no fresh gradient the step repeats
-// the last update at about 0.9/√0.98 of its size and carries the policy
-// further along it — in BENCHMARKS.md ("Why the learned sign-off fell back
-// after v3") two such steps took the 0.5B student from an answer plus
-// "Hope this helps!" (18/20) to the sign-off alone.
-// A batch of anchors alone is a rehearsal step asked for as such: it steps.
-func stepSignal(cfg StepConfig, samples []TrainSample, rewards []float64) bool {
-	rated := false
-	for i, s := range samples {
-		switch {
-		case s.Anchor != 0:
-		case rewards[i] != 0, s.TeacherLogprobs != nil, s.TeacherWrote, distillCoef(cfg, s) != 0:
-			return true
-		default:
-			rated = true
-		}
-	}
-	return !rated
 }
 
 // batchObjective adapts per-sample TokenInputs to train.Objective.
@@ -266,9 +238,6 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 		single[i] = s.Group == 0 && s.RewardTerm
 	}
 	rewards = BatchBaseline(cfg.Advantage.Baseline, rewards, single)
-	if cfg.Loss.Kind != LossSFT && !stepSignal(cfg, samples, rewards) {
-		return Metrics{Samples: len(samples), Skipped: true}, nil
-	}
 	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
 		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples)),
 		anchors: make([]float64, len(samples)), distill: make([]float64, len(samples))}
