@@ -5,12 +5,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/clawrl/clawrl/api"
-	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/rl"
@@ -89,10 +87,6 @@ func TestModelBackedLoop(t *testing.T) {
 	c.feedback(up, 1, "")
 	down, _ := c.chat("down", []msg{{"user", "Write a haiku."}})
 	c.feedback(down, -1, "Too long.")
-	// The random model's 8-token answers are cut off, so the +1 above
-	// trains no reward (rl.DecideCut): a second −1 fills the batch.
-	down2, _ := c.chat("down2", []msg{{"user", "Write a poem."}})
-	c.feedback(down2, -1, "Too long.")
 	lastFeedback := time.Now()
 
 	deadline := time.Now().Add(2 * time.Minute)
@@ -124,18 +118,6 @@ func TestModelBackedLoop(t *testing.T) {
 	for _, v := range j.Votes {
 		if v.Source == "judge" && v.Raw == "" && v.Err == "" {
 			t.Errorf("model vote without text: %+v", v)
-		}
-	}
-	if ut, err := st.Turn(ctx, up); err == nil && ut.FinishReason == engine.FinishLength {
-		var uj store.Judgment
-		for time.Now().Before(deadline) {
-			if uj, err = st.Judgment(ctx, up); err == nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if err != nil || uj.Score != 1 || uj.Keep || !strings.Contains(uj.Why, "cut off") {
-			t.Errorf("the +1 on a cut-off answer: %+v %v; want judged +1 and not kept", uj, err)
 		}
 	}
 	v, err := st.LatestVersion(ctx)
