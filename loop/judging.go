@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/judge"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/store"
@@ -140,7 +139,7 @@ func (r *Runner) judgeTurn(ctx context.Context, t store.Turn) error {
 	if err != nil {
 		return err
 	}
-	d := rl.DecideCut(r.cfg.Method, j.Score, j.HintAccepted, cut(t))
+	d := rl.Decide(r.cfg.Method, j.Score, j.HintAccepted)
 	// A turn that is not kept stays judged until its session ends, when
 	// the at-least-one rule decides (settle).
 	j.Keep, j.Why = d.Keep, d.Reason
@@ -164,10 +163,6 @@ func (r *Runner) judgeTurn(ctx context.Context, t store.Turn) error {
 	return nil
 }
 
-// cut reports whether t's response was cut off at max_tokens: it does not
-// end with the end-of-turn token (rl.DecideCut).
-func cut(t store.Turn) bool { return t.FinishReason == engine.FinishLength }
-
 // revise rescores a judgment with feedback that arrived after it, and
 // updates the turn's sample (or builds or drops it) to match.
 func (r *Runner) revise(ctx context.Context, j store.Judgment) error {
@@ -179,7 +174,7 @@ func (r *Runner) revise(ctx context.Context, j store.Judgment) error {
 		return nil
 	}
 	score, reason, votes := r.judge.Rescore(j.Votes, t.Feedback.Rating, t.Feedback.Text)
-	d := rl.DecideCut(r.cfg.Method, score, j.HintAccepted, cut(t))
+	d := rl.Decide(r.cfg.Method, score, j.HintAccepted)
 	j.Score, j.Votes, j.Reason, j.Keep, j.Why = score, votes, reason+" (feedback after the judgment)", d.Keep, d.Reason
 	reward := 0.0
 	if d.UseRL {
@@ -206,7 +201,7 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 	if err != nil {
 		return false, err
 	}
-	d := rl.DecideCut(r.cfg.Method, j.Score, j.HintAccepted, cut(t))
+	d := rl.Decide(r.cfg.Method, j.Score, j.HintAccepted)
 	if !d.Keep {
 		// The method changed since the judgment: drop with the new reason.
 		r.drop(ctx, t.ID, d.Reason)

@@ -75,13 +75,6 @@ func newFixtureWith(t *testing.T, dir string, method rl.Method, batch int, tr rl
 // behaviour logprobs.
 func (f *fixture) serve(t *testing.T, sessionKey string, msgs []chat.Message) store.Turn {
 	t.Helper()
-	return f.serveMax(t, sessionKey, msgs, 256)
-}
-
-// serveMax is serve with at most maxTokens response tokens: a longer
-// answer is cut off (finish reason "length", no end-of-turn token).
-func (f *fixture) serveMax(t *testing.T, sessionKey string, msgs []chat.Message, maxTokens int) store.Turn {
-	t.Helper()
 	ctx := context.Background()
 	sess, err := f.store.SessionByKey(ctx, sessionKey)
 	if errors.Is(err, store.ErrNotFound) {
@@ -97,7 +90,7 @@ func (f *fixture) serveMax(t *testing.T, sessionKey string, msgs []chat.Message,
 		t.Fatal(err)
 	}
 	ids := format.Encode(prompt)
-	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: maxTokens}, func(engine.Token) error { return nil })
+	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: 256}, func(engine.Token) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,61 +280,6 @@ func TestMethodTable(t *testing.T) {
 		if d.Keep != tt.keep || d.UseRL != tt.rl || d.UseOPD != tt.opd || d.Reason == "" {
 			t.Errorf("Decide(%s, %d, %v) = %+v", tt.method, tt.score, tt.hint, d)
 		}
-	}
-}
-
-// TestCutTurnsGetNoPositiveReward: a rated +1 on an answer cut off at
-// max_tokens trains nothing by reward (rl.DecideCut), a −1 does, and a
-// hint's OPD term stays; the same answer ended by the model keeps its +1.
-func TestCutTurnsGetNoPositiveReward(t *testing.T) {
-	ctx := context.Background()
-	f := newFixture(t, t.TempDir(), rl.MethodCombine, 100)
-	ask := func(q string) []chat.Message { return []chat.Message{{Role: chat.RoleUser, Content: q}} }
-	rate := func(tr store.Turn, rating int) {
-		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: rating, CreatedAt: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	liked := f.serveMax(t, "liked", ask("how far is 3 miles?"), 3)
-	rate(liked, 1)
-	whole := f.serve(t, "whole", ask("how far is 3 miles?"))
-	rate(whole, 1)
-	disliked := f.serveMax(t, "disliked", ask("how far is 4 miles?"), 3)
-	rate(disliked, -1)
-	hinted := f.serveMax(t, "hint", ask("how far is 5 miles?"), 3)
-	f.reply(t, hinted, hintReply)
-	for _, tr := range []store.Turn{liked, disliked, hinted} {
-		if tr.FinishReason != engine.FinishLength {
-			t.Fatalf("turn %s: finish %q, want it cut off", tr.ID, tr.FinishReason)
-		}
-	}
-	if whole.FinishReason != engine.FinishStop {
-		t.Fatalf("whole turn: finish %q", whole.FinishReason)
-	}
-	if _, err := f.runner.judgeRound(ctx); err != nil {
-		t.Fatal(err)
-	}
-	sample := func(tr store.Turn) (store.Sample, bool) {
-		ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ss) == 0 {
-			return store.Sample{}, false
-		}
-		return ss[0], true
-	}
-	if tr, j := f.turn(t, liked.ID); tr.State != store.Judged || j.Score != 1 || j.Keep || !strings.Contains(j.Why, "cut off") {
-		t.Errorf("liked cut turn: state %s score %d keep %v why %q; want judged +1, held (cut off)", tr.State, j.Score, j.Keep, j.Why)
-	}
-	if s, ok := sample(whole); !ok || !s.UseRL || s.Reward != 1 {
-		t.Errorf("liked whole turn: sample %+v (%v), want reward +1", s, ok)
-	}
-	if s, ok := sample(disliked); !ok || !s.UseRL || s.Reward != -1 {
-		t.Errorf("disliked cut turn: sample %+v (%v), want reward −1", s, ok)
-	}
-	if s, ok := sample(hinted); !ok || s.UseRL || s.TeacherLogprobs == nil || !strings.Contains(s.Why, "cut off") {
-		t.Errorf("hinted cut turn: sample use_rl %v reward %v teacher %d why %q; want OPD only", s.UseRL, s.Reward, len(s.TeacherLogprobs), s.Why)
 	}
 }
 

@@ -127,28 +127,5 @@ func Decide(m Method, score int, hasHint bool) Decision {
 	}
 }
 
-// DecideCut is Decide for a turn whose response was cut off at max_tokens
-// (cut: no end-of-turn token): its +1 becomes 0. A reward on every token
-// of a response that never ends teaches the policy to go on where it
-// should stop; on a response stuck in a loop ("… Hope this helps! Hope
-// this helps! …", which a rater may still like for its last line) it
-// teaches the loop (BENCHMARKS.md, "Why the learned sign-off fell back
-// after v3"). DAPO masks truncated samples for the same reason (overlong
-// filtering); a −1 stays: it pushes down what the user disliked, ending
-// or not, and a hint's OPD term stays too.
-func DecideCut(m Method, score int, hasHint, cut bool) Decision {
-	if !cut || score <= 0 {
-		return Decide(m, score, hasHint)
-	}
-	d := Decide(m, 0, hasHint)
-	why := fmt.Sprintf("score %+d withheld: the response was cut off at max tokens", score)
-	if d.Keep {
-		d.Reason = why + "; " + d.Reason
-	} else {
-		d.Reason = why + ", so no reward signal"
-	}
-	return d
-}
-
 // AtLeastOneReason marks a sample kept by the at-least-one-per-session rule.
 const AtLeastOneReason = "at least one per session: first turn with a next state, reward 0"

@@ -94,28 +94,3 @@ func (c *countingStepper) Step(_ context.Context, seqs []train.Sequence, obj tra
 }
 func (c *countingStepper) SaveCheckpoint(string) error { return nil }
 func (c *countingStepper) LoadCheckpoint(string) error { return nil }
-
-func TestDecideCut(t *testing.T) {
-	tests := []struct {
-		method        Method
-		score         int
-		hint, cut     bool
-		keep, rl, opd bool
-	}{
-		{MethodCombine, 1, false, true, false, false, false}, // a cut answer's +1 trains nothing
-		{MethodCombine, 1, true, true, true, false, true},    // its hint still does
-		{MethodCombine, -1, false, true, true, true, false},  // a −1 pushes it down
-		{MethodRL, 1, false, true, false, false, false},
-		{MethodCombine, 1, false, false, true, true, false}, // an ended answer keeps its +1
-		{MethodOPD, 1, true, true, true, false, true},
-	}
-	for _, tt := range tests {
-		d := DecideCut(tt.method, tt.score, tt.hint, tt.cut)
-		if d.Keep != tt.keep || d.UseRL != tt.rl || d.UseOPD != tt.opd || d.Reason == "" {
-			t.Errorf("DecideCut(%s, %d, hint %v, cut %v) = %+v", tt.method, tt.score, tt.hint, tt.cut, d)
-		}
-		if tt.cut && tt.score > 0 && !strings.Contains(d.Reason, "cut off") {
-			t.Errorf("DecideCut(%s, %d, hint %v, cut): reason %q does not say why", tt.method, tt.score, tt.hint, d.Reason)
-		}
-	}
-}
