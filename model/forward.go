@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/clawrl/clawrl/blas"
 	"github.com/clawrl/clawrl/quant"
 )
 
@@ -161,7 +162,7 @@ func (m *Model) forward(ctx context.Context, ids []int32, rows []batchRow) ([]fl
 		// MLP sublayer.
 		rmsnormForward(a.xn, nil, a.x, b.PostAttnNorm, N, H, eps)
 		m.linearsForward([]sharedLinear{{a.gate, &b.Gate, ModGate}, {a.up, &b.Up, ModUp}}, a.xn, a, rows, l)
-		swigluForward(a.swiglu[:N*I], a.gate, a.up)
+		blas.SwiGLU(a.swiglu[:N*I], a.gate, a.up)
 		m.linearForward(a.tmp, a.swiglu, &b.Down, a, rows, l, ModDown)
 		residualForward(a.x, a.tmp)
 	}

@@ -1,5 +1,7 @@
 package model
 
+import "github.com/clawrl/clawrl/blas"
+
 // The forward pieces the trainer (package train) runs. Training recomputes
 // π_old with exactly the arithmetic that served the tokens, so its forward
 // is this package's forward, layer by layer, and these wrappers only name
@@ -40,8 +42,9 @@ func (lo *LoRA) Forward(out, inp, u []float32, T, in, outDim int) {
 	lo.apply(out, inp, u, T, in, outDim)
 }
 
-// SwiGLU computes out = silu(gate)·up elementwise.
-func SwiGLU(out, gate, up []float32) { swigluForward(out, gate, up) }
+// SwiGLU computes out = silu(gate)·up elementwise, the forward's own
+// (blas.SwiGLU, bitwise g / (1 + float32(math.Exp(float64(−g)))) · up).
+func SwiGLU(out, gate, up []float32) { blas.SwiGLU(out, gate, up) }
 
 // Residual adds inp to out elementwise.
 func Residual(out, inp []float32) { residualForward(out, inp) }
