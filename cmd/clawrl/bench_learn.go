@@ -25,19 +25,19 @@ import (
 func init() { benchSubcommands = append(benchSubcommands, newBenchLearnCmd) }
 
 type benchLearnOptions struct {
-	model, addr, out, feedback  string
-	arms, personas, serveArgs   []string
-	seeds, versions, perVersion int
-	evalPrompts, retention      int
-	maxTokens, retentionTokens  int
-	concurrency                 int
-	temperature                 float64
-	versionTimeout              time.Duration
-	quick                       bool
-	teacherEachRound            bool
-	hintPlacement               string
-	teacherServe                string
-	neutral                     bench.NeutralShare
+	model, addr, out, feedback             string
+	arms, personas, serveArgs              []string
+	seeds, firstSeed, versions, perVersion int
+	evalPrompts, retention                 int
+	maxTokens, retentionTokens             int
+	concurrency                            int
+	temperature                            float64
+	versionTimeout                         time.Duration
+	quick                                  bool
+	teacherEachRound                       bool
+	hintPlacement                          string
+	teacherServe                           string
+	neutral                                bench.NeutralShare
 }
 
 func newBenchLearnCmd() *cobra.Command {
@@ -83,6 +83,7 @@ prompts, answers of at most 64 tokens.`,
 	f.StringSliceVar(&o.personas, "personas", []string{"concise", "signoff", "tldr", "french"}, "simulated users")
 	f.StringArrayVar(&o.serveArgs, "serve-arg", nil, "extra flag for every server, e.g. --serve-arg=--lr=2e-4 (repeatable)")
 	f.IntVar(&o.seeds, "seeds", 1, "seeds per arm and persona")
+	f.IntVar(&o.firstSeed, "first-seed", 1, "first seed: the runs use seeds --first-seed … --first-seed+--seeds−1 (a replicate of a recorded run takes a seed it did not use)")
 	f.IntVar(&o.versions, "versions", 3, "training rounds (one policy version each) per learning arm")
 	f.IntVar(&o.perVersion, "per-version", 8, "rated interactions per round (the servers' --batch-size)")
 	f.IntVar(&o.evalPrompts, "eval-prompts", 20, "held-out prompts per persona and evaluation (at most 20; 10 asks the first ten, the held-out set of earlier runs)")
@@ -172,7 +173,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		RetentionTokens: o.retentionTokens, Temperature: o.temperature, Concurrency: o.concurrency, VersionTimeout: o.versionTimeout, TeacherEachRound: o.teacherEachRound, HintPlacement: placement}
 	cfg.Neutral = o.neutral
 	for s := range o.seeds {
-		cfg.Seeds = append(cfg.Seeds, int64(s+1))
+		cfg.Seeds = append(cfg.Seeds, int64(o.firstSeed+s))
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err

@@ -82,15 +82,16 @@ func TestBenchLearnPlumbing(t *testing.T) {
 	}
 
 	// Implicit feedback: the users only answer in the same session, here
-	// every one with a neutral follow-up.
+	// every one with a neutral follow-up; --first-seed 3 names the run's
+	// seed (a replicate of a recorded seed-1 run).
 	implicit := t.TempDir()
-	cmd = exec.Command(exe, "bench", "learn", "--out", implicit, "--arms", "off", "--personas", "tldr", "--feedback", "implicit",
+	cmd = exec.Command(exe, "bench", "learn", "--out", implicit, "--arms", "off", "--personas", "tldr", "--feedback", "implicit", "--first-seed", "3",
 		"--per-version", "2", "--eval-prompts", "1", "--retention", "1", "--max-tokens", "8", "--neutral", "1", "--neutral-unsatisfied", "1")
 	cmd.Env = append(os.Environ(), testEngineEnv+"=scripted")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("bench learn --feedback implicit: %v\n%s", err, b)
 	}
-	log, err := os.ReadFile(filepath.Join(implicit, "serve-off-tldr-1.log"))
+	log, err := os.ReadFile(filepath.Join(implicit, "serve-off-tldr-3.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestBenchLearnPlumbing(t *testing.T) {
 	if err := json.Unmarshal(js, &rep); err != nil {
 		t.Fatalf("learn.json: %v", err)
 	}
-	if len(rep.Runs) != 1 || len(rep.Runs[0].Evals) != 2 || rep.Runs[0].Evals[1].TrainNeutral != 2 {
+	if len(rep.Runs) != 1 || len(rep.Runs[0].Evals) != 2 || rep.Runs[0].Evals[1].TrainNeutral != 2 || rep.Runs[0].Seed != 3 {
 		t.Errorf("implicit mode, --neutral 1: want 2 of 2 training turns answered neutrally:\n%s", js)
 	}
 }
