@@ -55,6 +55,9 @@ type Settings struct {
 	KLCoef   float64
 	// Epochs: optimizer steps per batch (PPO epochs, rl.StepConfig.Epochs).
 	Epochs int
+	// MomentumReset: when a step zeroes AdamW's first moment
+	// (rl.StepConfig.MomentumReset): keep, no-signal or every-step.
+	MomentumReset string
 	// OPDResponse: "student" (the teacher re-scores the policy's sampled
 	// response) or "teacher" (the teacher writes the response; context
 	// distillation). TeacherTokens bounds a teacher-written response.
@@ -127,6 +130,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")
 	fs.Float64Var(&s.DistillCoef, "distill-coef", DefaultDistillCoef, "train teacher-written responses (--opd-response teacher or both) by this weight × their tokens' cross-entropy, unclipped (0: through the PPO objective with the clipped teacher − old advantage)")
 	fs.IntVar(&s.Epochs, "ppo-epochs", DefaultEpochs, "optimizer steps per batch (PPO epochs: π_old is fixed by the first, the clip bounds the others)")
+	fs.StringVar(&s.MomentumReset, "momentum-reset", string(rl.MomentumNoSignal), "when a version's step zeroes AdamW's first moment: no-signal (before a batch with nothing to learn: every answer liked, no teacher sample), every-step, or keep (never)")
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
@@ -253,6 +257,11 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	if s.DistillCoef < 0 {
 		return nil, fmt.Errorf("--distill-coef %g: want ≥ 0", s.DistillCoef)
+	}
+	if s.MomentumReset != "" {
+		if _, err := rl.ParseMomentumReset(s.MomentumReset); err != nil {
+			return nil, fmt.Errorf("--momentum-reset: %w", err)
+		}
 	}
 	if s.Rehearsal < 0 {
 		return nil, fmt.Errorf("--rehearsal %d: want ≥ 0", s.Rehearsal)
@@ -408,6 +417,11 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 	step.Advantage.OPDClip = s.OPDClip
 	step.Loss.KLCoef = s.KLCoef
 	step.Epochs = s.Epochs
+	if s.MomentumReset != "" { // unset: the default (rl.DefaultStepConfig)
+		if step.MomentumReset, err = rl.ParseMomentumReset(s.MomentumReset); err != nil {
+			return step, fmt.Errorf("--momentum-reset: %w", err)
+		}
+	}
 	if s.DistillCoef < 0 {
 		return step, fmt.Errorf("--distill-coef %g: want ≥ 0", s.DistillCoef)
 	}

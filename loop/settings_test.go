@@ -169,3 +169,31 @@ func TestDistillCoefFlag(t *testing.T) {
 		t.Fatalf("step config %+v, %v; want DistillCoef 2.5", step, err)
 	}
 }
+
+// TestMomentumResetFlag: --momentum-reset reaches the step configuration;
+// unset it is the default (reset before a step with nothing to learn); a
+// bad value is refused.
+func TestMomentumResetFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want rl.MomentumReset
+	}{
+		{nil, rl.MomentumNoSignal},
+		{[]string{"--momentum-reset", "keep"}, rl.MomentumKeep},
+		{[]string{"--momentum-reset", "every-step"}, rl.MomentumEveryStep},
+	} {
+		var s Settings
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		s.AddFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		step, err := s.stepConfig()
+		if err != nil || step.MomentumReset != c.want {
+			t.Fatalf("%v: momentum reset %q, %v; want %q", c.args, step.MomentumReset, err, c.want)
+		}
+	}
+	if _, err := (Settings{MomentumReset: "sometimes"}).stepConfig(); err == nil || !strings.Contains(err.Error(), "--momentum-reset") {
+		t.Fatalf("a bad --momentum-reset: %v", err)
+	}
+}

@@ -22,6 +22,10 @@ type Stepper interface {
 	Score(ctx context.Context, seqs []train.Sequence) ([]train.TokenScores, error)
 	ScoreReference(ctx context.Context, seqs []train.Sequence) ([]train.TokenScores, error)
 	Step(ctx context.Context, seqs []train.Sequence, obj train.Objective) (train.Stats, error)
+	// ResetMomentum zeroes the optimizer's first moment and restarts its
+	// bias correction (train.Trainer.ResetMomentum); PolicyStep calls it
+	// as StepConfig.MomentumReset says.
+	ResetMomentum() error
 	// SaveCheckpoint writes the PEFT adapter (or full weights) and the
 	// optimizer state into dir; LoadCheckpoint restores them.
 	SaveCheckpoint(dir string) error
@@ -390,7 +394,7 @@ func (n *PolicyTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, 
 	}
 	return StepMetrics{Loss: m.Loss, ClipFraction: m.ClipFraction, KL: m.KL, Entropy: m.Entropy,
 		Tokens: m.Tokens, ImportanceWeightMean: m.ISWeight, ImportanceWeightMax: m.ISWeightMax,
-		ImportanceTruncated: m.ISTruncated}, nil
+		ImportanceTruncated: m.ISTruncated, MomentumReset: m.MomentumReset}, nil
 }
 
 // Save implements Trainer: the PEFT adapter (or full weights) with the

@@ -299,3 +299,93 @@ func TestEpochs(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionStepResetsMomentum: a version whose batch has nothing to learn
+// (every answer liked: advantage 0 under the batch baseline, no teacher
+// term, no anchors) leaves the adapters where the version before left them
+// — only AdamW's weight decay (lr·λ of each weight) moves them — under the
+// default MomentumNoSignal and under MomentumEveryStep. With the first
+// moment kept (MomentumKeep, the behaviour before) the same step repeats
+// the last update at 0.67 of its size (the second step of a fresh
+// optimizer; train's TestAdamWZeroGradientRepeatsTheLastUpdate). A batch
+// with contrast resets only under MomentumEveryStep.
+func TestVersionStepResetsMomentum(t *testing.T) {
+	ctx := context.Background()
+	contrast := []Sample{
+		{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3}, UseRL: true, Reward: 1},
+		{TurnID: "b", PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10}, BehaviourLogprobs: []float32{-5, -4, -9}, UseRL: true, Reward: -1},
+	}
+	liked := []Sample{
+		{TurnID: "c", PromptIDs: []int32{1, 2}, ResponseIDs: []int32{6, 5}, BehaviourLogprobs: []float32{-4, -3}, UseRL: true, Reward: 1},
+		{TurnID: "d", PromptIDs: []int32{9}, ResponseIDs: []int32{8, 11}, BehaviourLogprobs: []float32{-5, -4}, UseRL: true, Reward: 1},
+	}
+	params := func(n *NativeTrainer) [][]float32 {
+		var out [][]float32
+		for _, p := range n.tr.Params() {
+			out = append(out, append([]float32(nil), p.Data...))
+		}
+		return out
+	}
+	moved := func(a, b [][]float32) (sq, decayMiss float64) {
+		for i := range a {
+			for j := range a[i] {
+				d := float64(b[i][j]) - float64(a[i][j])
+				sq += d * d
+				decayMiss = max(decayMiss, math.Abs(d+1e-3*0.1*float64(a[i][j])))
+			}
+		}
+		return math.Sqrt(sq), decayMiss
+	}
+	for _, mode := range []MomentumReset{MomentumNoSignal, MomentumEveryStep, MomentumKeep} {
+		n := newTinyNative(t)
+		n.cfg.Advantage.Baseline = BaselineBatch
+		n.cfg.MomentumReset = mode
+		w0 := params(n)
+		m1, err := n.Step(ctx, contrast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w1 := params(n)
+		m2, err := n.Step(ctx, liked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w2 := params(n)
+		d1, _ := moved(w0, w1)
+		d2, miss := moved(w1, w2)
+		t.Logf("%s: version 1 moved the adapters %.4g, the all-liked version 2 %.4g (%.3f of it)", mode, d1, d2, d2/d1)
+		switch {
+		case d1 == 0:
+			t.Fatal("the version with contrast did not move the adapters")
+		case m1.MomentumReset != (mode == MomentumEveryStep) || m2.MomentumReset != (mode != MomentumKeep):
+			t.Fatalf("%s: reset before version 1 %v, version 2 %v", mode, m1.MomentumReset, m2.MomentumReset)
+		case mode != MomentumKeep && miss > 2e-7: // float32 rounding of weights of order 1
+			t.Fatalf("%s: the all-liked version moved a weight %.3g beyond the weight decay", mode, miss)
+		case mode == MomentumKeep && math.Abs(d2/d1-0.673) > 0.01:
+			t.Fatalf("kept momentum: the all-liked version moved %.3f of the last update, want 0.673", d2/d1)
+		}
+	}
+}
+
+// TestStepSignal: which batches have nothing to learn.
+func TestStepSignal(t *testing.T) {
+	rated := func(r float64) TrainSample { return TrainSample{Reward: r, RewardTerm: true} }
+	anchor := TrainSample{Anchor: 0.5}
+	for _, c := range []struct {
+		name    string
+		samples []TrainSample
+		rewards []float64 // after the baseline
+		signal  bool
+	}{
+		{"all liked (batch baseline), anchors", []TrainSample{rated(1), rated(1), anchor}, []float64{0, 0, 0}, false},
+		{"one disliked", []TrainSample{rated(1), rated(-1), anchor}, []float64{0.7, -0.7, 0}, true},
+		{"a teacher-written answer", []TrainSample{rated(1), {TeacherWrote: true}, anchor}, []float64{0, 0, 0}, true},
+		{"a teacher term", []TrainSample{rated(1), {TeacherLogprobs: []float32{-1}}}, []float64{0, 0}, true},
+		{"a liked answer, no baseline", []TrainSample{rated(1)}, []float64{1}, true},
+		{"anchors alone", []TrainSample{anchor}, []float64{0}, true},
+	} {
+		if got := stepSignal(c.samples, c.rewards); got != c.signal {
+			t.Errorf("%s: signal %v, want %v", c.name, got, c.signal)
+		}
+	}
+}

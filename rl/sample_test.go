@@ -73,8 +73,12 @@ func TestBothResponses(t *testing.T) {
 	}
 }
 
-// countingStepper records the sequences of its one step and trains nothing.
-type countingStepper struct{ seqs []train.Sequence }
+// countingStepper records the sequences of its one step and the momentum
+// resets asked of it, and trains nothing.
+type countingStepper struct {
+	seqs   []train.Sequence
+	resets int
+}
 
 func (c *countingStepper) Config() train.Config { return train.Config{} }
 func (c *countingStepper) Score(_ context.Context, seqs []train.Sequence) ([]train.TokenScores, error) {
@@ -92,5 +96,6 @@ func (c *countingStepper) Step(_ context.Context, seqs []train.Sequence, obj tra
 	}
 	return train.Stats{Tokens: 5}, nil
 }
+func (c *countingStepper) ResetMomentum() error        { c.resets++; return nil }
 func (c *countingStepper) SaveCheckpoint(string) error { return nil }
 func (c *countingStepper) LoadCheckpoint(string) error { return nil }

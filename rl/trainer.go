@@ -30,6 +30,9 @@ type StepMetrics struct {
 	ImportanceWeightMean float64
 	ImportanceWeightMax  float64
 	ImportanceTruncated  float64 // fraction of tokens whose weight hit the cap
+	// MomentumReset: the optimizer's first moment was zeroed before the
+	// step (StepConfig.MomentumReset).
+	MomentumReset bool
 }
 
 // Yielder is implemented by trainers that can pause inside a step (the

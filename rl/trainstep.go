@@ -64,11 +64,70 @@ type StepConfig struct {
 	// DistillCoef × their tokens' cross-entropy (distill.go) instead of the
 	// clipped teacher − old advantage under the PPO objective.
 	DistillCoef float64
+	// MomentumReset says when the step zeroes the optimizer's first
+	// moment (Stepper.ResetMomentum) before it updates: MomentumNoSignal
+	// (the loop's default), MomentumEveryStep, or never ("" or
+	// MomentumKeep).
+	MomentumReset MomentumReset
 }
 
-// DefaultStepConfig is Combined advantages with the default PPO loss.
+// MomentumReset is when a policy step resets AdamW's first moment.
+type MomentumReset string
+
+const (
+	// MomentumKeep never resets: the first moment averages every step's
+	// gradient (β1 0.9), across versions.
+	MomentumKeep MomentumReset = "keep"
+	// MomentumNoSignal resets it before a step whose batch has nothing to
+	// learn (stepSignal: every rated answer's advantage is 0 after the
+	// baseline — all liked, under the batch baseline — and no sample has a
+	// teacher term or teacher-written tokens). Such a batch says the policy
+	// now satisfies what it was asked; the average of the gradients before
+	// it says where the policy had to go, which it has reached. Kept, the
+	// step would repeat the last update at about β1/√β2 ≈ 0.91 of its size
+	// (0.67 on a second step) whatever the batch says, and carry the policy
+	// past the behaviour it was taught (BENCHMARKS.md, "AdamW's first
+	// moment across versions"). The step is still taken, on the rehearsal
+	// anchors' gradient alone (none: the weights move only by the weight
+	// decay), and the version is published as any other.
+	MomentumNoSignal MomentumReset = "no-signal"
+	// MomentumEveryStep resets it before every step (each version's
+	// update follows its own batch only; the PPO epochs of one batch share
+	// it).
+	MomentumEveryStep MomentumReset = "every-step"
+)
+
+// ParseMomentumReset reads a --momentum-reset value.
+func ParseMomentumReset(s string) (MomentumReset, error) {
+	switch m := MomentumReset(s); m {
+	case MomentumKeep, MomentumNoSignal, MomentumEveryStep:
+		return m, nil
+	}
+	return "", fmt.Errorf("momentum reset %q: want %s, %s or %s", s, MomentumKeep, MomentumNoSignal, MomentumEveryStep)
+}
+
+// DefaultStepConfig is Combined advantages with the default PPO loss; the
+// first moment is reset before a step with nothing to learn.
 func DefaultStepConfig() StepConfig {
-	return StepConfig{Loss: DefaultLoss(), Advantage: DefaultAdvantage()}
+	return StepConfig{Loss: DefaultLoss(), Advantage: DefaultAdvantage(), MomentumReset: MomentumNoSignal}
+}
+
+// stepSignal reports whether any of a step's samples (rehearsal anchors
+// aside) gives the policy something to learn: a nonzero reward after the
+// baseline, a teacher term, or teacher-written tokens. A step of anchors
+// alone is a rehearsal step asked for as such, and counts as a signal.
+func stepSignal(samples []TrainSample, rewards []float64) bool {
+	rated := false
+	for i, s := range samples {
+		switch {
+		case s.Anchor != 0:
+		case rewards[i] != 0 || s.TeacherLogprobs != nil || s.TeacherWrote:
+			return true
+		default:
+			rated = true
+		}
+	}
+	return !rated
 }
 
 // Metrics describe one policy step (per-token means over the step).
@@ -91,6 +150,9 @@ type Metrics struct {
 	TokensPerSec  float64
 	LearningRate  float64
 	OldLogprobGap float64 // mean |old − behaviour|: how off-policy the batch was
+	// MomentumReset: the step zeroed AdamW's first moment first
+	// (StepConfig.MomentumReset).
+	MomentumReset bool
 }
 
 // batchObjective adapts per-sample TokenInputs to train.Objective.
@@ -270,6 +332,13 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 		}
 		obj.inputs[i] = in
 	}
+	reset := cfg.Loss.Kind != LossSFT &&
+		(cfg.MomentumReset == MomentumEveryStep || cfg.MomentumReset == MomentumNoSignal && !stepSignal(samples, rewards))
+	if reset {
+		if err := tr.ResetMomentum(); err != nil {
+			return Metrics{}, fmt.Errorf("policy step: %w", err)
+		}
+	}
 	st, err := tr.Step(ctx, seqs, obj)
 	if err == nil {
 		err = obj.err
@@ -296,7 +365,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 		Ratio: obj.stats.Ratio / n, ISWeight: obj.stats.ISWeight / n, ISWeightMax: obj.stats.ISWeightMax,
 		ISTruncated: float64(obj.stats.ISTruncated) / n, Advantage: obj.stats.Advantage / n,
 		GradNorm: st.GradNorm, Samples: len(samples), Tokens: tokens, Elapsed: elapsed,
-		TokensPerSec: st.TokensPerSec, LearningRate: st.LearningRate,
+		TokensPerSec: st.TokensPerSec, LearningRate: st.LearningRate, MomentumReset: reset,
 	}
 	if obj.gapN > 0 {
 		m.OldLogprobGap = obj.gap / float64(obj.gapN)

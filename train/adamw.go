@@ -11,7 +11,10 @@ import (
 //
 //	θ ← θ·(1 − lr·λ)
 //	m ← β1·m + (1−β1)·g        v ← β2·v + (1−β2)·g²
-//	θ ← θ − lr/(1−β1ᵗ) · m / (√v/√(1−β2ᵗ) + ε)
+//	θ ← θ − lr/(1−β1ᵏ) · m / (√v/√(1−β2ᵗ) + ε)
+//
+// t counts every step, k the steps since the first moment was last reset
+// (ResetMomentum); without a reset k = t, torch's update exactly.
 
 // AdamWConfig are the optimizer's hyper-parameters.
 type AdamWConfig struct {
@@ -32,7 +35,12 @@ func DefaultAdamW(lr float64) AdamWConfig {
 type adamW struct {
 	cfg  AdamWConfig
 	step int64
-	m, v [][]float32
+	// mStep counts the steps since m was last reset (resetMomentum): m's
+	// bias correction is 1 − β1^mStep, so the first step after a reset
+	// moves by m̂ = g, as a fresh optimizer's would, while v (and its
+	// correction) goes on from all the steps before.
+	mStep int64
+	m, v  [][]float32
 }
 
 func newAdamW(cfg AdamWConfig, params []*Tensor) *adamW {
@@ -46,8 +54,9 @@ func newAdamW(cfg AdamWConfig, params []*Tensor) *adamW {
 
 func (o *adamW) update(params []*Tensor, lr float64) {
 	o.step++
+	o.mStep++
 	c := o.cfg
-	bc1 := 1 - math.Pow(c.Beta1, float64(o.step))
+	bc1 := 1 - math.Pow(c.Beta1, float64(o.mStep))
 	bc2 := 1 - math.Pow(c.Beta2, float64(o.step))
 	k := blas.AdamWParams{
 		Decay:   float32(1 - lr*c.WeightDecay),
@@ -64,6 +73,15 @@ func (o *adamW) update(params []*Tensor, lr float64) {
 			blas.AdamW(p.Data[lo:hi], p.Grad[lo:hi], m[lo:hi], v[lo:hi], k)
 		})
 	}
+}
+
+// resetMomentum zeroes the first moment and restarts its bias correction;
+// the second moment and the step count stay.
+func (o *adamW) resetMomentum() {
+	for _, m := range o.m {
+		clear(m)
+	}
+	o.mStep = 0
 }
 
 // clipGradNorm scales all gradients so their global L2 norm is at most

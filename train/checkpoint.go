@@ -125,12 +125,15 @@ func LoadAdapter(w *Weights, dir string) (LoRAConfig, error) {
 // trainerState is trainer_state.json: what, besides the tensors, resuming
 // needs.
 type trainerState struct {
-	Step        int64       `json:"step"`
-	MicroBatch  uint64      `json:"micro_batches"`
-	Mode        Mode        `json:"mode"`
-	AdamW       AdamWConfig `json:"adamw"`
-	Seed        uint64      `json:"seed"`
-	MaxGradNorm float64     `json:"max_grad_norm"`
+	Step int64 `json:"step"`
+	// MomentumStep: steps since the first moment was last reset
+	// (ResetMomentum); absent (older checkpoints, torch's own) = Step.
+	MomentumStep *int64      `json:"momentum_step,omitempty"`
+	MicroBatch   uint64      `json:"micro_batches"`
+	Mode         Mode        `json:"mode"`
+	AdamW        AdamWConfig `json:"adamw"`
+	Seed         uint64      `json:"seed"`
+	MaxGradNorm  float64     `json:"max_grad_norm"`
 }
 
 // SaveCheckpoint writes the trained weights (a PEFT adapter in LoRA mode,
@@ -163,6 +166,10 @@ func (t *Trainer) SaveCheckpoint(dir string) error {
 	}
 	st := trainerState{Step: t.opt.step, MicroBatch: t.micro, Mode: t.cfg.Mode, AdamW: t.cfg.AdamW,
 		Seed: t.cfg.Seed, MaxGradNorm: t.cfg.MaxGradNorm}
+	if t.opt.mStep != t.opt.step {
+		k := t.opt.mStep
+		st.MomentumStep = &k
+	}
 	raw, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -205,7 +212,13 @@ func (t *Trainer) Resume(dir string) error {
 			}
 		}
 	}
-	t.opt.step = st.Step
+	t.opt.step, t.opt.mStep = st.Step, st.Step
+	if st.MomentumStep != nil {
+		if k := *st.MomentumStep; k < 0 || k > st.Step {
+			return fmt.Errorf("resume %s: trainer_state.json: momentum_step %d outside 0…%d", dir, k, st.Step)
+		}
+		t.opt.mStep = *st.MomentumStep
+	}
 	t.micro = st.MicroBatch
 	return nil
 }

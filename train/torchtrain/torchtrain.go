@@ -397,6 +397,12 @@ func (t *Trainer) Step(ctx context.Context, seqs []train.Sequence, obj train.Obj
 	return st, nil
 }
 
+// ResetMomentum zeroes AdamW's first moment in the worker and restarts its
+// bias correction there, as train.Trainer.ResetMomentum does.
+func (t *Trainer) ResetMomentum() error {
+	return t.call(map[string]any{"op": "reset_momentum"}, nil)
+}
+
 // SaveCheckpoint writes the adapter and optimizer state into dir, in the
 // native trainer's layout.
 func (t *Trainer) SaveCheckpoint(dir string) error {

@@ -179,6 +179,46 @@ func matchesNativeTrainer(t *testing.T, nproc int) {
 			}
 		}
 	}
+
+	// A version boundary: both reset AdamW's first moment and step again
+	// (step 2, first-moment step 1: the worker rescales torch's lr and
+	// weight decay); the adapters and moments still agree, and so does a
+	// third step that averages the first moment from there.
+	for k := 2; k <= 3; k++ {
+		if k == 2 {
+			if err := native.ResetMomentum(); err != nil {
+				t.Fatal(err)
+			}
+			if err := torch.ResetMomentum(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := rl.PolicyStep(ctx, native, step, samples); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rl.PolicyStep(ctx, torch, step, samples); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nativeDir, torchDir = filepath.Join(t.TempDir(), "native3"), filepath.Join(t.TempDir(), "torch3")
+	os.MkdirAll(nativeDir, 0o755) //nolint:errcheck
+	if err := native.SaveCheckpoint(nativeDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := torch.SaveCheckpoint(torchDir); err != nil {
+		t.Fatal(err)
+	}
+	compareFiles(t, "optimizer.safetensors", nativeDir, torchDir, 2e-3)
+	compareFiles(t, "adapter_model.safetensors", nativeDir, torchDir, 1e-4)
+	for _, d := range []string{nativeDir, torchDir} {
+		raw, err := os.ReadFile(filepath.Join(d, "trainer_state.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(raw, []byte(`"momentum_step": 2`)) {
+			t.Errorf("%s/trainer_state.json has no momentum_step 2 (3 steps, reset before the second):\n%s", d, raw)
+		}
+	}
 }
 
 // batch is n samples over random ids: one off-policy (behaviour logprobs

@@ -45,6 +45,7 @@ class Worker:
         self.model = None
         self.opt = None
         self.step = 0
+        self.momentum_step = 0  # steps since exp_avg was last reset (reset_momentum)
         self.kept = []  # (logp, entropy) tensors of the last forward, per local sequence
         self.rank = dist.get_rank() if dist.is_initialized() else 0
         self.world = dist.get_world_size() if dist.is_initialized() else 1
@@ -193,10 +194,35 @@ class Worker:
         else:
             norm = torch.nn.utils.get_total_norm([p.grad for p in self.params if p.grad is not None])
         norm = float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)
-        self.opt.step()
+        # torch corrects exp_avg's bias by 1 - beta1**t over all t steps; after
+        # a reset (reset_momentum) the native trainer corrects it by
+        # 1 - beta1**k, k the steps since. This step's lr scaled by
+        # (1 - beta1**t)/(1 - beta1**k), and the weight decay by the inverse
+        # (torch decays by lr * weight_decay), is exactly that update.
+        t, k = self.step + 1, self.momentum_step + 1
+        saved = [(g["lr"], g["weight_decay"]) for g in self.opt.param_groups]
+        if k != t:
+            b1 = self.opt.param_groups[0]["betas"][0]
+            c = (1 - b1 ** t) / (1 - b1 ** k)
+            for g in self.opt.param_groups:
+                g["lr"], g["weight_decay"] = g["lr"] * c, g["weight_decay"] / c
+        try:
+            self.opt.step()
+        finally:
+            for g, (lr, wd) in zip(self.opt.param_groups, saved):
+                g["lr"], g["weight_decay"] = lr, wd
         self.opt.zero_grad(set_to_none=False)
         self.step += 1
+        self.momentum_step += 1
         return {"grad_norm": norm, "step": self.step}
+
+    def reset_momentum(self, req):
+        for p in self.params:
+            st = self.opt.state.get(p)
+            if st and "exp_avg" in st:
+                st["exp_avg"].zero_()
+        self.momentum_step = 0
+        return {}
 
     def zero_grad(self, req):
         self.opt.zero_grad(set_to_none=False)
@@ -234,6 +260,8 @@ class Worker:
             json.dump(ac, f, indent=2)
         state = {"step": self.step, "micro_batches": 0, "mode": "lora", "adamw": self.adamw,
                  "seed": int(self.cfg.get("seed", 0)), "max_grad_norm": self.max_grad_norm}
+        if self.momentum_step != self.step:
+            state["momentum_step"] = self.momentum_step
         with open(os.path.join(d, "trainer_state.json"), "w") as f:
             json.dump(state, f, indent=2)
         return {}
@@ -245,10 +273,14 @@ class Worker:
         weights = load_file(os.path.join(d, "adapter_model.safetensors"))
         opt_path = os.path.join(d, "optimizer.safetensors")
         moments = load_file(opt_path) if os.path.exists(opt_path) else {}
-        step = 0
+        step = momentum_step = 0
         if os.path.exists(os.path.join(d, "trainer_state.json")):
             with open(os.path.join(d, "trainer_state.json")) as f:
-                step = int(json.load(f).get("step", 0))
+                ts = json.load(f)
+            step = int(ts.get("step", 0))
+            momentum_step = int(ts.get("momentum_step", step))
+            if not 0 <= momentum_step <= step:
+                raise ValueError("checkpoint %s: momentum_step %d outside 0…%d" % (d, momentum_step, step))
         with torch.no_grad():
             for name, p in self.named_trainable():
                 if name not in weights:
@@ -264,7 +296,7 @@ class Worker:
                         buf = torch.zeros_like(p)
                         self.assign(buf, moments[name + "." + key].to(p.dtype))
                         st[key] = buf
-        self.step = step
+        self.step, self.momentum_step = step, momentum_step
         return {"step": step}
 
     def assign(self, p, full):
@@ -284,7 +316,7 @@ def finite(values):
 
 def serve(worker, out):
     ops = {"init": worker.init, "score": worker.score, "forward": worker.forward, "backward": worker.backward,
-           "update": worker.update, "zero_grad": worker.zero_grad, "save": worker.save, "load": worker.load}
+           "update": worker.update, "zero_grad": worker.zero_grad, "reset_momentum": worker.reset_momentum, "save": worker.save, "load": worker.load}
     while True:
         req = None
         if worker.rank == 0:
