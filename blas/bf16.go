@@ -105,13 +105,21 @@ func bf16Direct(m, j0, j1, k int, alpha float32, x []float32, ldx int, w []uint1
 	}
 }
 
-// dotBF16 is the dot product of float32 x with bf16 w, summed in order like
-// the portable Sgemm kernels, so the direct and the widened paths agree.
+// dotBF16 is the dot product of float32 x with bf16 w, summed as dotLanes
+// sums it (the portable Sgemm kernels' order), so the direct and the
+// widened paths agree.
 func dotBF16(x []float32, w []uint16) float32 {
 	w = w[:len(x)]
-	var s float32
-	for p, v := range x {
-		s += float32(v * math.Float32frombits(uint32(w[p])<<16))
+	k8 := len(x) &^ 7
+	var l [8]float32
+	for p := 0; p < k8; p += 8 {
+		for i := range 8 {
+			l[i] += float32(x[p+i] * math.Float32frombits(uint32(w[p+i])<<16))
+		}
+	}
+	s := reduceLanes(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7])
+	for p := k8; p < len(x); p++ {
+		s += float32(x[p] * math.Float32frombits(uint32(w[p])<<16))
 	}
 	return s
 }

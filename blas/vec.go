@@ -16,7 +16,7 @@ func DotRows(out, x, rows []float32, ld int) {
 	k8 := k &^ 7
 	if !useAVX2 || k8 == 0 {
 		for j := range out {
-			out[j] = dotSeq(x, rows[j*ld:j*ld+k])
+			out[j] = dotLanes(x, rows[j*ld:j*ld+k])
 		}
 		return
 	}

@@ -124,7 +124,7 @@ type Counters struct {
 	RoundErrors                               int
 	LastError                                 string
 	// TeacherPicked and TeacherNoPick count best-of-N teacher selections
-	// (teacher_samples.go): an answer picked, or none passed the judge.
+	// (teacher_samples.go): an answer picked, or none passed the selector.
 	TeacherPicked, TeacherNoPick int
 }
 

