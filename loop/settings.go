@@ -130,7 +130,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")
 	fs.Float64Var(&s.DistillCoef, "distill-coef", DefaultDistillCoef, "train teacher-written responses (--opd-response teacher or both) by this weight × their tokens' cross-entropy, unclipped (0: through the PPO objective with the clipped teacher − old advantage)")
 	fs.IntVar(&s.Epochs, "ppo-epochs", DefaultEpochs, "optimizer steps per batch (PPO epochs: π_old is fixed by the first, the clip bounds the others)")
-	fs.StringVar(&s.MomentumReset, "momentum-reset", string(rl.MomentumNoSignal), "when a version's step zeroes AdamW's first moment: no-signal (before a batch with nothing to learn: every answer liked, no teacher sample), every-step, or keep (never)")
+	fs.StringVar(&s.MomentumReset, "momentum-reset", string(rl.MomentumKeep), "when a version's step zeroes AdamW's first moment: keep (never), no-signal (before a batch with nothing to learn: every answer liked, no teacher sample; kept, the step repeats the last update at ~0.9 of its size) or every-step")
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")

@@ -171,15 +171,14 @@ func TestDistillCoefFlag(t *testing.T) {
 }
 
 // TestMomentumResetFlag: --momentum-reset reaches the step configuration;
-// unset it is the default (reset before a step with nothing to learn); a
-// bad value is refused.
+// unset it is the default (keep); a bad value is refused.
 func TestMomentumResetFlag(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want rl.MomentumReset
 	}{
-		{nil, rl.MomentumNoSignal},
-		{[]string{"--momentum-reset", "keep"}, rl.MomentumKeep},
+		{nil, rl.MomentumKeep},
+		{[]string{"--momentum-reset", "no-signal"}, rl.MomentumNoSignal},
 		{[]string{"--momentum-reset", "every-step"}, rl.MomentumEveryStep},
 	} {
 		var s Settings

@@ -65,9 +65,8 @@ type StepConfig struct {
 	// clipped teacher − old advantage under the PPO objective.
 	DistillCoef float64
 	// MomentumReset says when the step zeroes the optimizer's first
-	// moment (Stepper.ResetMomentum) before it updates: MomentumNoSignal
-	// (the loop's default), MomentumEveryStep, or never ("" or
-	// MomentumKeep).
+	// moment (Stepper.ResetMomentum) before it updates: MomentumNoSignal,
+	// MomentumEveryStep, or never ("" or MomentumKeep, the default).
 	MomentumReset MomentumReset
 }
 
@@ -107,9 +106,12 @@ func ParseMomentumReset(s string) (MomentumReset, error) {
 }
 
 // DefaultStepConfig is Combined advantages with the default PPO loss; the
-// first moment is reset before a step with nothing to learn.
+// first moment is kept across steps (MomentumKeep: MomentumNoSignal did
+// not hold the signoff gain it was measured on, whose collapse came from
+// steps with a signal; BENCHMARKS.md, "AdamW's first moment across
+// versions").
 func DefaultStepConfig() StepConfig {
-	return StepConfig{Loss: DefaultLoss(), Advantage: DefaultAdvantage(), MomentumReset: MomentumNoSignal}
+	return StepConfig{Loss: DefaultLoss(), Advantage: DefaultAdvantage(), MomentumReset: MomentumKeep}
 }
 
 // stepSignal reports whether any of a step's samples (rehearsal anchors

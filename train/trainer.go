@@ -393,11 +393,11 @@ func (t *Trainer) Update() float64 {
 // ResetMomentum zeroes AdamW's first moment and restarts its bias
 // correction, so the next update follows the next gradient alone
 // (m̂ = g, scaled by the second moment kept from every step before) instead
-// of carrying β1 = 0.9 of the updates before it. The loop calls it before
-// a version's step whose batch has nothing to learn
-// (rl.StepConfig.MomentumReset): kept, the first moment would repeat the
-// last update there (BENCHMARKS.md, "AdamW's first moment across
-// versions").
+// of carrying β1 = 0.9 of the updates before it. The loop calls it as
+// rl.StepConfig.MomentumReset says (--momentum-reset no-signal: before a
+// version's step whose batch has nothing to learn, where the first moment
+// kept would repeat the last update; BENCHMARKS.md, "AdamW's first moment
+// across versions").
 // It cannot fail here (a torch worker's can); the error is rl.Stepper's.
 func (t *Trainer) ResetMomentum() error {
 	t.opt.resetMomentum()
