@@ -80,6 +80,10 @@ func TestServeLearnsInBackground(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
+			// The server's goroutines say where the loop waits: SIGQUIT makes
+			// the Go runtime print every stack to stderr, which logText holds.
+			p.cmd.Process.Signal(syscall.SIGQUIT)
+			time.Sleep(2 * time.Second)
 			t.Fatalf("no trained version on /metrics after 3 minutes:\n%s\n%s", body, p.logText())
 		}
 		chatOnce("traffic", "are you still there?") // serving keeps answering meanwhile
