@@ -73,6 +73,16 @@ func (g *Gate) Idle() bool {
 	return g.active == 0 && time.Since(g.lastBusy) >= g.Quiet
 }
 
+// quietFor is how long serving has been idle (0 while a generation runs).
+func (g *Gate) quietFor() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.active > 0 {
+		return 0
+	}
+	return time.Since(g.lastBusy)
+}
+
 // WaitIdle waits until no serving generation runs and none has for Quiet,
 // at most maxWait (0 = no bound), so that continuous traffic delays training
 // but cannot starve it. It returns whether the gate was idle, or ctx's error.
@@ -158,10 +168,10 @@ func (e GatedEngine) Version() int64 {
 // generation is running it waits for the gate to go idle, at most maxWait
 // (0 = no bound). Serving that stays busy past maxWait must not starve
 // training, yet a trainer with hundreds of yield points per micro-batch
-// must not wait maxWait at each of them: from then on, until serving goes
-// quiet again, the trainer runs at half duty, sleeping at each yield point
-// as long as it worked since the last (at most maxDutySleep), so serving
-// keeps about half the machine. The returned function is for one trainer
+// must not wait maxWait at each of them: from then on, until serving has
+// been quiet for maxWait, the trainer runs at half duty, sleeping as long as
+// it worked (at most maxDutySleep) each time it has worked minDutyWork
+// since the last sleep, so serving keeps about half the machine. The returned function is for one trainer
 // (one goroutine) at a time.
 func TrainerYield(g *Gate, maxWait time.Duration) func(ctx context.Context) error {
 	var (
@@ -170,7 +180,12 @@ func TrainerYield(g *Gate, maxWait time.Duration) func(ctx context.Context) erro
 	)
 	return func(ctx context.Context) error {
 		if g.Idle() {
-			overdue = false
+			// Back to full waits only after serving has been quiet for
+			// maxWait: traffic with short pauses would otherwise cost a
+			// whole maxWait at each pause's end.
+			if maxWait <= 0 || g.quietFor() >= maxWait {
+				overdue = false
+			}
 			return nil
 		}
 		if !overdue {
@@ -185,7 +200,11 @@ func TrainerYield(g *Gate, maxWait time.Duration) func(ctx context.Context) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		t := time.NewTimer(min(time.Since(resumed), maxDutySleep))
+		worked := time.Since(resumed)
+		if worked < minDutyWork {
+			return nil // too little work yet to pay for a sleep
+		}
+		t := time.NewTimer(min(worked, maxDutySleep))
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -196,6 +215,14 @@ func TrainerYield(g *Gate, maxWait time.Duration) func(ctx context.Context) erro
 		return nil
 	}
 }
+
+// minDutyWork is the least work between two half-duty sleeps. A sleep
+// costs more than it asks for (a timer and a thread's wake-up: a millisecond
+// or more on a loaded machine), and a small model's yield points come
+// microseconds apart: slept at each, a step of well under a second took
+// 43 s beside steady traffic, and over 3 minutes under a loaded CI run.
+// Sleeping once per minDutyWork of work keeps half duty and amortises it.
+const minDutyWork = 10 * time.Millisecond
 
 // maxDutySleep bounds one half-duty sleep (a long stretch without a yield
 // point must not turn into an equally long stall).

@@ -154,3 +154,39 @@ func TestTrainerYieldPacesUnderSustainedServing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTrainerYieldStaysPacedThroughShortPauses: traffic with short pauses
+// (a chat client's next request) must not cost a whole maxWait at the end
+// of each pause: once paced, the trainer stays paced until serving has been
+// quiet for maxWait.
+func TestTrainerYieldStaysPacedThroughShortPauses(t *testing.T) {
+	ctx := context.Background()
+	g := NewGate()
+	g.Quiet = 0
+	const maxWait = 4 * time.Second
+	y := TrainerYield(g, maxWait)
+	done := g.Serve()
+	go func() { time.Sleep(50 * time.Millisecond); done() }()
+	if err := y(ctx); err != nil { // waits for that generation
+		t.Fatal(err)
+	}
+	// Serving that does not end: one wait of maxWait, then paced.
+	done = g.Serve()
+	if err := y(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A short pause, then serving again for good.
+	done()
+	if err := y(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done = g.Serve()
+	defer done()
+	start := time.Now()
+	if err := y(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited > maxWait/2 {
+		t.Fatalf("after a short pause the trainer waited %s (maxWait %s): it was paced before the pause", waited, maxWait)
+	}
+}
