@@ -154,12 +154,15 @@ type Turn struct {
 	Supersedes string
 }
 
-// SupersededPrefix starts the drop reason of a turn a retry replaced.
-const SupersededPrefix = "superseded by "
+// SupersededPrefix starts the drop reason of a turn a retry replaced. Its
+// kind, the text before the first colon (LearningStats.DroppedBy, the
+// turns_dropped metric's label), is "superseded": the id comes after the
+// colon, so retries add no label per turn.
+const SupersededPrefix = "superseded: by "
 
 // SupersededBy is the drop reason of a turn that the turn id replaced.
 func SupersededBy(id string) string {
-	return SupersededPrefix + id + ": the same request again, nothing after it (a retry)"
+	return SupersededPrefix + id + ", the same request again, nothing after it (a retry)"
 }
 
 // TurnFilter selects turns for listing and export.

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -26,6 +27,19 @@ func testInsertTurnSupersedes(t *testing.T, open Opener) {
 	gotA, gotB := getTurn(t, s, a.ID), getTurn(t, s, b.ID)
 	if gotA.State != store.Dropped || gotA.DropReason != store.SupersededBy(b.ID) {
 		t.Fatalf("superseded turn: state %s, drop reason %q", gotA.State, gotA.DropReason)
+	}
+	// Counted under one kind, whatever the ids: a label per retried turn
+	// would grow the metrics without bound.
+	if ls, ok := s.(interface {
+		LearningStats(context.Context) (store.LearningStats, error)
+	}); ok {
+		st, err := ls.LearningStats(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.DroppedBy["superseded"] != 1 || len(st.DroppedBy) != 1 {
+			t.Fatalf("drops by kind %v, want superseded: 1", st.DroppedBy)
+		}
 	}
 	// Nothing of the superseded turn is lost: it only changed state.
 	wantA := a
