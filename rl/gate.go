@@ -168,8 +168,8 @@ func (e GatedEngine) Version() int64 {
 // generation is running it waits for the gate to go idle, at most maxWait
 // (0 = no bound). Serving that stays busy past maxWait must not starve
 // training, yet a trainer with hundreds of yield points per micro-batch
-// must not wait maxWait at each of them: from then on, until serving has
-// been quiet for maxWait, the trainer runs at half duty, sleeping as long as
+// must not wait at each of them: after one wait, until serving has been
+// quiet for maxWait, the trainer runs at half duty, sleeping as long as
 // it worked (at most maxDutySleep) each time it has worked minDutyWork
 // since the last sleep, so serving keeps about half the machine. The returned function is for one trainer
 // (one goroutine) at a time.
@@ -189,11 +189,14 @@ func TrainerYield(g *Gate, maxWait time.Duration) func(ctx context.Context) erro
 			return nil
 		}
 		if !overdue {
-			idle, err := g.WaitIdle(ctx, maxWait)
-			if err != nil {
+			if _, err := g.WaitIdle(ctx, maxWait); err != nil {
 				return err
 			}
-			overdue = !idle
+			// One wait per busy stretch: traffic whose pauses outlast the
+			// gate's quiet time but not maxWait (a chat client's next
+			// request) would otherwise cost a wait at every yield point
+			// that meets a generation, hundreds a step.
+			overdue = true
 			resumed = time.Now()
 			return nil
 		}

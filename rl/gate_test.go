@@ -122,7 +122,12 @@ func TestTrainerYieldPacesUnderSustainedServing(t *testing.T) {
 		t.Fatal("yield returned while the generation ran (before maxWait)")
 	}
 
-	// Serving that never ends: one wait of maxWait, then paced points.
+	// Serving that never ends, after a quiet stretch of maxWait: one wait
+	// of maxWait, then paced points.
+	time.Sleep(maxWait + 20*time.Millisecond)
+	if err := y(ctx); err != nil { // quiet: returns at once, and ends the stretch
+		t.Fatal(err)
+	}
 	done = g.Serve()
 	start := time.Now()
 	if err := y(ctx); err != nil {
