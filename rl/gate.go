@@ -166,16 +166,15 @@ func (e GatedEngine) Version() int64 {
 // TrainerYield returns the yield function a trainer calls at each of its
 // yield points (Yielder): while serving is quiet it returns at once; when a
 // generation is running it waits for the gate to go idle, at most maxWait
-// (0 = no bound). Serving that stays busy past maxWait must not starve
-// training, yet a trainer with hundreds of yield points per micro-batch
+// (0 = no bound). A trainer with hundreds of yield points per micro-batch
 // must not wait at each of them: after one wait, until serving has been
-// quiet for maxWait, the trainer runs at half duty, sleeping as long as
+// quiet for maxWait, the trainer is paced at half duty, sleeping as long as
 // it worked (at most maxDutySleep) each time it has worked minDutyWork
-// since the last sleep, so serving keeps about half the machine. The returned function is for one trainer
-// (one goroutine) at a time.
+// since the last sleep, so serving keeps about half the machine. The
+// returned function is for one trainer (one goroutine) at a time.
 func TrainerYield(g *Gate, maxWait time.Duration) func(ctx context.Context) error {
 	var (
-		overdue bool      // serving has been busy past maxWait
+		paced   bool      // waited once in this busy stretch: sleep, don't wait
 		resumed time.Time // when the trainer last went back to work
 	)
 	return func(ctx context.Context) error {
@@ -184,19 +183,20 @@ func TrainerYield(g *Gate, maxWait time.Duration) func(ctx context.Context) erro
 			// maxWait: traffic with short pauses would otherwise cost a
 			// whole maxWait at each pause's end.
 			if maxWait <= 0 || g.quietFor() >= maxWait {
-				overdue = false
+				paced = false
 			}
 			return nil
 		}
-		if !overdue {
+		if !paced {
 			if _, err := g.WaitIdle(ctx, maxWait); err != nil {
 				return err
 			}
 			// One wait per busy stretch: traffic whose pauses outlast the
 			// gate's quiet time but not maxWait (a chat client's next
 			// request) would otherwise cost a wait at every yield point
-			// that meets a generation, hundreds a step.
-			overdue = true
+			// that meets a generation, hundreds a step. With no bound
+			// (maxWait 0) every busy stretch is waited out.
+			paced = maxWait > 0
 			resumed = time.Now()
 			return nil
 		}
