@@ -26,10 +26,11 @@ type Draw struct {
 	Satisfied bool    `json:"satisfied"`
 	Words     int     `json:"words"`
 	Finished  bool    `json:"finished"`
-	// Copies: the answer repeats the feedback (judge.CopiesFeedback);
-	// no selector picks it.
-	Copies bool   `json:"copies,omitempty"`
-	Text   string `json:"text,omitempty"`
+	// Refused: why no selector picks the answer whatever its score
+	// (judge.Refuse: it repeats the feedback, or is the feedback's words
+	// only).
+	Refused judge.Refusal `json:"refused,omitempty"`
+	Text    string        `json:"text,omitempty"`
 	// Err is why the judge could not score it (its score is then the
 	// lowest float: JSON has no −Inf).
 	Err string `json:"err,omitempty"`
@@ -130,7 +131,7 @@ func scoreDraw(ctx context.Context, p *Persona, d *Draw, cfg SelectConfig) error
 	// The selector reads the task as the user wrote it and the feedback
 	// beside it, as the loop's does.
 	task := []chat.Message{{Role: chat.RoleUser, Content: p.Eval[d.Prompt]}}
-	d.Copies = judge.CopiesFeedback(d.Text, p.Critique)
+	d.Refused = judge.Refuse(d.Text, p.Critique)
 	var err error
 	if d.Score, err = cfg.Selector.Score(ctx, task, p.Critique, d.Text); err != nil {
 		if ctx.Err() != nil {
@@ -177,7 +178,7 @@ func bestOf(draws []Draw, prompts, samples, k int, threshold float64, score func
 			if d.Satisfied {
 				ok++
 			}
-			if !d.Copies && score(d) > threshold && (best < 0 || score(d) > score(ds[best])) {
+			if d.Refused == "" && score(d) > threshold && (best < 0 || score(d) > score(ds[best])) {
 				best = j
 			}
 		}

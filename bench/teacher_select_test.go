@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"math"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"testing"
 
@@ -95,5 +97,70 @@ func TestMeasureSelectedThroughGateway(t *testing.T) {
 	}
 	if _, _, err := RescoreSelected(ctx, p, again[:5], 3, 2, cfg); err == nil {
 		t.Error("rescored 5 draws as 3 prompts × 2")
+	}
+}
+
+// TestRefuseOnRecordedDraws re-picks the teacher answers recorded by
+// `clawrl bench teacher --samples 4` (run.sh beside them) by their
+// recorded hint gain, with judge.Refuse applied and the personas' checkers
+// re-run: no pick is an answer of the feedback's words only, and the
+// selected counts are those BENCHMARKS.md reports ("Refusing answers made
+// of the feedback's words"; before the rule: 12, and 2, 18, 16, 17).
+func TestRefuseOnRecordedDraws(t *testing.T) {
+	for _, c := range []struct {
+		file             string
+		selected, before map[string]int
+	}{
+		{"results/2026-11-25-qwen-student/teacher-1.5b-signoff/n4-signoff.json", map[string]int{"signoff": 14}, map[string]int{"signoff": 12}},
+		{"results/2026-11-25-qwen-student/teacher-self/n4.json", map[string]int{"signoff": 5, "concise": 18, "french": 18, "tldr": 17},
+			map[string]int{"signoff": 2, "concise": 18, "french": 16, "tldr": 17}},
+	} {
+		raw, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Samples int               `json:"samples"`
+			Draws   map[string][]Draw `json:"draws"`
+		}
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range Personas() {
+			want, ok := c.selected[p.Name]
+			if !ok {
+				continue
+			}
+			draws := rec.Draws[p.Name]
+			n := len(draws) / rec.Samples
+			for i := range draws {
+				d := &draws[i]
+				d.Refused = ""
+				d.Satisfied = p.Satisfied(Answer{Text: d.Text, Finished: d.Finished})
+			}
+			gain := func(d Draw) float64 { return d.Gain }
+			if row := bestOf(draws, n, rec.Samples, rec.Samples, -math.MaxFloat64, gain); row.Selected != c.before[p.Name] {
+				t.Errorf("%s %s with no refusal: %d of %d picks satisfied, want %d", c.file, p.Name, row.Selected, n, c.before[p.Name])
+			}
+			for i := range draws {
+				draws[i].Refused = judge.Refuse(draws[i].Text, p.Critique)
+			}
+			row := bestOf(draws, n, rec.Samples, rec.Samples, -math.MaxFloat64, gain)
+			if row.Selected != want {
+				t.Errorf("%s %s: %d of %d picks satisfied, want %d", c.file, p.Name, row.Selected, n, want)
+			}
+			for i := range n {
+				ds := draws[i*rec.Samples : (i+1)*rec.Samples]
+				best := -1
+				for j, d := range ds {
+					if d.Refused == "" && (best < 0 || d.Gain > ds[best].Gain) {
+						best = j
+					}
+				}
+				if best >= 0 && judge.OwnWords(ds[best].Text, p.Critique) < judge.MinOwnWords {
+					t.Errorf("%s %s prompt %d: picked %q", c.file, p.Name, i, ds[best].Text)
+				}
+			}
+		}
 	}
 }

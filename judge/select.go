@@ -107,16 +107,16 @@ func (s *Selector) Pick(ctx context.Context, msgs []chat.Message, feedback strin
 
 // PickBest is the one picking rule of both selectors (Selector, and the
 // loop's hint gain): score(i) scores answers[i]; the highest score above
-// threshold wins (NoPick when none is). An answer that repeats the
-// feedback (CopiesFeedback) is not scored and gets −Inf, as does one whose
-// scoring failed; PickBest fails only when every scoring call did (or ctx
-// ended).
+// threshold wins (NoPick when none is). An answer Refuse refuses (it
+// repeats the feedback, or is made of the feedback's words only) is not
+// scored and gets −Inf, as does one whose scoring failed; PickBest fails
+// only when every scoring call did (or ctx ended).
 func PickBest(ctx context.Context, answers []string, feedback string, threshold float64, score func(i int) (float64, error)) (int, []float64, error) {
 	scores := make([]float64, len(answers))
 	best := NoPick
 	var errs []string
 	for i, a := range answers {
-		if CopiesFeedback(a, feedback) {
+		if Refuse(a, feedback) != "" {
 			scores[i] = math.Inf(-1)
 			continue
 		}
@@ -138,6 +138,87 @@ func PickBest(ctx context.Context, answers []string, feedback string, threshold 
 		return NoPick, scores, errors.New(strings.Join(errs, "; "))
 	}
 	return best, scores, nil
+}
+
+// Refusal is why no selector may pick an answer, whatever its score (""
+// when one may): a fixed phrase per kind, fit for a metric label.
+type Refusal string
+
+// The refusals, in the order Refuse checks them.
+const (
+	// RefuseCopies: the answer repeats the feedback (CopiesFeedback).
+	RefuseCopies Refusal = "copies the feedback"
+	// RefuseEchoes: fewer than MinOwnWords of the answer's words are not
+	// the feedback's own (OwnWords): "Hope this helps!" for a feedback
+	// that quotes it, "Too long." for one that begins with it. Both
+	// selectors like such an answer best (the hint gain is a mean per
+	// token, and every token of it is one the feedback makes likely), and
+	// a student that distils it learns to answer nothing but the
+	// feedback's words (BENCHMARKS.md, "Refusing answers made of the
+	// feedback's words").
+	RefuseEchoes Refusal = "only the feedback's words"
+)
+
+// MinOwnWords is how many words an answer must have that the feedback
+// does not. Three: on the teacher answers recorded for the four personas
+// (bench/results/2026-11-25-qwen-student) it refuses every bare sign-off
+// and the one- and two-word French answers, and no concise or TL;DR one.
+const MinOwnWords = 3
+
+// Refuse says why no selector may pick answer, written with feedback in
+// context ("" when one may).
+func Refuse(answer, feedback string) Refusal {
+	switch {
+	case CopiesFeedback(answer, feedback):
+		return RefuseCopies
+	case OwnWords(answer, feedback) < MinOwnWords:
+		return RefuseEchoes
+	}
+	return ""
+}
+
+// OwnWords counts the distinct words of answer that the feedback does not
+// contain (case and punctuation aside; each ideograph or kana counts as a
+// word, as those scripts put no spaces between words): "ok ok ok. Hope
+// this helps!" has one.
+func OwnWords(answer, feedback string) int {
+	seen := map[string]bool{}
+	for _, w := range scriptWords(feedback) {
+		seen[w] = true
+	}
+	n := 0
+	for _, w := range scriptWords(answer) {
+		if !seen[w] {
+			seen[w] = true
+			n++
+		}
+	}
+	return n
+}
+
+// scriptWords are words(s) with each Han, Hiragana or Katakana letter a
+// word of its own, and with no quote marks around them ('Hope' is hope).
+func scriptWords(s string) []string {
+	var out []string
+	for _, w := range words(s) {
+		if w = strings.Trim(w, "'"); w == "" {
+			continue
+		}
+		start := 0
+		for i, r := range w {
+			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) {
+				if start < i {
+					out = append(out, w[start:i])
+				}
+				out = append(out, string(r))
+				start = i + len(string(r))
+			}
+		}
+		if start < len(w) {
+			out = append(out, w[start:])
+		}
+	}
+	return out
 }
 
 // copyRun is how many consecutive words of the feedback an answer may

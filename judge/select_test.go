@@ -39,9 +39,9 @@ func (s tableScorer) NextLogprobs(ctx context.Context, msgs []chat.Message, begu
 func TestSelectorPick(t *testing.T) {
 	msgs := []chat.Message{{Role: chat.RoleUser, Content: "How do I boil an egg?"}}
 	table := map[string][2]float64{
-		"long":  {-2, -0.5},   // score −1.5
-		"short": {-0.3, -1.5}, // score +1.2
-		"mid":   {-0.6, -0.9}, // score +0.3
+		"the long answer":   {-2, -0.5},   // score −1.5
+		"a short answer":    {-0.3, -1.5}, // score +1.2
+		"a middling answer": {-0.6, -0.9}, // score +0.3
 	}
 	cases := []struct {
 		name      string
@@ -51,11 +51,11 @@ func TestSelectorPick(t *testing.T) {
 		want      int
 		wantErr   bool
 	}{
-		{"highest wins", []string{"long", "short", "mid"}, 0, nil, 1, false},
-		{"threshold keeps the best above it", []string{"long", "mid"}, 0, nil, 1, false},
-		{"none above the threshold", []string{"long", "mid"}, 0.5, nil, NoPick, false},
-		{"a failed score loses", []string{"long", "short", "mid"}, -10, map[string]bool{"short": true}, 2, false},
-		{"every score failed", []string{"short", "mid"}, 0, map[string]bool{"short": true, "mid": true}, NoPick, true},
+		{"highest wins", []string{"the long answer", "a short answer", "a middling answer"}, 0, nil, 1, false},
+		{"threshold keeps the best above it", []string{"the long answer", "a middling answer"}, 0, nil, 1, false},
+		{"none above the threshold", []string{"the long answer", "a middling answer"}, 0.5, nil, NoPick, false},
+		{"a failed score loses", []string{"the long answer", "a short answer", "a middling answer"}, -10, map[string]bool{"a short answer": true}, 2, false},
+		{"every score failed", []string{"a short answer", "a middling answer"}, 0, map[string]bool{"a short answer": true, "a middling answer": true}, NoPick, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestSelectorPick(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s := &Selector{Scorer: tableScorer{yesNo: table}}
-	if _, _, err := s.Pick(ctx, msgs, "Be brief.", []string{"short"}); !errors.Is(err, context.Canceled) {
+	if _, _, err := s.Pick(ctx, msgs, "Be brief.", []string{"a short answer"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled pick: %v, want context.Canceled", err)
 	}
 	if _, err := (&Selector{}).Score(context.Background(), msgs, "x", "y"); err == nil {
@@ -172,10 +172,83 @@ func TestCopiesFeedback(t *testing.T) {
 		}
 	}
 	// Pick skips an answer that copies the feedback, whatever its score.
-	table := map[string][2]float64{"copy": {-0.1, -5}, "real": {-1, -1.5}}
+	table := map[string][2]float64{"copy": {-0.1, -5}, "a real answer": {-1, -1.5}}
 	s := &Selector{Scorer: tableScorer{yesNo: table}, Threshold: math.Inf(-1)}
-	best, scores, err := s.Pick(context.Background(), nil, "say copy and more words here", []string{"say copy and more words here", "real"})
+	best, scores, err := s.Pick(context.Background(), nil, "say copy and more words here", []string{"say copy and more words here", "a real answer"})
 	if err != nil || best != 1 || !math.IsInf(scores[0], -1) {
 		t.Errorf("pick %d (scores %v, %v), want the answer that does not copy", best, scores, err)
 	}
+}
+
+func TestRefuse(t *testing.T) {
+	const (
+		signoff = `Be brief. Your last words must be "Hope this helps!"`
+		concise = "Too long. Answer in two or three plain sentences, with no lists and no bold."
+		french  = "Réponds en français, s'il te plaît. Answer in French."
+		tldr    = `Start your answer with a one-line summary that begins with "TL;DR:", then explain.`
+	)
+	for _, c := range []struct {
+		answer, feedback string
+		want             Refusal
+	}{
+		// The answers the 1.5B teacher and the 0.5B student wrote for the
+		// sign-off persona (bench/results/2026-11-25-qwen-student).
+		{"Hope this helps!", signoff, RefuseEchoes},
+		{"I hope this helps!", signoff, RefuseEchoes},
+		{"Sure, hope this helps!", signoff, RefuseEchoes},
+		{"'Hope this helps!'", signoff, RefuseEchoes},
+		{"Hope this helps! Hope this helps! Hope this helps!", signoff, RefuseEchoes},
+		{"ok ok ok. Hope this helps!", signoff, RefuseEchoes},
+		{"Good luck!", signoff, RefuseEchoes},
+		{"Wrap a present neatly. Hope this helps!", signoff, ""},
+		{"Boil it for nine minutes. Hope this helps!", signoff, ""},
+		{`Sure! Your last words must be "Hope this helps!"`, signoff, RefuseCopies},
+		{"Too long.", concise, RefuseEchoes},
+		{"Plain sentences, no lists.", concise, RefuseEchoes},
+		{"Water boils at 100 degrees.", concise, ""},
+		{"Un vélo.", french, RefuseEchoes},
+		{"Cherche", french, RefuseEchoes},
+		{"Un vélo est un moyen de transport.", french, ""},
+		{"TL;DR: explain", tldr, RefuseEchoes},
+		{"TL;DR: Tides follow the moon.\nThe moon's pull raises the sea.", tldr, ""},
+		{"水は百度で沸騰します。", "Answer in Japanese.", ""}, // one "word" to strings.Fields, many ideographs
+		{"", signoff, RefuseEchoes},
+	} {
+		if got := Refuse(c.answer, c.feedback); got != c.want {
+			t.Errorf("Refuse(%q, %q) = %q (own words %d), want %q", c.answer, c.feedback, got, OwnWords(c.answer, c.feedback), c.want)
+		}
+	}
+	// PickBest never scores a refused answer, whatever its score would be.
+	answers := []string{"Hope this helps!", "Boil it for nine minutes. Hope this helps!"}
+	var scored []int
+	best, scores, err := PickBest(context.Background(), answers, signoff, math.Inf(-1), func(i int) (float64, error) {
+		scored = append(scored, i)
+		return 1, nil
+	})
+	if err != nil || best != 1 || !math.IsInf(scores[0], -1) || len(scored) != 1 || scored[0] != 1 {
+		t.Errorf("pick %d (scores %v, scored %v, %v), want 1 with only it scored", best, scores, scored, err)
+	}
+}
+
+// FuzzRefuse: any answer and feedback: no panic; an answer that is the
+// feedback itself is always refused; an answer's own words are at most its
+// distinct words, and all of them against an empty feedback.
+func FuzzRefuse(f *testing.F) {
+	f.Add("Boil it for nine minutes. Hope this helps!", `Be brief. Your last words must be "Hope this helps!"`)
+	f.Add("水は百度で沸騰します。", "Answer in Japanese.")
+	f.Add("'''", "'")
+	f.Add("L'ADN est une molécule.", "Réponds en français, s'il te plaît.")
+	f.Fuzz(func(t *testing.T, answer, feedback string) {
+		if Refuse(feedback, feedback) == "" {
+			t.Fatalf("the feedback %q as its own answer is not refused", feedback)
+		}
+		own, all := OwnWords(answer, feedback), OwnWords(answer, "")
+		distinct := map[string]bool{}
+		for _, w := range scriptWords(answer) {
+			distinct[w] = true
+		}
+		if own < 0 || own > all || all != len(distinct) {
+			t.Fatalf("OwnWords(%q, %q) = %d, %d against no feedback, %d distinct words", answer, feedback, own, all, len(distinct))
+		}
+	})
 }

@@ -66,6 +66,7 @@ type teacherCollector struct{ r *Runner }
 func (c teacherCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- remoteTeacherDesc
 	ch <- teacherSelectDesc
+	ch <- teacherRefusedDesc
 }
 
 func (c teacherCollector) Collect(ch chan<- prometheus.Metric) {

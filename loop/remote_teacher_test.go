@@ -111,6 +111,13 @@ func remoteWrittenTurnAt(t *testing.T, remote *judge.RemoteTeacher, critique str
 // metric reads the runner's remote-teacher counter for result.
 func metric(t *testing.T, r *Runner, result string) float64 {
 	t.Helper()
+	return metricLabel(t, r, "result", result)
+}
+
+// metricLabel is the value of r's teacher counter whose label is
+// name=value (−1 when none is).
+func metricLabel(t *testing.T, r *Runner, name, value string) float64 {
+	t.Helper()
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(r.TeacherCollector()); err != nil {
 		t.Fatal(err)
@@ -122,7 +129,7 @@ func metric(t *testing.T, r *Runner, result string) float64 {
 	for _, mf := range mfs {
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == result {
+				if l.GetName() == name && l.GetValue() == value {
 					return m.GetCounter().GetValue()
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,14 +105,35 @@ func (s TeacherSampleSettings) selector(backend judge.Backend, timeout time.Dura
 // returned wraps it and names the selector that decided (noPick).
 var errNoPick = errors.New("none of the teacher's answers does what the feedback asks")
 
-// noPick is errNoPick naming the selector that decided: the hint gain
-// (--teacher-select gain) or the judge (--teacher-select judge).
-func noPick(gain bool) error {
+// noPick is errNoPick naming the selector that decided, the hint gain
+// (--teacher-select gain) or the judge (--teacher-select judge), and after
+// a colon (a drop reason's kind is what comes before it) how many of the
+// n answers were refused unscored and why (judge.Refuse).
+func noPick(gain bool, n int, refused []judge.Refusal) error {
 	by := "the judge"
 	if gain {
 		by = "the hint gain"
 	}
-	return fmt.Errorf("%w (by %s)", errNoPick, by)
+	var whys []string
+	for _, why := range []judge.Refusal{judge.RefuseCopies, judge.RefuseEchoes} {
+		if k := countRefused(refused, why); k > 0 {
+			whys = append(whys, fmt.Sprintf("%d %s", k, why))
+		}
+	}
+	if len(whys) == 0 {
+		return fmt.Errorf("%w (by %s): no answer of %d scored above the threshold", errNoPick, by, n)
+	}
+	return fmt.Errorf("%w (by %s): of %d answers %s", errNoPick, by, n, strings.Join(whys, ", "))
+}
+
+func countRefused(refused []judge.Refusal, why judge.Refusal) int {
+	k := 0
+	for _, r := range refused {
+		if r == why {
+			k++
+		}
+	}
+	return k
 }
 
 // writeTeacher is teacher's answer to t's prompt with hint in context:
@@ -147,6 +169,16 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	if len(ws) == 0 {
 		return nil, nil, 0, fmt.Errorf("teacher wrote none of %d answers: %s", n, strings.Join(errs, "; "))
 	}
+	// The selectors refuse these unscored (judge.PickBest); the reasons
+	// are counted and told here.
+	refused := make([]judge.Refusal, len(texts))
+	for i, tx := range texts {
+		refused[i] = judge.Refuse(tx, hint)
+	}
+	r.count(func(c *Counters) {
+		c.RefusedCopies += countRefused(refused, judge.RefuseCopies)
+		c.RefusedEchoes += countRefused(refused, judge.RefuseEchoes)
+	})
 	var best int
 	var scores []float64
 	var err error
@@ -169,12 +201,12 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	}
 	if best == judge.NoPick {
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
-		err := noPick(gain)
+		err := noPick(gain, len(texts), refused)
 		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold, "reason", err)
-		return nil, nil, 0, err // one drop reason per selector (the scores are logged)
+		return nil, nil, 0, err // one drop reason kind per selector (the scores are logged)
 	}
 	r.count(func(c *Counters) { c.TeacherPicked++ })
-	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores)
+	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores, "refused", refused)
 	w := ws[best]
 	return w.ids, w.lps, w.v, nil
 }
@@ -187,8 +219,12 @@ type written struct {
 	v   int64
 }
 
-var teacherSelectDesc = desc("teacher_selections_total",
-	"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the selector, --teacher-select; the turn had no teacher sample).", "result")
+var (
+	teacherSelectDesc = desc("teacher_selections_total",
+		"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the selector, --teacher-select; the turn had no teacher sample).", "result")
+	teacherRefusedDesc = desc("teacher_answers_refused_total",
+		"Teacher answers among --teacher-samples that no selector could pick whatever their score since start, by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
+)
 
 // collectSelections adds the selections to teacherCollector (nothing
 // with one sample per turn).
@@ -199,4 +235,6 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	k := r.Counters()
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherPicked), "picked")
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherNoPick), "none")
+	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedCopies), string(judge.RefuseCopies))
+	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedEchoes), string(judge.RefuseEchoes))
 }

@@ -75,7 +75,10 @@ func critiqueTurns(t *testing.T, f *fixture, n int) []store.Turn {
 	t.Helper()
 	var out []store.Turn
 	for i := range n {
-		tr := f.serve(t, fmt.Sprintf("crit%d", i), []chat.Message{{Role: chat.RoleUser, Content: fmt.Sprintf("write a poem %d", i)}})
+		// The prompt's own cue gives the teacher's answers words the
+		// feedback does not hold (judge.Refuse refuses an answer made
+		// of the feedback's words only).
+		tr := f.serve(t, fmt.Sprintf("crit%d", i), []chat.Message{{Role: chat.RoleUser, Content: fmt.Sprintf("write a poem %d [[say:Roses are red. ]]", i)}})
 		if err := f.store.AddFeedback(context.Background(), tr.ID, store.Feedback{Rating: -1, Text: fmt.Sprintf("[[say:Short %d.]] Be brief.", i),
 			CreatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
@@ -111,7 +114,7 @@ func TestTeacherSamplesOneSamplePerTurn(t *testing.T) {
 		}
 		s := ss[0]
 		text := f.engine.Format().Decode(s.TeacherResponseIDs)
-		if want := fmt.Sprintf("Short %d.", i); !strings.HasPrefix(text, want) || s.UseRL {
+		if want := fmt.Sprintf("Roses are red. Short %d.", i); !strings.HasPrefix(text, want) || s.UseRL {
 			t.Errorf("turn %d's sample: teacher response %q (want %q), RL term %v", i, text, want, s.UseRL)
 		}
 	}
@@ -139,7 +142,7 @@ func TestTeacherSamplesOneSamplePerTurn(t *testing.T) {
 	if err != nil || len(ss) != 0 {
 		t.Fatalf("%d samples (%v) when no answer passed, want 0", len(ss), err)
 	}
-	if got, _ := g.turn(t, tr.ID); got.State != store.Dropped || got.DropReason != "none of the teacher's answers does what the feedback asks (by the judge)" {
+	if got, _ := g.turn(t, tr.ID); got.State != store.Dropped || got.DropReason != "none of the teacher's answers does what the feedback asks (by the judge): no answer of 4 scored above the threshold" {
 		t.Errorf("turn state %s (%q), want dropped by the judge", got.State, got.DropReason)
 	}
 	if k := g.runner.Counters(); k.TeacherNoPick != 1 || k.TeacherPicked != 0 {
@@ -176,7 +179,7 @@ func TestTeacherSamplesByGain(t *testing.T) {
 			}
 			// A turn no answer passed is dropped with the selector
 			// that decided named: the hint gain, not the judge.
-			if got, _ := f.turn(t, tr.ID); c.none > 0 && (got.State != store.Dropped || got.DropReason != "none of the teacher's answers does what the feedback asks (by the hint gain)") {
+			if got, _ := f.turn(t, tr.ID); c.none > 0 && (got.State != store.Dropped || got.DropReason != "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 scored above the threshold") {
 				t.Errorf("threshold %v: turn state %s (%q), want dropped by the hint gain", c.threshold, got.State, got.DropReason)
 			}
 		}
@@ -185,6 +188,48 @@ func TestTeacherSamplesByGain(t *testing.T) {
 		}
 		if got := metric(t, f.runner, "picked"); got != float64(c.picked) {
 			t.Errorf("threshold %v: metric picked = %v, want %d", c.threshold, got, c.picked)
+		}
+	}
+}
+
+// TestTeacherSamplesRefuseFeedbackWords: answers made of the feedback's
+// words only ("Hope this helps!" for a feedback that quotes it) are
+// refused unscored by either selector, however low the threshold: the turn
+// is dropped saying why, and the refusals are counted on /metrics.
+func TestTeacherSamplesRefuseFeedbackWords(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{SelectJudge, SelectGain} {
+		f, calls := samplesFixtureBy(t, t.TempDir(), 2, math.Inf(-1), 0, how)
+		if err := f.runner.Scheduler().Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tr := f.serve(t, "echo", []chat.Message{{Role: chat.RoleUser, Content: "How do I boil an egg?"}})
+		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: `[[say:Hope this helps!]] Be brief. Your last words must be "Hope this helps!"`,
+			CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.runner.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if calls.Load() != 0 {
+			t.Errorf("%s: the judge scored %d refused answers", how, calls.Load())
+		}
+		by := map[string]string{SelectJudge: "the judge", SelectGain: "the hint gain"}[how]
+		want := "none of the teacher's answers does what the feedback asks (by " + by + "): of 4 answers 4 only the feedback's words"
+		if got, _ := f.turn(t, tr.ID); got.State != store.Dropped || got.DropReason != want {
+			t.Errorf("%s: turn state %s (%q), want dropped with %q", how, got.State, got.DropReason, want)
+		}
+		if ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID}); err != nil || len(ss) != 0 {
+			t.Errorf("%s: %d samples (%v), want none", how, len(ss), err)
+		}
+		if k := f.runner.Counters(); k.TeacherNoPick != 1 || k.RefusedEchoes != 4 || k.RefusedCopies != 0 {
+			t.Errorf("%s: counters none %d, refused echoes %d, copies %d; want 1, 4, 0", how, k.TeacherNoPick, k.RefusedEchoes, k.RefusedCopies)
+		}
+		if got := metricLabel(t, f.runner, "reason", string(judge.RefuseEchoes)); got != 4 {
+			t.Errorf("%s: metric refused (%s) = %v, want 4", how, judge.RefuseEchoes, got)
+		}
+		if got := metricLabel(t, f.runner, "reason", string(judge.RefuseCopies)); got != 0 {
+			t.Errorf("%s: metric refused (%s) = %v, want 0", how, judge.RefuseCopies, got)
 		}
 	}
 }
