@@ -62,7 +62,7 @@ const DefaultSelectThreshold = 0.0
 const DefaultTeacherSelect = SelectGain
 
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample)")
+	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample; an answer that repeats the feedback or has fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own beside the feedback's is never kept)")
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
 	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by the policy's teacher) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")

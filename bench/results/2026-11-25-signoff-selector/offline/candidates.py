@@ -3,7 +3,7 @@
 # (bench/results/2026-11-25-qwen-student/{teacher-1.5b-signoff,teacher-self}) under
 # the selector candidates: mean hint gain (main), (a) refuse answers with < 3 distinct
 # words the feedback does not contain (judge.Refuse), (c) summed gain (mean x tokens,
-# tokens counted with the 0.5B's tokenizer by tokcount.go.txt, +1 for <|im_end|> when
+# tokens counted with the 0.5B's tokenizer by ../tok.go.txt, +1 for <|im_end|> when
 # finished), (c)+(a). Run from the repo root: python3 bench/results/2026-11-25-signoff-selector/offline/candidates.py
 import json, re, subprocess, os, shutil
 from collections import defaultdict
@@ -20,7 +20,7 @@ for name, f in files:
     for per, draws in d['draws'].items():
         data.append((name, per, draws)); allt += [x['text'] for x in draws]
 os.makedirs('cmd/zz-tmptok', exist_ok=True)
-shutil.copy('bench/results/2026-11-25-signoff-selector/offline/tokcount.go.txt', 'cmd/zz-tmptok/main.go')
+shutil.copy('bench/results/2026-11-25-signoff-selector/tok.go.txt', 'cmd/zz-tmptok/main.go')
 try:
     r = subprocess.run(['go', 'run', './cmd/zz-tmptok', os.path.expanduser('~/.cache/clawrl/models/Qwen2.5-Coder-0.5B-Instruct-AWQ.Q4_K_M.gguf')],
                        input=json.dumps(allt), capture_output=True, text=True, check=True)
