@@ -1,6 +1,7 @@
 package blas
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"syscall"
@@ -148,6 +149,39 @@ func BenchmarkStudentDx(b *testing.B) {
 				}
 				flops := 2 * float64(t) * float64(sh.out) * float64(sh.in) * float64(b.N)
 				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOPS")
+				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+			})
+		}
+	}
+}
+
+// BenchmarkLoRAGrads times LoRA's two 16-row gradient products at the
+// SmolLM2 step's 3,040 tokens: dA += gᵀ·x (x [T, 576]) and dBᵀ += (s·u)ᵀ·dy
+// (dy [T, 1536]), on kernOP16x16T512 and on the 4×48 tiles it replaced (the
+// same bits):
+//
+//	go test ./blas -run '^$' -bench LoRAGrads -benchtime 20x
+func BenchmarkLoRAGrads(b *testing.B) {
+	const t, r = 3040, 16
+	g := make([]float32, t*r)
+	for i := range g {
+		g[i] = float32(i%5) * 0.01
+	}
+	for _, n := range []int{576, 1536} {
+		x, c := make([]float32, t*n), make([]float32, r*n)
+		for _, on := range []bool{true, false} {
+			name := fmt.Sprintf("n%d/16x16", n)
+			if !on {
+				name = fmt.Sprintf("n%d/4x48", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(v bool) { useOP16 = v }(useOP16)
+				useOP16 = on
+				c0 := cpuSeconds()
+				for range b.N {
+					SgemmGo(true, false, r, n, t, 1, g, r, x, n, 1, c, n)
+				}
+				flops := 2 * float64(t) * float64(r) * float64(n) * float64(b.N)
 				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
 			})
 		}
