@@ -57,6 +57,13 @@ func DotRows4(out []float32, ldo int, x []float32, ldx, k, n int, rows []float32
 	j := 0
 	for ; j+3 <= n; j += 3 {
 		kern4x3(k8, &x[0], ldx, &rows[j*ld], ld, &t)
+		if k8 == k { // no tail (head_dim 64, 128): the sums as they are
+			for r := range 4 {
+				o := out[r*ldo+j : r*ldo+j+3 : r*ldo+j+3]
+				o[0], o[1], o[2] = t[3*r], t[3*r+1], t[3*r+2]
+			}
+			continue
+		}
 		for r := range 4 {
 			xr := x[r*ldx : r*ldx+k]
 			for q := range 3 {

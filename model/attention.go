@@ -42,12 +42,11 @@ func attendOne(out, lse, q, keys, values, att []float32, nPos, h0, h1, nHeads, n
 // softmax, its log-sum-exp into *lse when lse is not nil, and the weighted
 // sum of the value rows (row p at values[p*ld], headDim wide) into out.
 func attendScores(out []float32, lse *float32, att, values []float32, ld, headDim int) {
-	scale := float32(1 / math.Sqrt(float64(headDim)))
-	maxv := float32(math.Inf(-1))
-	for p := range att {
-		att[p] *= scale
-		maxv = max(maxv, att[p])
-	}
+	// Vector scaling and max: the same products; the max differs from the
+	// builtin's only for NaN scores and ±0 ties, where every later value
+	// comes out the same.
+	blas.Scale(att, float32(1/math.Sqrt(float64(headDim))))
+	maxv := blas.Max(att, float32(math.Inf(-1)))
 	done, sum := blas.ExpShift(att, maxv)
 	for p := done; p < len(att); p++ {
 		e := expf(att[p] - maxv)
@@ -57,10 +56,7 @@ func attendScores(out []float32, lse *float32, att, values []float32, ld, headDi
 	if lse != nil {
 		*lse = maxv + float32(math.Log(float64(sum)))
 	}
-	inv := 1 / sum
-	for p := range att {
-		att[p] *= inv
-	}
+	blas.Scale(att, 1/sum)
 	blas.WeightedRows(out, att, values, ld)
 }
 
