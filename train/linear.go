@@ -149,10 +149,11 @@ func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs, wi
 	u := a.u[:T*r]
 	g := a.g[:T*r]
 	// dB += dyᵀ·(scale·u), computed as its transpose dBᵀ += (scale·u)ᵀ·dy
-	// ([r, Out]): blas's 16-row kernel then reads dy once, where dyᵀ·(s·u)
-	// ran r = 16 columns through padded 4×24 tiles that read it Out/4
-	// times over. Each element is the same FMA chain over tokens in order,
-	// started from dB, so dB gets the same bits either way.
+	// ([r, Out]): blas's 16-row kernel then reads each row of dy once, in
+	// whole cache lines, where dyᵀ·(s·u) ran r = 16 columns through padded
+	// 4×24 tiles, each walking four columns of dy down every token. On
+	// blas's Go kernels each element is the same FMA chain over tokens in
+	// order, started from dB, so dB gets the same bits either way.
 	us := g
 	for i, v := range u {
 		us[i] = lo.Scale * v
