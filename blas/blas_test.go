@@ -361,6 +361,30 @@ func TestWeightedRows4(t *testing.T) {
 	}
 }
 
+// TestDotRows4 checks the four-vector form bit for bit against DotRows
+// (attention scores of four query rows), on head_dim-like lengths with and
+// without a tail past the last multiple of 8, key counts not a multiple of
+// the kernel's three.
+func TestDotRows4(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, s := range [][2]int{{190, 64}, {1, 64}, {4, 128}, {37, 16}, {9, 20}, {5, 7}, {0, 64}, {64, 3}} {
+		n, k := s[0], s[1]
+		ldx, ld, ldo := k+3, k+5, n+2
+		x, rows := randSlice(r, 4*ldx), randSlice(r, max(1, n)*ld)
+		out := randSlice(r, 4*ldo)
+		DotRows4(out, ldo, x, ldx, k, n, rows, ld)
+		for q := range 4 {
+			want := make([]float32, n)
+			DotRows(want, x[q*ldx:q*ldx+k], rows, ld)
+			for j := range n {
+				if math.Float32bits(out[q*ldo+j]) != math.Float32bits(want[j]) {
+					t.Fatalf("n=%d k=%d: row %d key %d = %v, DotRows gives %v", n, k, q, j, out[q*ldo+j], want[j])
+				}
+			}
+		}
+	}
+}
+
 // TestAdamW checks the vector AdamW step bit for bit against the scalar
 // formula, over lengths with and without a remainder, several steps.
 func TestAdamW(t *testing.T) {

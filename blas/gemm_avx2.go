@@ -189,6 +189,12 @@ func (g *avx2Gemm) block512ScaledPacked(i0, i1, j0, j1 int) int {
 		packA4(ap, g.a[i*g.lda:], g.lda, 4, g.k)
 		_ = g.c[(i+3)*g.ldc+j8-1]
 		for j := j0; j < j8; j += 8 {
+			if beta != 0 {
+				// The scaled store in the kernel: the same roundings as
+				// the loop below, without the tile's trip through t.
+				kern4x8P512S(g.k8, &ap[0], &g.b[j*g.ldb], g.ldb, &g.c[i*g.ldc+j], g.ldc, alpha, beta)
+				continue
+			}
 			kern4x8P512(g.k8, &ap[0], &g.b[j*g.ldb], g.ldb, &t[0], 8)
 			for r := range 4 {
 				off := (i+r)*g.ldc + j
@@ -241,6 +247,13 @@ func packA4(dst, a []float32, lda, m4, k8 int) {
 	chunks := k8 / 8
 	for g := 0; g < m4; g += 4 {
 		d := dst[g*k8 : (g+4)*k8]
+		if use512 && chunks > 0 {
+			// One assembly call per group: a Go copy of 8 floats is a
+			// runtime.memmove call each, which cost more than the move.
+			_ = a[(g+3)*lda+k8-1]
+			packA4Group(chunks, &a[g*lda], lda, &d[0])
+			continue
+		}
 		for r := range 4 {
 			row := a[(g+r)*lda : (g+r)*lda+k8]
 			for ch := range chunks {

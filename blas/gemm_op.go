@@ -48,6 +48,10 @@ var usePackOP = true
 func gemmOP(m, n, k int, alpha float32, a []float32, ars, acs int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	work := 2 * int64(m) * int64(n) * int64(k)
 	g := opGemm{k: k, alpha: alpha, a: a, ars: ars, acs: acs, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
+	if use512 && useOP16 && m == op16Rows && ars == 1 && n >= op16Rows && k > 0 && alpha == 1 && (beta == 0 || beta == 1) {
+		parallelFor(n, op16Rows, work, func(j0, j1 int) { g.run16(j0, j1) })
+		return
+	}
 	if m >= n {
 		parallelFor(m, opTileRows, work, func(i0, i1 int) { g.run(i0, i1, 0, n) })
 	} else {
@@ -129,11 +133,17 @@ func (g *opGemm) runPacked(i0, i1, j0, j1 int) {
 			}
 			for kb := 0; kb < k; kb += opPackK {
 				kc := min(opPackK, k-kb)
-				for p := range kc {
-					row := (kb + p) * g.ldb
-					dst := bp[p*opPackCols : (p+1)*opPackCols]
-					copy(dst, g.b[row+j:row+j+w])
-					if w < opPackCols {
+				if w == opPackCols {
+					// One call for the block's rows (a runtime.memmove
+					// call per 192-byte row cost more than the move).
+					_ = g.b[(kb+kc-1)*g.ldb+j+opPackCols-1]
+					_ = bp[kc*opPackCols-1]
+					copyRows48(kc, &g.b[kb*g.ldb+j], g.ldb, &bp[0])
+				} else {
+					for p := range kc {
+						row := (kb + p) * g.ldb
+						dst := bp[p*opPackCols : (p+1)*opPackCols]
+						copy(dst, g.b[row+j:row+j+w])
 						clear(dst[w:])
 					}
 				}
@@ -154,6 +164,49 @@ func (g *opGemm) runPacked(i0, i1, j0, j1 int) {
 				}
 			}
 		}
+	}
+}
+
+// The 16-row path (AVX-512): op(A) of exactly 16 rows stored as its
+// transpose (ars 1), LoRA's dA = gᵀ·x and dBᵀ = (s·u)ᵀ·dy at r = 16, k the
+// token count. kernOP16x16T512 reads each row of B once for all 16 rows of
+// A, where the 4×48 tiles read it four times; op16K rows of B at a time
+// (a block of the goroutine's columns stays in L2 while its strips run).
+const (
+	op16Rows = 16
+	op16K    = 256
+)
+
+// useOP16 turns the 16-row path on (a variable so tests and benchmarks can
+// compare it with the kernels whose bits it computes).
+var useOP16 = true
+
+// run16 computes C[0:16, j0:j1] (alpha 1, beta 0 or 1, ars 1) in strips of
+// 16 columns on kernOP16x16T512, the last partial strip in place. The
+// chains start from C when beta is 1, from zero at the first k block
+// otherwise, and continue from C after it: each element is the FMA chain
+// over p in order that the other paths compute.
+func (g *opGemm) run16(j0, j1 int) {
+	k := g.k
+	j16 := j0 + (j1-j0)/op16Rows*op16Rows
+	cacc := 0
+	if g.beta == 1 {
+		cacc = 1
+	}
+	if j16 > j0 {
+		_ = g.c[(op16Rows-1)*g.ldc+j16-1]
+		_ = g.b[(k-1)*g.ldb+j16-1]
+		_ = g.a[op16Rows-1+(k-1)*g.acs]
+	}
+	for kb := 0; kb < k; kb += op16K {
+		kc := min(op16K, k-kb)
+		acc := max(min(kb, 1), cacc)
+		for j := j0; j < j16; j += op16Rows {
+			kernOP16x16T512(kc, &g.a[kb*g.acs], g.acs, &g.b[kb*g.ldb+j], g.ldb, &g.c[j], g.ldc, acc)
+		}
+	}
+	if j16 < j1 {
+		g.runInPlace(0, op16Rows, j16, j1)
 	}
 }
 

@@ -28,3 +28,15 @@ func kern4x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
 func kernOP8x48P512(k int, a *float32, ars int, acs int, bp *float32, c *float32, ldc int, acc int)
+
+//go:noescape
+func kernOP16x16T512(k int, a *float32, acs int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+//go:noescape
+func copyRows48(n int, src *float32, lds int, dst *float32)
+
+//go:noescape
+func packA4Group(chunks int, a *float32, lda int, dst *float32)
+
+//go:noescape
+func kern4x8P512S(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)

@@ -475,3 +475,309 @@ op8loop:
 	VMOVUPS Z23, 128(DX)(R13*1)
 	VZEROUPPER
 	RET
+
+// func kernOP16x16T512(k int, a *float32, acs int, b *float32, ldb int, c *float32, ldc int, acc int)
+// C[r, q] (+)= Σ_p a[r+p*acs]·b[p*ldb+q] for r < 16, q < 16, k > 0: the
+// outer-product kernel for an op(A) of 16 rows stored as its transpose (a
+// column's 16 values contiguous: LoRA's dA = gᵀ·x and dBᵀ = (s·u)ᵀ·dy, r =
+// 16). Each A value enters its FMA as an embedded broadcast, so B is read
+// once for all 16 rows (the 4- and 8-row kernels read it four and two
+// times). Each element is one FMA chain over p in order, starting from C
+// when acc ≠ 0, from zero otherwise: kernOP4x48C512's chains, bitwise.
+TEXT ·kernOP16x16T512(SB), NOSPLIT, $0-64
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ acs+16(FP), R9
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R8
+	MOVQ c+40(FP), BX
+	MOVQ ldc+48(FP), R12
+	MOVQ acc+56(FP), R10
+	SHLQ $2, R9
+	SHLQ $2, R8
+	SHLQ $2, R12
+	TESTQ R10, R10
+	JZ op16zero
+	MOVQ BX, DX
+	VMOVUPS (DX), Z0
+	ADDQ R12, DX
+	VMOVUPS (DX), Z1
+	ADDQ R12, DX
+	VMOVUPS (DX), Z2
+	ADDQ R12, DX
+	VMOVUPS (DX), Z3
+	ADDQ R12, DX
+	VMOVUPS (DX), Z4
+	ADDQ R12, DX
+	VMOVUPS (DX), Z5
+	ADDQ R12, DX
+	VMOVUPS (DX), Z6
+	ADDQ R12, DX
+	VMOVUPS (DX), Z7
+	ADDQ R12, DX
+	VMOVUPS (DX), Z8
+	ADDQ R12, DX
+	VMOVUPS (DX), Z9
+	ADDQ R12, DX
+	VMOVUPS (DX), Z10
+	ADDQ R12, DX
+	VMOVUPS (DX), Z11
+	ADDQ R12, DX
+	VMOVUPS (DX), Z12
+	ADDQ R12, DX
+	VMOVUPS (DX), Z13
+	ADDQ R12, DX
+	VMOVUPS (DX), Z14
+	ADDQ R12, DX
+	VMOVUPS (DX), Z15
+	JMP op16loop
+
+op16zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+op16loop:
+	VMOVUPS (DI), Z16
+	VFMADD231PS.BCST 0(SI), Z16, Z0
+	VFMADD231PS.BCST 4(SI), Z16, Z1
+	VFMADD231PS.BCST 8(SI), Z16, Z2
+	VFMADD231PS.BCST 12(SI), Z16, Z3
+	VFMADD231PS.BCST 16(SI), Z16, Z4
+	VFMADD231PS.BCST 20(SI), Z16, Z5
+	VFMADD231PS.BCST 24(SI), Z16, Z6
+	VFMADD231PS.BCST 28(SI), Z16, Z7
+	VFMADD231PS.BCST 32(SI), Z16, Z8
+	VFMADD231PS.BCST 36(SI), Z16, Z9
+	VFMADD231PS.BCST 40(SI), Z16, Z10
+	VFMADD231PS.BCST 44(SI), Z16, Z11
+	VFMADD231PS.BCST 48(SI), Z16, Z12
+	VFMADD231PS.BCST 52(SI), Z16, Z13
+	VFMADD231PS.BCST 56(SI), Z16, Z14
+	VFMADD231PS.BCST 60(SI), Z16, Z15
+	ADDQ R9, SI
+	ADDQ R8, DI
+	DECQ CX
+	JNZ op16loop
+	MOVQ BX, DX
+	VMOVUPS Z0, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z1, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z2, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z3, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z4, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z5, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z6, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z7, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z8, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z9, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z10, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z11, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z12, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z13, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z14, (DX)
+	ADDQ R12, DX
+	VMOVUPS Z15, (DX)
+	VZEROUPPER
+	RET
+
+// func copyRows48(n int, src *float32, lds int, dst *float32)
+// Copies n rows of 48 floats, row r at src[r*lds], to dst[r*48]: the packed
+// path's panel of B, one call per k block instead of a runtime.memmove call
+// per row.
+TEXT ·copyRows48(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	MOVQ dst+24(FP), DI
+	SHLQ $2, R8
+
+cr48loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	ADDQ R8, SI
+	ADDQ $192, DI
+	DECQ CX
+	JNZ cr48loop
+	VZEROUPPER
+	RET
+
+// func packA4Group(chunks int, a *float32, lda int, dst *float32)
+// packA4 for one group of four rows of A: for each 8-element chunk of k,
+// rows 0..3's chunks in turn (32 floats), where a Go copy of 8 floats was a
+// runtime.memmove call each.
+TEXT ·packA4Group(SB), NOSPLIT, $0-32
+	MOVQ chunks+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ dst+24(FP), DI
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+
+pa4loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (SI)(R9*1), Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $32, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ pa4loop
+	VZEROUPPER
+	RET
+
+// One pair-accumulator group's epilogue for kern4x8P512S: PAIRS8's sums,
+// then C = alpha·sum + beta·C, each product rounded and then the sum, as
+// Go's float32(alpha*t) + float32(beta*c). Clobbers Z16–Z27; reads alpha
+// and beta from Y28 and Y29.
+#define PAIRS8S(z0, z1, z2, z3, z4, z5, z6, z7, rlo, rhi) \
+	VSHUFF32X4 $0x88, z4, z0, Z16; \
+	VSHUFF32X4 $0xDD, z4, z0, Z17; \
+	VADDPS Z17, Z16, Z16; \
+	VSHUFF32X4 $0x88, z5, z1, Z18; \
+	VSHUFF32X4 $0xDD, z5, z1, Z19; \
+	VADDPS Z19, Z18, Z18; \
+	VSHUFF32X4 $0x88, z6, z2, Z20; \
+	VSHUFF32X4 $0xDD, z6, z2, Z21; \
+	VADDPS Z21, Z20, Z20; \
+	VSHUFF32X4 $0x88, z7, z3, Z22; \
+	VSHUFF32X4 $0xDD, z7, z3, Z23; \
+	VADDPS Z23, Z22, Z22; \
+	VSHUFPS $0x88, Z18, Z16, Z24; \
+	VSHUFPS $0xDD, Z18, Z16, Z25; \
+	VADDPS Z25, Z24, Z24; \
+	VSHUFPS $0x88, Z22, Z20, Z26; \
+	VSHUFPS $0xDD, Z22, Z20, Z27; \
+	VADDPS Z27, Z26, Z26; \
+	VSHUFPS $0x88, Z26, Z24, Z16; \
+	VSHUFPS $0xDD, Z26, Z24, Z17; \
+	VADDPS Z17, Z16, Z16; \
+	VSHUFF32X4 $0xD8, Z16, Z16, Z16; \
+	VEXTRACTF32X8 $1, Z16, Y17; \
+	VMULPS Y28, Y16, Y16; \
+	VMULPS (rlo), Y29, Y18; \
+	VADDPS Y18, Y16, Y16; \
+	VMOVUPS Y16, (rlo); \
+	VMULPS Y28, Y17, Y17; \
+	VMULPS (rhi), Y29, Y19; \
+	VADDPS Y19, Y17, Y17; \
+	VMOVUPS Y17, (rhi)
+
+// func kern4x8P512S(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+// kern4x8P512 with the scaled store block512ScaledPacked did in Go:
+// C[r, q] = alpha·dot + beta·C[r, q] (the dot kern4x3C's sum, bitwise; two
+// rounded products, then their rounded sum). For LoRA's out += s·(u·Bᵀ),
+// where k is the rank (16) and the Go loop over the 4×8 tile cost about as
+// much as the kernel.
+TEXT ·kern4x8P512S(SB), NOSPLIT, $0-56
+	MOVQ k8+0(FP), CX
+	MOVQ ap+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ ldb+24(FP), R8
+	SHLQ $2, R8
+	LEAQ (DI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	LEAQ (R13)(R8*1), R14
+	LEAQ (R14)(R8*1), R15
+	SHRQ $3, CX
+	XORQ AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+loop4x8ps:
+	VMOVUPS 0(SI), Z30
+	VMOVUPS 64(SI), Z31
+	VBROADCASTF32X8 (DI)(AX*1), Z28
+	VFMADD231PS Z28, Z30, Z0
+	VFMADD231PS Z28, Z31, Z1
+	VBROADCASTF32X8 (R9)(AX*1), Z29
+	VFMADD231PS Z29, Z30, Z2
+	VFMADD231PS Z29, Z31, Z3
+	VBROADCASTF32X8 (R10)(AX*1), Z28
+	VFMADD231PS Z28, Z30, Z4
+	VFMADD231PS Z28, Z31, Z5
+	VBROADCASTF32X8 (R11)(AX*1), Z29
+	VFMADD231PS Z29, Z30, Z6
+	VFMADD231PS Z29, Z31, Z7
+	VBROADCASTF32X8 (R12)(AX*1), Z28
+	VFMADD231PS Z28, Z30, Z8
+	VFMADD231PS Z28, Z31, Z9
+	VBROADCASTF32X8 (R13)(AX*1), Z29
+	VFMADD231PS Z29, Z30, Z10
+	VFMADD231PS Z29, Z31, Z11
+	VBROADCASTF32X8 (R14)(AX*1), Z28
+	VFMADD231PS Z28, Z30, Z12
+	VFMADD231PS Z28, Z31, Z13
+	VBROADCASTF32X8 (R15)(AX*1), Z29
+	VFMADD231PS Z29, Z30, Z14
+	VFMADD231PS Z29, Z31, Z15
+	ADDQ $128, SI
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loop4x8ps
+
+	VBROADCASTSS alpha+48(FP), Y28
+	VBROADCASTSS beta+52(FP), Y29
+	MOVQ c+32(FP), SI
+	MOVQ ldc+40(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	// Z(2q) holds rows 0 (low) and 1 (high) of column q, Z(2q+1) rows 2
+	// and 3.
+	PAIRS8S(Z0, Z2, Z4, Z6, Z8, Z10, Z12, Z14, SI, R10)
+	PAIRS8S(Z1, Z3, Z5, Z7, Z9, Z11, Z13, Z15, R11, R12)
+	VZEROUPPER
+	RET

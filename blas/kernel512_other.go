@@ -22,3 +22,19 @@ func kern4x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int) 
 func kernOP8x48P512(k int, a *float32, ars int, acs int, bp *float32, c *float32, ldc int, acc int) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func kernOP16x16T512(k int, a *float32, acs int, b *float32, ldb int, c *float32, ldc int, acc int) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func copyRows48(n int, src *float32, lds int, dst *float32) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func packA4Group(chunks int, a *float32, lda int, dst *float32) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func kern4x8P512S(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32) {
+	panic("blas: no assembly kernels on this platform")
+}

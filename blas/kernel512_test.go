@@ -1,6 +1,7 @@
 package blas
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"syscall"
@@ -38,7 +39,9 @@ func TestAVX512KernelsMatchAVX2(t *testing.T) {
 	type shape struct{ m, n, k int }
 	shapes := []shape{{4, 6, 8}, {7, 13, 16}, {64, 96, 576}, {37, 50, 64}, {130, 200, 48}, {9, 1536, 576}, {190, 576, 1536}, {3, 47, 24}, {61, 1536, 16}, {40, 192, 16}, {18, 100, 40}, {131, 16, 576}, {70, 20, 24}, {16, 64, 8}, {3040, 16, 576}, {301, 130, 1536},
 		// The student's dx shapes (packed 8×48 path): 4,864 = 101·48 + 16 columns, k off the 128-row blocks.
-		{150, 4864, 136}, {333, 896, 300}}
+		{150, 4864, 136}, {333, 896, 300},
+		// LoRA's 16-row products (dA = gᵀ·x, dBᵀ = (s·u)ᵀ·dy: transposed A, kernOP16x16T512): k across the 256-row blocks, a partial last strip.
+		{16, 576, 3040}, {16, 200, 300}, {16, 16, 1}, {16, 1552, 257}}
 	for _, sh := range shapes {
 		for _, tr := range [][2]bool{{false, true}, {false, false}, {true, false}} {
 			// alpha ≠ 1 and beta ∉ {0, 1}: LoRA's out += scale·(u·Bᵀ) (k = r).
@@ -146,6 +149,39 @@ func BenchmarkStudentDx(b *testing.B) {
 				}
 				flops := 2 * float64(t) * float64(sh.out) * float64(sh.in) * float64(b.N)
 				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOPS")
+				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+			})
+		}
+	}
+}
+
+// BenchmarkLoRAGrads times LoRA's two 16-row gradient products at the
+// SmolLM2 step's 3,040 tokens: dA += gᵀ·x (x [T, 576]) and dBᵀ += (s·u)ᵀ·dy
+// (dy [T, 1536]), on kernOP16x16T512 and on the 4×48 tiles it replaced (the
+// same bits):
+//
+//	go test ./blas -run '^$' -bench LoRAGrads -benchtime 20x
+func BenchmarkLoRAGrads(b *testing.B) {
+	const t, r = 3040, 16
+	g := make([]float32, t*r)
+	for i := range g {
+		g[i] = float32(i%5) * 0.01
+	}
+	for _, n := range []int{576, 1536} {
+		x, c := make([]float32, t*n), make([]float32, r*n)
+		for _, on := range []bool{true, false} {
+			name := fmt.Sprintf("n%d/16x16", n)
+			if !on {
+				name = fmt.Sprintf("n%d/4x48", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(v bool) { useOP16 = v }(useOP16)
+				useOP16 = on
+				c0 := cpuSeconds()
+				for range b.N {
+					SgemmGo(true, false, r, n, t, 1, g, r, x, n, 1, c, n)
+				}
+				flops := 2 * float64(t) * float64(r) * float64(n) * float64(b.N)
 				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
 			})
 		}

@@ -33,6 +33,51 @@ func DotRows(out, x, rows []float32, ld int) {
 	}
 }
 
+// DotRows4 is DotRows for four vectors against the same rows: for r < 4
+// and j < n, out[r*ldo+j] = x_r·row j, where x_r = x[r*ldx : r*ldx+k] and
+// row j starts at rows[j*ld]. It shares each row's loads across the four
+// (the attention scores of four query rows against one head's keys), and
+// every element comes out bitwise as DotRows computes it: the 4×3 kernel
+// sums each element in the 1×4 one's order.
+func DotRows4(out []float32, ldo int, x []float32, ldx, k, n int, rows []float32, ld int) {
+	if n == 0 {
+		return
+	}
+	k8 := k &^ 7
+	if !useAVX2 || k8 == 0 {
+		for r := range 4 {
+			DotRows(out[r*ldo:r*ldo+n], x[r*ldx:r*ldx+k], rows, ld)
+		}
+		return
+	}
+	_ = rows[(n-1)*ld+k-1]
+	_ = x[3*ldx+k-1]
+	_ = out[3*ldo+n-1]
+	var t [12]float32
+	j := 0
+	for ; j+3 <= n; j += 3 {
+		kern4x3(k8, &x[0], ldx, &rows[j*ld], ld, &t)
+		if k8 == k { // no tail (head_dim 64, 128): the sums as they are
+			for r := range 4 {
+				o := out[r*ldo+j : r*ldo+j+3 : r*ldo+j+3]
+				o[0], o[1], o[2] = t[3*r], t[3*r+1], t[3*r+2]
+			}
+			continue
+		}
+		for r := range 4 {
+			xr := x[r*ldx : r*ldx+k]
+			for q := range 3 {
+				out[r*ldo+j+q] = addTail(t[3*r+q], xr, rows[(j+q)*ld:(j+q)*ld+k], k8)
+			}
+		}
+	}
+	for ; j < n; j++ {
+		for r := range 4 {
+			out[r*ldo+j] = addTail(kern1x1(k8, &x[r*ldx], &rows[j*ld]), x[r*ldx:r*ldx+k], rows[j*ld:j*ld+k], k8)
+		}
+	}
+}
+
 // addTail adds x[p]·y[p] for p from start on to s, in order, as Sgemm's
 // kernels finish an element.
 func addTail(s float32, x, y []float32, start int) float32 {

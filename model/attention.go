@@ -24,31 +24,66 @@ import (
 func attendOne(out, lse, q, keys, values, att []float32, nPos, h0, h1, nHeads, nKV, headDim int) {
 	group := nHeads / nKV
 	kvDim := nKV * headDim
-	scale := float32(1 / math.Sqrt(float64(headDim)))
 	att = att[:nPos]
 	for h := h0; h < h1; h++ {
 		qh := q[h*headDim : (h+1)*headDim]
 		kvOff := (h / group) * headDim
 		blas.DotRows(att, qh, keys[kvOff:], kvDim)
-		maxv := float32(math.Inf(-1))
-		for p := range att {
-			att[p] *= scale
-			maxv = max(maxv, att[p])
-		}
-		done, sum := blas.ExpShift(att, maxv)
-		for p := done; p < len(att); p++ {
-			e := expf(att[p] - maxv)
-			att[p] = e
-			sum += e
-		}
+		var l *float32
 		if lse != nil {
-			lse[h] = maxv + float32(math.Log(float64(sum)))
+			l = &lse[h]
 		}
-		inv := 1 / sum
-		for p := range att {
-			att[p] *= inv
+		attendScores(out[h*headDim:(h+1)*headDim], l, att, values[kvOff:], kvDim, headDim)
+	}
+}
+
+// attendScores finishes one head of one query row from its raw scores att
+// (q·k for each position it sees, overwritten): the scaled scores'
+// softmax, its log-sum-exp into *lse when lse is not nil, and the weighted
+// sum of the value rows (row p at values[p*ld], headDim wide) into out.
+func attendScores(out []float32, lse *float32, att, values []float32, ld, headDim int) {
+	// Vector scaling and max: the same products; the max differs from the
+	// builtin's only for NaN scores and ±0 ties, where every later value
+	// comes out the same.
+	blas.Scale(att, float32(1/math.Sqrt(float64(headDim))))
+	maxv := blas.Max(att, float32(math.Inf(-1)))
+	done, sum := blas.ExpShift(att, maxv)
+	for p := done; p < len(att); p++ {
+		e := expf(att[p] - maxv)
+		att[p] = e
+		sum += e
+	}
+	if lse != nil {
+		*lse = maxv + float32(math.Log(float64(sum)))
+	}
+	blas.Scale(att, 1/sum)
+	blas.WeightedRows(out, att, values, ld)
+}
+
+// attendRows4 is attendOne for four consecutive query rows of one sequence,
+// every head, the first at position pos (it sees pos+1 positions, the next
+// one more, and so on): q and out are [4, nHeads·headDim] with row stride
+// qDim, lse (or nil) [4, nHeads]. The four rows' scores against a head's
+// keys come from one blas.DotRows4, which shares the key loads and gives
+// each score DotRows's bits; a row's scores past its own position are
+// computed and dropped. So each row's output and log-sum-exp are the ones
+// attendOne gives it, bit for bit. att is scratch of at least 4·(pos+4).
+func attendRows4(out, lse, q, keys, values, att []float32, pos, qDim, nHeads, nKV, headDim int) {
+	group := nHeads / nKV
+	kvDim := nKV * headDim
+	n := pos + 4
+	att = att[:4*n]
+	for h := range nHeads {
+		kvOff := (h / group) * headDim
+		blas.DotRows4(att, n, q[h*headDim:], qDim, headDim, n, keys[kvOff:], kvDim)
+		for r := range 4 {
+			var l *float32
+			if lse != nil {
+				l = &lse[r*nHeads+h]
+			}
+			o := r*qDim + h*headDim
+			attendScores(out[o:o+headDim], l, att[r*n:r*n+pos+1+r], values[kvOff:], kvDim, headDim)
 		}
-		blas.WeightedRows(out[h*headDim:(h+1)*headDim], att, values[kvOff:], kvDim)
 	}
 }
 

@@ -49,6 +49,15 @@ func SwiGLU(out, gate, up []float32) { blas.SwiGLU(out, gate, up) }
 // Residual adds inp to out elementwise.
 func Residual(out, inp []float32) { residualForward(out, inp) }
 
+// AttendRows4 is AttendOne for four consecutive query rows of one
+// sequence, all heads, the first at position pos (seeing pos+1 positions):
+// q and out [4, qDim], lse (or nil) [4, nHeads], att scratch of at least
+// 4·(pos+4). Each row gets AttendOne's bits (see attendRows4); the four
+// share their key loads.
+func AttendRows4(out, lse, q, keys, values, att []float32, pos, qDim, nHeads, nKV, headDim int) {
+	attendRows4(out, lse, q, keys, values, att, pos, qDim, nHeads, nKV, headDim)
+}
+
 // AttendOne is causal grouped-query attention for one query row against the
 // nPos keys and values it may see ([nPos, nKV·headDim] rows, row stride
 // nKV·headDim), heads [h0, h1); see attendOne. lse ([nHeads], or nil)

@@ -23,7 +23,8 @@ import (
 // would need gigabytes per layer for those. The backward recomputes the
 // probabilities from q, k and the saved log-sum-exp.
 //
-// The forward is model.AttendOne, row by row (see attentionForward). The
+// The forward is model.AttendOne's arithmetic, four query rows at a time
+// (model.AttendRows4; see attentionForward). The
 // backward walks a segment in tiles of attnBlock queries × attnBlock keys,
 // skipping tiles wholly above the diagonal and masking inside the diagonal
 // one. While a tile's queries run, its keys and values (attnBlock × headDim
@@ -184,29 +185,44 @@ func width8(n int) int { return min(attnBlock, (n+7)&^7) }
 // the serving forward's attention, so a token's output here equals, bit for
 // bit, the one it had when the engine generated it (its keys then sat in a
 // KV cache; here they are the segment's rows of k and v, the same values).
-// Work items are query rows, spread over cores by cost (the positions they
-// attend); each writes its own rows of out and lse only.
+// Four consecutive rows go through model.AttendRows4, which gives each of
+// them AttendOne's bits while sharing the key loads of their scores. Work
+// items (four rows, or one at a segment's end) are spread over cores by
+// cost (the positions they attend); each writes its own rows of out and
+// lse only.
 func attentionForward(out, lse, q, k, v []float32, segs []segment, sh attnShape) {
 	hd := sh.headDim
 	qs, ks := sh.heads*hd, sh.kvHeads*hd
-	type item struct{ seg, i int }
+	// An item is four consecutive query rows of a segment
+	// (model.AttendRows4: the four share their key loads, each row gets
+	// AttendOne's bits), or one row at a segment's end.
+	type item struct{ seg, i, n int }
 	var items []item
 	maxLen := 0
 	for si, s := range segs {
-		for i := range s.len {
-			items = append(items, item{si, i})
+		i := 0
+		for ; i+4 <= s.len; i += 4 {
+			items = append(items, item{si, i, 4})
+		}
+		for ; i < s.len; i++ {
+			items = append(items, item{si, i, 1})
 		}
 		maxLen = max(maxLen, s.len)
 	}
 	workers := runtime.GOMAXPROCS(0)
 	scr := make([][]float32, workers)
-	cost := func(i int) int64 { return int64(items[i].i+1) * int64(qs) }
+	cost := func(i int) int64 { return int64(items[i].i+items[i].n) * int64(items[i].n) * int64(qs) }
 	runItems(workers, len(items), cost, func(it, w int) {
 		if scr[w] == nil {
-			scr[w] = make([]float32, maxLen)
+			scr[w] = make([]float32, 4*(maxLen+4))
 		}
 		s, i := segs[items[it].seg], items[it].i
 		t := s.start + i
+		if items[it].n == 4 {
+			model.AttendRows4(out[t*qs:(t+4)*qs], lse[t*sh.heads:(t+4)*sh.heads], q[t*qs:(t+4)*qs],
+				k[s.start*ks:], v[s.start*ks:], scr[w], i, qs, sh.heads, sh.kvHeads, hd)
+			return
+		}
 		model.AttendOne(out[t*qs:(t+1)*qs], lse[t*sh.heads:(t+1)*sh.heads], q[t*qs:(t+1)*qs],
 			k[s.start*ks:], v[s.start*ks:], scr[w], i+1, 0, sh.heads, sh.heads, sh.kvHeads, hd)
 	})

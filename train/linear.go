@@ -24,6 +24,7 @@ type loraActs struct {
 	xd   []float32 // [T, In] dropout(x); nil without dropout
 	dxd  []float32 // [T, In] scratch for the dropout backward
 	bt   []float32 // [r, Out] scratch: scale·Bᵀ
+	dbt  []float32 // [r, Out] scratch: dBᵀ
 	tile []float32 // dequantized rows of a quantized base weight
 }
 
@@ -147,13 +148,30 @@ func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs, wi
 	r := lo.Rank
 	u := a.u[:T*r]
 	g := a.g[:T*r]
-	// dB += dyᵀ·(scale·u)
+	// dB += dyᵀ·(scale·u), computed as its transpose dBᵀ += (scale·u)ᵀ·dy
+	// ([r, Out]): blas's 16-row kernel then reads each row of dy once, in
+	// whole cache lines, where dyᵀ·(s·u) ran r = 16 columns through padded
+	// 4×24 tiles, each walking four columns of dy down every token. On
+	// blas's Go kernels each element is the same FMA chain over tokens in
+	// order, started from dB, so dB gets the same bits either way.
 	us := g
 	for i, v := range u {
 		us[i] = lo.Scale * v
 	}
 	if lo.B.Grad != nil {
-		matmulTN(lo.B.Grad, dout, us, l.Out, r, T, true)
+		a.dbt = grow(a.dbt, r*l.Out)
+		dB := lo.B.Grad
+		for o := range l.Out {
+			for j, v := range dB[o*r : o*r+r] {
+				a.dbt[j*l.Out+o] = v
+			}
+		}
+		matmulTN(a.dbt, us, dout, r, l.Out, T, true)
+		for o := range l.Out {
+			for j := range dB[o*r : o*r+r] {
+				dB[o*r+j] = a.dbt[j*l.Out+o]
+			}
+		}
 	}
 	// g = dy·(scale·B); dA += gᵀ·dropout(x); dx += (g·A) ∘ mask. g takes
 	// the dot-product kernels over k = Out with scale·Bᵀ ([r, Out], a small
