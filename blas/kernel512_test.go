@@ -113,6 +113,44 @@ func BenchmarkTrainShapes(b *testing.B) {
 		b.ReportMetric(2*m*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 		b.ReportMetric(2*m*n*k*float64(b.N)/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
 	})
+	// The same dx = dy·W in bf16 (GemmBF16; W packed once, outside the
+	// timing, as the trainer keeps it), and the down projection's shape.
+	for _, sh := range []struct {
+		name string
+		k, n int
+		skip bool
+		tok  int
+	}{{"backward-dyW-bf16", n, k, false, m}, {"backward-dyW-bf16-down", k, n, false, m}, {"backward-dzW-bf16-head", 12288, k, false, 2016}} {
+		b.Run(sh.name, func(b *testing.B) {
+			if !useBF16 {
+				b.Skip("no AVX512_BF16")
+			}
+			bw := make([]float32, sh.k*sh.n)
+			for i := range bw {
+				bw[i] = float32(i%7) * 0.01
+			}
+			a := make([]float32, sh.tok*sh.k)
+			c := make([]float32, sh.tok*sh.n)
+			p := PackBF16(bw, sh.n, sh.k, sh.n)
+			c0 := cpuSeconds()
+			b.ResetTimer()
+			for range b.N {
+				GemmBF16(sh.tok, a, sh.k, p, 1, c, sh.n)
+			}
+			f := 2 * float64(sh.tok) * float64(sh.n) * float64(sh.k) * float64(b.N)
+			b.ReportMetric(f/b.Elapsed().Seconds()/1e9, "GFLOPS")
+			b.ReportMetric(f/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+		})
+	}
+	b.Run("backward-dyW-down", func(b *testing.B) {
+		dyd, dxd := make([]float32, m*k), make([]float32, m*n)
+		c0 := cpuSeconds()
+		for range b.N {
+			SgemmGo(false, false, m, n, k, 1, dyd, k, w, n, 1, dxd, n)
+		}
+		b.ReportMetric(2*m*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+		b.ReportMetric(2*m*n*k*float64(b.N)/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+	})
 }
 
 // BenchmarkStudentDx times the backward's dx = dy·W through one frozen

@@ -110,7 +110,8 @@ func benchTrainer(b *testing.B, ba benchArch, mode Mode) (*Trainer, []Sequence) 
 		b.Fatal(err)
 	}
 	InitRandom(w, 1, 0.02)
-	tr, err := New(w, Config{Mode: mode, MicroBatchTokens: 4096})
+	// CLAWRL_BENCH_PRECISION=bf16 times the bf16 backward (Precision).
+	tr, err := New(w, Config{Mode: mode, MicroBatchTokens: 4096, Precision: Precision(os.Getenv("CLAWRL_BENCH_PRECISION"))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -179,6 +180,9 @@ func torchTokensPerSec(shape string, mode Mode, steps int, extra ...string) (flo
 		"--steps", strconv.Itoa(steps), "--only", shape + "/" + string(mode)}
 	if os.Getenv("CLAWRL_BENCH_TORCH_LOGITS") == "response" {
 		args = append(args, "--response-logits")
+	}
+	if os.Getenv("CLAWRL_BENCH_TORCH_AUTOCAST") == "bf16" {
+		args = append(args, "--autocast-bf16")
 	}
 	args = append(args, extra...)
 	cmd := exec.Command(py, args...)

@@ -124,10 +124,13 @@ func (l *Linear) modelLinear() model.Linear {
 
 // linearBackward adds dx to dinp[:T·In] and accumulates parameter gradients.
 // A nil dinp skips dx (the first block's input when the embeddings are
-// frozen: nothing reads it).
-func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs, wide []float32) {
+// frozen: nothing reads it). With pack (the frozen W in bf16, see
+// Precision) the base's dx = dy·W is the bf16 product.
+func linearBackward(dinp, dout, inp []float32, T int, l *Linear, a *loraActs, wide []float32, pack *blas.BF16Pack) {
 	switch {
 	case dinp == nil:
+	case pack != nil:
+		blas.GemmBF16(T, dout, l.Out, pack, 1, dinp, l.In)
 	case l.Q != nil:
 		quantMatmulNN(dinp, dout, T, l.Q, a, wide)
 	default:

@@ -171,11 +171,16 @@ func (ws *workspace) headBackward(dh []float32, lo, hi int) error {
 	// dh = dz·W sums over the vocabulary: pieces along it accumulate into
 	// dh in a fixed order (the piece size depends on the shapes only).
 	voc := ws.pieceSize(2*n*D, V, 12)
+	pack := ws.bf16.head(ws.w)
 	for v0 := 0; v0 < V; v0 += voc {
 		if err := ws.pause(); err != nil {
 			return err
 		}
 		v1 := min(v0+voc, V)
+		if pack != nil && v0%2 == 0 && (v1%2 == 0 || v1 == V) {
+			blas.GemmBF16Range(n, probs[v0:], V, pack, v0, v1, beta(v0 > 0), dh, D)
+			continue
+		}
 		wv := lm.Data
 		if q := ws.w.lmQ(); q != nil {
 			// dh = dz·W a piece of the quantized head at a time, widened

@@ -74,6 +74,7 @@ type workspace struct {
 	hrows    []float32  // [R, D]
 	qlogits  []float32  // scratch for a quantized head's piece
 	wide     *wideCache // widened frozen blocks for this Accumulate call, or nil
+	bf16     *bf16Packs // frozen weights in bf16 for the backward, or nil (fp32)
 	probs    []float32  // [min(R, headChunk), V]
 	logp     []float32
 	entropy  []float32
@@ -288,7 +289,12 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) error {
 		if err := ws.pause(); err != nil {
 			return err
 		}
-		linearBackward(dinp, dout, inp, T, lins[m].lin, la.lora[m], ws.wide.get(lins[m].lin.Q))
+		l := lins[m].lin
+		if pack := ws.bf16.linear(l); pack != nil {
+			linearBackward(dinp, dout, inp, T, l, la.lora[m], nil, pack)
+			return nil
+		}
+		linearBackward(dinp, dout, inp, T, l, la.lora[m], ws.wide.get(l.Q), nil)
 		return nil
 	}
 	dx := ws.dx[:T*D]

@@ -40,6 +40,10 @@ type Config struct {
 	// keeps none. Blocks beyond the budget are widened a tile at a time,
 	// as with a single micro-batch.
 	WideCacheBytes int64
+	// Precision is the arithmetic of the backward's products through
+	// frozen base weights; empty is PrecisionFP32 (ParsePrecision's "auto"
+	// picks bf16 where the CPU has the instruction).
+	Precision Precision
 	// Seed drives LoRA initialisation and dropout masks.
 	Seed uint64
 	// Logger receives one line per step at debug level; nil discards.
@@ -85,6 +89,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Precision == "" {
+		c.Precision = PrecisionFP32
 	}
 	return c
 }
@@ -205,6 +212,13 @@ func New(w *Weights, cfg Config) (*Trainer, error) {
 	var err error
 	if t.ws, err = newWorkspace(w, cfg.Recompute); err != nil {
 		return nil, err
+	}
+	switch cfg.Precision {
+	case PrecisionFP32:
+	case PrecisionBF16:
+		t.ws.bf16 = &bf16Packs{}
+	default:
+		return nil, fmt.Errorf("train: precision %q: want fp32 or bf16", cfg.Precision)
 	}
 	return t, nil
 }

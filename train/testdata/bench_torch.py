@@ -11,7 +11,7 @@ on CPU, SFT loss on the response tokens. Batches as in bench_test.go:
   weights; BenchmarkStudentStep trains the real GGUF beside it): the same
   16 x 190 batch (--seqs changes the count).
 
-    OMP_WAIT_POLICY=PASSIVE python3 train/testdata/bench_torch.py --threads 2 [--large] [--steps 3] [--only smollm2-135m/lora] [--response-logits]
+    OMP_WAIT_POLICY=PASSIVE python3 train/testdata/bench_torch.py --threads 2 [--large] [--steps 3] [--only smollm2-135m/lora] [--response-logits] [--autocast-bf16]
 
 The loss is what HF computes for `model(input_ids, labels=labels)`: logits
 for every position (3,040 × 49,152 at the SmolLM2 batch), shifted, cross
@@ -19,6 +19,11 @@ entropy averaged over the response tokens. --response-logits is the leaner
 reference: `model(input_ids, logits_to_keep=positions)` with the positions
 that predict a response token (16 × 126 rows, as clawrl's LM head), and the
 same cross entropy taken on them.
+
+--autocast-bf16 runs forward and backward under torch.autocast("cpu",
+dtype=torch.bfloat16) (its matmuls in bf16 with float32 accumulation; the
+weights, gradients and AdamW stay float32): the bf16 reference for
+clawrl's --train-precision bf16, whose forward stays float32.
 
 Prints one line per (shape, mode): tokens/s and peak RSS (MB, whole process).
 """
@@ -47,7 +52,7 @@ SHAPES = {
 }
 
 
-def bench(shape, mode, steps, response_logits=False, seqs=0):
+def bench(shape, mode, steps, response_logits=False, seqs=0, autocast=False):
     cfg_cls, model_cls, kw, nseq, prompt, response, _ = SHAPES[shape]
     nseq = seqs or nseq
     cfg = cfg_cls(**kw)
@@ -71,11 +76,12 @@ def bench(shape, mode, steps, response_logits=False, seqs=0):
 
     def step():
         opt.zero_grad()
-        if response_logits:
-            out = m(input_ids=ids, logits_to_keep=keep)
-            loss = torch.nn.functional.cross_entropy(out.logits.reshape(-1, cfg.vocab_size).float(), targets)
-        else:
-            loss = m(input_ids=ids, labels=labels).loss
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            if response_logits:
+                out = m(input_ids=ids, logits_to_keep=keep)
+                loss = torch.nn.functional.cross_entropy(out.logits.reshape(-1, cfg.vocab_size).float(), targets)
+            else:
+                loss = m(input_ids=ids, labels=labels).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -89,7 +95,7 @@ def bench(shape, mode, steps, response_logits=False, seqs=0):
     tokens = nseq * (prompt + response)
     # tokens per CPU-second (user + system, all threads) counts only this
     # process's work on a shared machine, where the wall clock does not.
-    logits = "response-logits " if response_logits else ""
+    logits = ("autocast-bf16 " if autocast else "") + ("response-logits " if response_logits else "")
     print(f"torch+peft {logits}{shape}/{mode}: {tokens * steps / dt:.0f} tokens/s, {tokens * steps / cpu:.0f} tokens/cpu-s, "
           f"peak RSS {rss:.0f} MB, threads {torch.get_num_threads()}, {dt / steps:.2f} s/step", flush=True)
 
@@ -108,6 +114,7 @@ if __name__ == "__main__":
     ap.add_argument("--seqs", type=int, default=0, help="sequences per step instead of the shape's own count")
     ap.add_argument("--response-logits", action="store_true",
                     help="logits only at the positions that predict a response token (logits_to_keep)")
+    ap.add_argument("--autocast-bf16", action="store_true", help="forward and backward under torch.autocast to bf16")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     for shape, spec in SHAPES.items():
@@ -117,4 +124,4 @@ if __name__ == "__main__":
                     continue
             elif spec[6] and not a.large or shape == "smollm2-135m" and mode == "full":
                 continue
-            bench(shape, mode, a.steps, a.response_logits, a.seqs)
+            bench(shape, mode, a.steps, a.response_logits, a.seqs, a.autocast_bf16)

@@ -1,0 +1,248 @@
+package blas
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// The bf16 product for the backward's dx = dy·W through frozen weights:
+// C = bf16(A)·bf16(B) + beta·C with float32 accumulation, A m×k float32
+// rounded to bfloat16 (round to nearest even) as it is read, B k×n packed
+// once (PackBF16). On a CPU with AVX512_BF16 each 16 columns of a pair of
+// k take one VDPBF16PS, twice the multiply-adds of a float32 FMA per
+// instruction; elsewhere, and under -tags purego, kernBF16Go computes the
+// same sums in Go (slowly: callers choose float32 there, see HasBF16Dot).
+//
+// Each element is one chain over the pairs p of k in order, starting from C
+// (beta 1) or zero: s += a[2p+1]·b[2p+1]; s += a[2p]·b[2p], each product
+// exact (8-bit significands) and each sum rounded to nearest even, denormal
+// sums flushed to zero, as Intel documents VDPBF16PS and as this Zen 4
+// computes it (FuzzGemmBF16). The
+// error against the float32 product is then bounded by the inputs'
+// rounding, |Δa|≤2⁻⁸|a| and |Δb|≤2⁻⁸|b| (about 2⁻⁷·Σ|a||b|), plus the
+// float32 chain's own (k·2⁻²⁴·Σ|a||b|).
+
+const (
+	bf16PackCols  = 48   // columns of a packed panel: the kernel's width
+	bf16KPairs    = 64   // pairs of k per block: 64×48 pairs, 12 KiB, stay in L1
+	bf16RowBlock  = 1024 // rows of A that share a block of a panel
+	bf16GroupRows = 8    // rows per kernel call
+)
+
+// BF16Pack is B (k×n float32) rounded to bf16 and packed in panels of 48
+// columns, each panel its pairs of rows in order: word p·48+q of a panel
+// holds B[2p, q] in its low half and B[2p+1, q] in its high half. Columns
+// past n and the row past an odd k are zero.
+type BF16Pack struct {
+	K, N int
+	kp   int // pairs: ⌈K/2⌉
+	data []uint32
+}
+
+// PackBF16 rounds B (k×n, row stride ldb) to bf16 and packs it.
+func PackBF16(b []float32, ldb, k, n int) *BF16Pack {
+	if k <= 0 || n <= 0 || len(b) < (k-1)*ldb+n {
+		panic(fmt.Sprintf("blas: PackBF16 k=%d n=%d ldb=%d with len(b)=%d", k, n, ldb, len(b)))
+	}
+	kp := (k + 1) / 2
+	panels := (n + bf16PackCols - 1) / bf16PackCols
+	p := &BF16Pack{K: k, N: n, kp: kp, data: make([]uint32, panels*kp*bf16PackCols)}
+	parallelFor(panels, 1, int64(k)*int64(n)*64, func(j0, j1 int) {
+		for jp := j0; jp < j1; jp++ {
+			dst := p.data[jp*kp*bf16PackCols : (jp+1)*kp*bf16PackCols]
+			c0 := jp * bf16PackCols
+			w := min(bf16PackCols, n-c0)
+			for pr := range kp {
+				lo := b[2*pr*ldb+c0:]
+				var hi []float32
+				if 2*pr+1 < k {
+					hi = b[(2*pr+1)*ldb+c0:]
+				}
+				row := dst[pr*bf16PackCols : pr*bf16PackCols+w]
+				for q := range row {
+					v := uint32(RoundBF16(lo[q]))
+					if hi != nil {
+						v |= uint32(RoundBF16(hi[q])) << 16
+					}
+					row[q] = v
+				}
+			}
+		}
+	})
+	return p
+}
+
+// Bytes is the packed size.
+func (p *BF16Pack) Bytes() int64 { return int64(len(p.data)) * 4 }
+
+// RoundBF16 rounds x to bfloat16 as VCVTNEPS2BF16 does: to nearest even,
+// a denormal to zero of its sign, a NaN to a quiet NaN.
+func RoundBF16(x float32) uint16 {
+	b := math.Float32bits(x)
+	switch {
+	case b&0x7f800000 == 0:
+		return uint16(b>>16) & 0x8000
+	case b&0x7fffffff > 0x7f800000:
+		return uint16(b>>16) | 0x40
+	}
+	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+}
+
+// WidenBF16One is the float32 value of bf16 bits.
+func WidenBF16One(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// roundRowBF16 rounds src into dst (len(dst) ≥ len(src)).
+func roundRowBF16(dst []uint16, src []float32) {
+	i := 0
+	if useBF16 && len(src) >= 16 {
+		i = len(src) &^ 15
+		roundBF16x16(i, &src[0], &dst[0])
+	}
+	for ; i < len(src); i++ {
+		dst[i] = RoundBF16(src[i])
+	}
+}
+
+var bf16Pool = sync.Pool{New: func() any { return new([]uint16) }}
+
+// GemmBF16 computes C = bf16(A)·P + beta·C for beta 0 or 1: A m×k float32
+// (row stride lda), P a packed k×n, C m×n (row stride ldc).
+func GemmBF16(m int, a []float32, lda int, p *BF16Pack, beta float32, c []float32, ldc int) {
+	GemmBF16Range(m, a, lda, p, 0, p.K, beta, c, ldc)
+}
+
+// GemmBF16Range is GemmBF16 over rows [k0, k1) of P (k0 even, k1 even or
+// P's K): C = bf16(A)·P[k0:k1] + beta·C with A m×(k1−k0).
+func GemmBF16Range(m int, a []float32, lda int, p *BF16Pack, k0, k1 int, beta float32, c []float32, ldc int) {
+	k, n := k1-k0, p.N
+	if m < 0 || k0 < 0 || k0%2 != 0 || k1 <= k0 || k1 > p.K || (k1%2 != 0 && k1 != p.K) || (m > 0 && (len(a) < (m-1)*lda+k || len(c) < (m-1)*ldc+n)) || (beta != 0 && beta != 1) {
+		panic(fmt.Sprintf("blas: GemmBF16 m=%d n=%d k=[%d,%d) of %d lda=%d ldc=%d beta=%v with len(a)=%d len(c)=%d", m, n, k0, k1, p.K, lda, ldc, beta, len(a), len(c)))
+	}
+	if m == 0 {
+		return
+	}
+	parallelFor(m, bf16GroupRows, 2*int64(m)*int64(n)*int64(k), func(i0, i1 int) {
+		gemmBF16Rows(i0, i1, a, lda, p, k0/2, (k1+1)/2, beta == 1, c, ldc)
+	})
+}
+
+// gemmBF16Rows computes rows [i0, i1) of C over pairs [p0, p1) of P: the
+// rows of A rounded to bf16 (a multiple of 8, zero-padded), then per block
+// of rows, panel and block of pairs, one kernel call per 8 rows. A partial
+// group or panel goes through an 8×48 tile.
+func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cacc bool, c []float32, ldc int) {
+	n, kp := p.N, p.kp
+	k := min(2*p1, p.K) - 2*p0
+	ka := 2 * (p1 - p0)
+	rows := (i1 - i0 + bf16GroupRows - 1) / bf16GroupRows * bf16GroupRows
+	buf := bf16Pool.Get().(*[]uint16)
+	defer bf16Pool.Put(buf)
+	if cap(*buf) < rows*ka {
+		*buf = make([]uint16, rows*ka)
+	}
+	ab := (*buf)[:rows*ka]
+	for i := i0; i < i1; i++ {
+		r := ab[(i-i0)*ka : (i-i0+1)*ka]
+		roundRowBF16(r, a[i*lda:i*lda+k])
+		clear(r[k:])
+	}
+	clear(ab[(i1-i0)*ka:])
+	var tile [bf16GroupRows * bf16PackCols]float32
+	panels := (n + bf16PackCols - 1) / bf16PackCols
+	for ib := 0; ib < rows; ib += bf16RowBlock {
+		ie := min(ib+bf16RowBlock, rows)
+		for jp := range panels {
+			j := jp * bf16PackCols
+			w := min(bf16PackCols, n-j)
+			pan := p.data[jp*kp*bf16PackCols : (jp+1)*kp*bf16PackCols]
+			for pb := p0; pb < p1; pb += bf16KPairs {
+				pc := min(bf16KPairs, p1-pb)
+				acc := cacc || pb > p0
+				bp := pan[pb*bf16PackCols : (pb+pc)*bf16PackCols]
+				for g := ib; g < ie; g += bf16GroupRows {
+					ag := ab[g*ka+2*(pb-p0):]
+					h := min(bf16GroupRows, i1-i0-g)
+					if h == bf16GroupRows && w == bf16PackCols {
+						ci := (i0+g)*ldc + j
+						kernBF16(pc, ag, ka, bp, c[ci:], ldc, acc)
+						continue
+					}
+					clear(tile[:])
+					if acc {
+						for r := range h {
+							copy(tile[r*bf16PackCols:r*bf16PackCols+w], c[(i0+g+r)*ldc+j:])
+						}
+					}
+					kernBF16(pc, ag, ka, bp, tile[:], bf16PackCols, acc)
+					for r := range h {
+						copy(c[(i0+g+r)*ldc+j:(i0+g+r)*ldc+j+w], tile[r*bf16PackCols:])
+					}
+				}
+			}
+		}
+	}
+}
+
+// kernBF16 runs the 8×48 kernel: the assembly where the CPU has
+// AVX512_BF16, kernBF16Go elsewhere (the same sums).
+func kernBF16(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int, acc bool) {
+	_ = a[(bf16GroupRows-1)*lda+2*kp-1]
+	_ = bp[kp*bf16PackCols-1]
+	_ = c[(bf16GroupRows-1)*ldc+bf16PackCols-1]
+	if useBF16 {
+		ac := 0
+		if acc {
+			ac = 1
+		}
+		kernBF16x8x48(kp, &a[0], lda, &bp[0], &c[0], ldc, ac)
+		return
+	}
+	kernBF16Go(kp, a, lda, bp, c, ldc, acc)
+}
+
+// kernBF16Go is VDPBF16PS's arithmetic in Go, element by element: the
+// fallback and the reference the tests hold the assembly to.
+func kernBF16Go(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int, acc bool) {
+	for r := range bf16GroupRows {
+		ar := a[r*lda : r*lda+2*kp]
+		cr := c[r*ldc : r*ldc+bf16PackCols]
+		for q := range cr {
+			s := float32(0)
+			if acc {
+				s = cr[q]
+			}
+			for pr := range kp {
+				bw := bp[pr*bf16PackCols+q]
+				s = dpStep(s, ar[2*pr+1], uint16(bw>>16))
+				s = dpStep(s, ar[2*pr], uint16(bw))
+			}
+			cr[q] = s
+		}
+	}
+}
+
+// dpStep is one of VDPBF16PS's two sums: s + a·b rounded once to float32,
+// the product exact beyond float32's range (in float64: two 8-bit
+// significands, exponents within ±254), a denormal s read as zero and a
+// denormal sum flushed to zero.
+// Rounding s + a·b to float64 first changes no float32 result: the sum is
+// exact there unless a·b is far below half an ulp of s, where both
+// roundings give s. (With the product rounded to float32 first, two
+// overflowing products of opposite sign gave NaN where the instruction
+// gives ±Inf.)
+func dpStep(s float32, a, b uint16) float32 {
+	return ftz(float32(float64(ftz(s)) + float64(WidenBF16One(a))*float64(WidenBF16One(b))))
+}
+
+// ftz flushes a denormal to zero of its sign.
+func ftz(x float32) float32 {
+	if b := math.Float32bits(x); b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return x
+}
+
+// HasBF16Dot reports whether GemmBF16 runs on the bf16 dot-product
+// instruction (AVX512_BF16); without it GemmBF16 is far slower than Sgemm.
+func HasBF16Dot() bool { return useBF16 }

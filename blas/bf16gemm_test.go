@@ -1,0 +1,200 @@
+package blas
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRoundBF16 holds RoundBF16 to hand-worked cases and the assembly's
+// VCVTNEPS2BF16 to RoundBF16 on random bit patterns and specials.
+func TestRoundBF16(t *testing.T) {
+	for _, c := range []struct {
+		in   uint32
+		want uint16
+	}{
+		{0x3f800000, 0x3f80}, // 1
+		{0x3f808000, 0x3f80}, // tie, even stays
+		{0x3f818000, 0x3f82}, // tie, odd rounds up
+		{0x3f808001, 0x3f81}, // above the tie
+		{0x7f7fffff, 0x7f80}, // max float rounds to +Inf
+		{0x00400000, 0x0000}, // denormal to +0
+		{0x80400000, 0x8000}, // denormal to −0
+		{0x7f800000, 0x7f80}, // +Inf
+		{0x7f800001, 0x7fc0}, // signalling NaN made quiet
+	} {
+		if got := RoundBF16(math.Float32frombits(c.in)); got != c.want {
+			t.Errorf("RoundBF16(%#08x) = %#04x, want %#04x", c.in, got, c.want)
+		}
+	}
+	if !useBF16 {
+		t.Skip("no AVX512_BF16")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]float32, 1<<16)
+	for i := range src {
+		src[i] = math.Float32frombits(rng.Uint32())
+	}
+	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, 0x3f808000, 0x3f818000}
+	for i, b := range specials {
+		src[i] = math.Float32frombits(b)
+	}
+	dst := make([]uint16, len(src))
+	roundBF16x16(len(src), &src[0], &dst[0])
+	for i, x := range src {
+		if want := RoundBF16(x); dst[i] != want {
+			t.Fatalf("VCVTNEPS2BF16(%#08x) = %#04x, RoundBF16 %#04x", math.Float32bits(x), dst[i], want)
+		}
+	}
+}
+
+func randGemmBF16(rng *rand.Rand, m, n, k int) (a, b, c []float32) {
+	a = make([]float32, m*k)
+	b = make([]float32, k*n)
+	c = make([]float32, m*n)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	for i := range b {
+		b[i] = float32(rng.NormFloat64() * 0.05)
+	}
+	for i := range c {
+		c[i] = float32(rng.NormFloat64())
+	}
+	return a, b, c
+}
+
+// gemmBF16Both runs GemmBF16 with the assembly kernel and with kernBF16Go.
+func gemmBF16Both(t testing.TB, m, n, k int, a, b, c0 []float32, beta float32) (asm, ref []float32) {
+	p := PackBF16(b, n, k, n)
+	asm = append([]float32(nil), c0...)
+	ref = append([]float32(nil), c0...)
+	GemmBF16(m, a, k, p, beta, asm, n)
+	old := useBF16
+	setUseBF16(false)
+	GemmBF16(m, a, k, p, beta, ref, n)
+	setUseBF16(old)
+	return asm, ref
+}
+
+// TestGemmBF16Kernel: the VDPBF16PS kernel's sums are kernBF16Go's,
+// bitwise, over row tails, partial panels, odd k and several pair blocks.
+func TestGemmBF16Kernel(t *testing.T) {
+	if !useBF16 {
+		t.Skip("no AVX512_BF16")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, s := range [][3]int{{8, 48, 2}, {8, 48, 128}, {16, 96, 129}, {13, 50, 7}, {1, 1, 1}, {67, 150, 300}, {40, 576, 192}, {1030, 48, 130}} {
+		m, n, k := s[0], s[1], s[2]
+		for _, beta := range []float32{0, 1} {
+			a, b, c := randGemmBF16(rng, m, n, k)
+			asm, ref := gemmBF16Both(t, m, n, k, a, b, c, beta)
+			for i := range asm {
+				if math.Float32bits(asm[i]) != math.Float32bits(ref[i]) {
+					t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (asm), %v (Go)", m, n, k, beta, i, asm[i], ref[i])
+				}
+			}
+		}
+	}
+}
+
+// TestGemmBF16Error bounds GemmBF16 against the exact product of its float32
+// inputs: rounding each input to bf16 (unit roundoff u = 2⁻⁸) moves each
+// product by at most (2u + u²)|a||b|, and the float32 chain of 2⌈k/2⌉ sums
+// adds at most 2⌈k/2⌉·2⁻²⁴ times the sum of magnitudes (first order).
+func TestGemmBF16Error(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const u = 1.0 / 256
+	for _, s := range [][3]int{{19, 100, 577}, {8, 48, 1536}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b, c := randGemmBF16(rng, m, n, k)
+		got := append([]float32(nil), c...)
+		GemmBF16(m, a, k, PackBF16(b, n, k, n), 1, got, n)
+		worst := 0.0
+		for i := range m {
+			for j := range n {
+				exact, mag := float64(c[i*n+j]), math.Abs(float64(c[i*n+j]))
+				for p := range k {
+					v := float64(a[i*k+p]) * float64(b[p*n+j])
+					exact += v
+					mag += math.Abs(v)
+				}
+				bound := (2*u+u*u)*mag + float64(k+2)*0x1p-24*mag*(1+2*u)
+				e := math.Abs(float64(got[i*n+j]) - exact)
+				if e > bound {
+					t.Fatalf("m=%d n=%d k=%d: C[%d,%d] = %v, exact %v: error %.3g over the bound %.3g", m, n, k, i, j, got[i*n+j], exact, e, bound)
+				}
+				worst = max(worst, e/bound)
+			}
+		}
+		t.Logf("m=%d n=%d k=%d: worst error %.2f of the bound", m, n, k, worst)
+	}
+}
+
+// FuzzGemmBF16 holds the assembly kernel to kernBF16Go on shapes and values
+// drawn from the input (values as raw float32 bits: specials included).
+func FuzzGemmBF16(f *testing.F) {
+	f.Add([]byte{9, 50, 7, 1, 0x3f, 0x80, 0, 0, 0xbf, 0xc0, 0, 0})
+	f.Add([]byte{1, 1, 1, 0, 0x7f, 0x80, 0, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !useBF16 {
+			t.Skip("no AVX512_BF16")
+		}
+		if len(data) < 4 {
+			return
+		}
+		m, n, k := 1+int(data[0])%20, 1+int(data[1])%100, 1+int(data[2])%140
+		beta := float32(data[3] & 1)
+		vals := data[4:]
+		next := func(i int) float32 {
+			if len(vals) < 4 {
+				return float32(i%7) - 3
+			}
+			o := (4 * i) % (len(vals) - 3)
+			return math.Float32frombits(binary.LittleEndian.Uint32(vals[o:]))
+		}
+		a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		for i := range a {
+			a[i] = next(i)
+		}
+		for i := range b {
+			b[i] = next(i + 7)
+		}
+		for i := range c {
+			c[i] = next(i + 13)
+		}
+		asm, ref := gemmBF16Both(t, m, n, k, a, b, c, beta)
+		for i := range asm {
+			x, y := asm[i], ref[i]
+			if math.Float32bits(x) != math.Float32bits(y) && !(x != x && y != y) {
+				t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (asm), %v (Go)", m, n, k, beta, i, x, y)
+			}
+		}
+	})
+}
+
+// TestGemmBF16Range: pieces of k accumulated in order (the first with beta
+// 0, the rest continuing from C) give the whole product's bits: the whole
+// product's chains also pass through C between blocks of pairs.
+func TestGemmBF16Range(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	m, n, k := 21, 60, 301
+	a, b, _ := randGemmBF16(rng, m, n, k)
+	p := PackBF16(b, n, k, n)
+	whole := make([]float32, m*n)
+	GemmBF16(m, a, k, p, 0, whole, n)
+	for _, cuts := range [][]int{{0, 301}, {0, 128, 301}, {0, 2, 130, 300, 301}} {
+		got := make([]float32, m*n)
+		for i := 0; i+1 < len(cuts); i++ {
+			k0, k1 := cuts[i], cuts[i+1]
+			beta := float32(min(i, 1))
+			GemmBF16Range(m, a[k0:], k, p, k0, k1, beta, got, n)
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(whole[i]) {
+				t.Fatalf("cuts %v: C[%d] = %v, whole %v", cuts, i, got[i], whole[i])
+			}
+		}
+	}
+}
