@@ -39,8 +39,11 @@ type Settings struct {
 	TrainMode    string
 	LoRARank     int
 	MicroTokens  int
-	LearningRate float64
-	WRL, WOPD    float64
+	// TrainPrecision is the native trainer's backward precision through
+	// frozen weights: fp32, bf16 or auto (train.ParsePrecision).
+	TrainPrecision string
+	LearningRate   float64
+	WRL, WOPD      float64
 	// Judging (see package judge).
 	JudgeVerdict     string
 	JudgeCalibration string
@@ -114,6 +117,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.TrainMode, "train-mode", "lora", "lora or full")
 	fs.IntVar(&s.LoRARank, "lora-rank", 16, "LoRA rank (alpha = 2·rank)")
 	fs.IntVar(&s.MicroTokens, "micro-batch-tokens", 0, "tokens per trainer micro-batch (0: the trainer's default); smaller ones let a trainer that yields pause sooner for serving")
+	fs.StringVar(&s.TrainPrecision, "train-precision", "fp32", "native trainer's backward products through frozen weights: fp32, bf16 (dy and W rounded to bf16, float32 sums; the forward stays the serving forward) or auto (bf16 where the CPU has AVX512_BF16)")
 	fs.Float64Var(&s.LearningRate, "lr", 0, "learning rate (default 1e-3 LoRA, chosen with clawrl bench learn; 1e-5 full)")
 	fs.Float64Var(&s.WRL, "w-rl", 1, "weight of the RL term in combined advantages")
 	fs.Float64Var(&s.WOPD, "w-opd", 1, "weight of the OPD term in combined advantages")
@@ -372,7 +376,11 @@ func (s Settings) nativeTrainer(m *model.Model, modelDir string) (rl.Trainer, er
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
-	tr, err := train.New(w, s.trainConfig())
+	cfg := s.trainConfig()
+	if cfg.Precision, err = train.ParsePrecision(s.TrainPrecision); err != nil {
+		return nil, fmt.Errorf("--train-precision: %w", err)
+	}
+	tr, err := train.New(w, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
