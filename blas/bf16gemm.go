@@ -16,12 +16,13 @@ import (
 //
 // Each element is one chain over the pairs p of k in order, starting from C
 // (beta 1) or zero: s += a[2p+1]·b[2p+1]; s += a[2p]·b[2p], each product
-// exact (8-bit significands) and each sum rounded to nearest even, denormal
-// sums flushed to zero, as Intel documents VDPBF16PS and as this Zen 4
-// computes it (FuzzGemmBF16). The
-// error against the float32 product is then bounded by the inputs'
-// rounding, |Δa|≤2⁻⁸|a| and |Δb|≤2⁻⁸|b| (about 2⁻⁷·Σ|a||b|), plus the
-// float32 chain's own (k·2⁻²⁴·Σ|a||b|).
+// exact (8-bit significands, exponent range wider than float32's), each sum
+// rounded to nearest even, denormal inputs read as zero and denormal sums
+// flushed to zero: VDPBF16PS as Intel documents it and as this Zen 4
+// computes it (FuzzGemmBF16 holds the two to the same bits). Against the
+// float32 product the error is bounded by the inputs' rounding,
+// |Δa| ≤ 2⁻⁸|a| and |Δb| ≤ 2⁻⁸|b| (about 2⁻⁷·Σ|a||b|), plus the float32
+// chain's own (k·2⁻²⁴·Σ|a||b|); TestGemmBF16Error checks that bound.
 
 const (
 	bf16PackCols  = 48   // columns of a packed panel: the kernel's width

@@ -200,3 +200,21 @@ func TestBF16LossTrajectory(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePrecision(t *testing.T) {
+	for in, want := range map[string]train.Precision{"fp32": train.PrecisionFP32, "bf16": train.PrecisionBF16, "": train.DefaultPrecision(), "auto": train.DefaultPrecision()} {
+		if got, err := train.ParsePrecision(in); err != nil || got != want {
+			t.Errorf("ParsePrecision(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := train.ParsePrecision("fp16"); err == nil {
+		t.Error("ParsePrecision(fp16): no error")
+	}
+	w, err := train.NewWeights(train.Arch{Vocab: 16, Hidden: 8, Intermediate: 16, Layers: 1, Heads: 2, KVHeads: 1, HeadDim: 4, RMSNormEps: 1e-6, RopeTheta: 1e4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.New(w, train.Config{Precision: "fp16"}); err == nil {
+		t.Error("New with precision fp16: no error")
+	}
+}
