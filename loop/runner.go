@@ -248,7 +248,9 @@ func (r *Runner) RunOnce(ctx context.Context) (trained bool, err error) {
 
 func (r *Runner) runJudge(ctx context.Context) {
 	for {
-		n, err := r.judgeRound(ctx)
+		// At most JudgeConcurrency teacher builds a round: turns rated
+		// meanwhile wait for those, not for every disliked turn before.
+		n, err := r.judgeRoundUpTo(ctx, r.cfg.JudgeConcurrency)
 		if ctx.Err() != nil {
 			return
 		}
