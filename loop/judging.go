@@ -202,9 +202,9 @@ func (r *Runner) revise(ctx context.Context, j store.Judgment) error {
 // samples and leaves the rest to the next round: the judge loop then
 // judges turns rated meanwhile and builds their plain samples between
 // teacher builds, instead of after the whole backlog of disliked turns
-// (BENCHMARKS.md, "Learning the sign-off with the base weights as the
-// teacher"). It returns how many samples it built and how many teacher
-// samples it left; only a cancelled context is an error.
+// (BENCHMARKS.md, "The hint gain read by the base weights"). It returns
+// how many samples it built and how many teacher samples it left; only a
+// cancelled context is an error.
 func (r *Runner) buildSamples(ctx context.Context, todo []store.Judgment, teacherLimit int) (built, left int, err error) {
 	var plain, taught []store.Judgment
 	for _, j := range todo {

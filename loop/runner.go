@@ -64,6 +64,10 @@ type Config struct {
 	// (the hint gain under the teacher, above TeacherSelectThreshold).
 	TeacherSelect          string
 	TeacherSelectThreshold float64
+	// TeacherGainBy is the weights that read the hint gain: GainByBase,
+	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""
+	// is DefaultGainBy.
+	TeacherGainBy string
 	// Training: batch size, staleness bound, versions folder.
 	Train rl.SchedulerConfig
 }
@@ -90,6 +94,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TeacherSelect == "" {
 		c.TeacherSelect = DefaultTeacherSelect
+	}
+	if c.TeacherGainBy == "" {
+		c.TeacherGainBy = DefaultGainBy
 	}
 	c.Train.Method = c.Method
 	if c.Train.IdleWait <= 0 {
@@ -164,6 +171,9 @@ func New(o Options) (*Runner, error) {
 	}
 	if cfg.TeacherSamples > 1 && cfg.Method.WantsHint() && ((o.Selector == nil && cfg.TeacherSelect != SelectGain) || !(cfg.TeacherWrites || cfg.TeacherAlsoWrites)) {
 		return nil, fmt.Errorf("learning loop: %d teacher samples need a teacher that writes and a selector", cfg.TeacherSamples)
+	}
+	if err := (TeacherSampleSettings{GainBy: cfg.TeacherGainBy}).check(""); err != nil {
+		return nil, fmt.Errorf("learning loop: %w", err)
 	}
 	if o.Trainer != nil && cfg.Train.VersionsDir == "" {
 		return nil, errors.New("learning loop: a trainer needs Config.Train.VersionsDir")

@@ -21,7 +21,7 @@ import (
 // policy's own, or --teacher-url's) writes N answers at a temperature and a
 // selector keeps the one that does what the written feedback asks: by
 // default the hint gain (judge.HintGain: how much more likely the feedback
-// makes the answer, read by the policy's teacher), or a judge
+// makes the answer, read by the base weights, --teacher-select-gain-by), or a judge
 // (judge.Selector: the local judge or --judge-url's, "does this answer do
 // what the feedback asks?" from one prefill per answer). With the judges
 // this box has (SmolLM2-135M, Qwen2.5-Coder-0.5B) the judge picks no better
@@ -39,7 +39,30 @@ type TeacherSampleSettings struct {
 	Threshold   float64
 	// Select is how the answer is chosen: SelectJudge or SelectGain.
 	Select string
+	// GainBy is the weights that read the hint gain: GainByBase,
+	// GainByPolicy or GainByTeacher (--teacher's).
+	GainBy string
 }
+
+// The weights that read the hint gain (--teacher-select-gain-by).
+const (
+	// GainByTeacher: the OPD teacher's (--teacher policy or base).
+	GainByTeacher = "teacher"
+	// GainByBase: the frozen base weights, whatever the OPD teacher is.
+	// The student's progress does not cancel the gain: read by the
+	// policy, an answer that signs off stops gaining from a feedback that
+	// asks for the sign-off once the student signs off by itself, and the
+	// disliked turns after that are dropped (BENCHMARKS.md, "Refusing
+	// teacher answers made of the feedback's words").
+	GainByBase = "base"
+	// GainByPolicy: the current policy, whatever the OPD teacher is.
+	GainByPolicy = "policy"
+)
+
+// DefaultGainBy: see BENCHMARKS.md, "The hint gain read by the base
+// weights" (signoff: no collapse to 0 or stall after the peak, in three
+// seeds; concise unchanged).
+const DefaultGainBy = GainByBase
 
 // The selectors of --teacher-select.
 const (
@@ -65,7 +88,8 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample; an answer that repeats the feedback or has fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own beside the feedback's is never kept)")
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
 	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
-	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by the policy's teacher) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
+	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
+	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
 // check validates the flags against --opd-response.
@@ -80,7 +104,11 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 	case s.Select != "" && s.Select != SelectJudge && s.Select != SelectGain:
 		return fmt.Errorf("--teacher-select %q: want judge or gain", s.Select)
 	}
-	return nil
+	switch s.GainBy {
+	case "", GainByTeacher, GainByBase, GainByPolicy:
+		return nil
+	}
+	return fmt.Errorf("--teacher-select-gain-by %q: want teacher, base or policy", s.GainBy)
 }
 
 // selector builds the judge that picks among answers: the served engine's
@@ -184,7 +212,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	var err error
 	threshold := r.cfg.TeacherSelectThreshold
 	if gain {
-		g := judge.HintGain{Teacher: teacher}
+		g := judge.HintGain{Teacher: r.gainReader(teacher)}
 		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, func(i int) (float64, error) {
 			return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
 		})
@@ -209,6 +237,18 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores, "refused", refused)
 	w := ws[best]
 	return w.ids, w.lps, w.v, nil
+}
+
+// gainReader is teacher reading with the weights of Config.TeacherGainBy.
+func (r *Runner) gainReader(teacher *judge.Teacher) *judge.Teacher {
+	c := *teacher
+	switch r.cfg.TeacherGainBy {
+	case GainByBase:
+		c.Adapter = engine.AdapterBase
+	case GainByPolicy:
+		c.Adapter = engine.AdapterCurrent
+	}
+	return &c
 }
 
 // written is one of the teacher's answers: its ids in the policy's

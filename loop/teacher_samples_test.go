@@ -367,6 +367,8 @@ func TestTeacherSampleSettings(t *testing.T) {
 		{TeacherSampleSettings{Samples: -1}, "teacher", false},
 		{TeacherSampleSettings{Samples: 4, Temperature: -1}, "teacher", false},
 		{TeacherSampleSettings{Samples: 4, Select: "vibes"}, "teacher", false},
+		{TeacherSampleSettings{Samples: 4, GainBy: GainByBase}, "teacher", true},
+		{TeacherSampleSettings{Samples: 4, GainBy: "student"}, "teacher", false},
 	} {
 		if err := tc.s.check(tc.opd); (err == nil) != tc.ok {
 			t.Errorf("%+v with --opd-response %s: err %v, want ok %v", tc.s, tc.opd, err, tc.ok)
