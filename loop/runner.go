@@ -133,9 +133,9 @@ type Counters struct {
 	// TeacherPicked and TeacherNoPick count best-of-N teacher selections
 	// (teacher_samples.go): an answer picked, or none passed the selector.
 	TeacherPicked, TeacherNoPick int
-	// RefusedCopies and RefusedEchoes count the teacher's answers no
-	// selector could pick whatever their score (judge.Refuse): they
-	// repeat the feedback, or are made of its words only.
+	// RefusedCopies and RefusedEchoes count the teacher's answers never
+	// trained whatever their score (judge.Refuse), lone or among
+	// best-of-N: they repeat the feedback, or are made of its words only.
 	RefusedCopies, RefusedEchoes int
 }
 
