@@ -19,6 +19,13 @@ import (
 // moves rows from one state to the next in a transaction, so a round cut
 // short by a crash is simply redone.
 func (r *Runner) judgeRound(ctx context.Context) (int, error) {
+	return r.judgeRoundUpTo(ctx, 0)
+}
+
+// judgeRoundUpTo is judgeRound building at most teacherLimit samples that
+// need the teacher (all with 0); the rest wait for the next round
+// (buildSamples).
+func (r *Runner) judgeRoundUpTo(ctx context.Context, teacherLimit int) (int, error) {
 	if r.cfg.SessionTimeout > 0 {
 		if _, err := r.store.ExpireIdle(ctx, time.Now().Add(-r.cfg.SessionTimeout)); err != nil {
 			return 0, err
@@ -81,19 +88,9 @@ func (r *Runner) judgeRound(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	built := 0
-	for _, j := range todo {
-		ok, err := r.buildSample(ctx, j)
-		if err != nil {
-			if ctx.Err() != nil {
-				return built, ctx.Err()
-			}
-			r.log.Warn("build sample", "turn", j.TurnID, "err", err)
-			continue
-		}
-		if ok {
-			built++
-		}
+	built, left, err := r.buildSamples(ctx, todo, teacherLimit)
+	if err != nil {
+		return built, err
 	}
 
 	sessions, err := r.store.SessionsToSettle(ctx, 100)
@@ -110,7 +107,9 @@ func (r *Runner) judgeRound(ctx context.Context) (int, error) {
 	if built > 0 && r.scheduler != nil {
 		r.scheduler.Notify()
 	}
-	return int(judged.Load()) + built, nil
+	// Teacher samples left for the next round count as work, so that the
+	// judge loop comes back at once.
+	return int(judged.Load()) + built + left, nil
 }
 
 // Input builds what the judge sees from a stored turn.
@@ -192,6 +191,62 @@ func (r *Runner) revise(ctx context.Context, j store.Judgment) error {
 	}
 	// A judged turn now kept gets its sample from JudgedToSample below.
 	return nil
+}
+
+// buildSamples builds the samples of kept judgments: first those that
+// need no teacher (a rating's RL term: a row written), then those that do
+// (the teacher's pass over the response, or with --teacher-samples N its N
+// written answers and their selection: tens of seconds each on a CPU),
+// JudgeConcurrency at a time, so that a remote teacher's server batches
+// their answers. With teacherLimit > 0 it builds at most that many teacher
+// samples and leaves the rest to the next round: the judge loop then
+// judges turns rated meanwhile and builds their plain samples between
+// teacher builds, instead of after the whole backlog of disliked turns
+// (BENCHMARKS.md, "The hint gain read by the base weights"). It returns
+// how many samples it built and how many teacher samples it left; only a
+// cancelled context is an error.
+func (r *Runner) buildSamples(ctx context.Context, todo []store.Judgment, teacherLimit int) (built, left int, err error) {
+	var plain, taught []store.Judgment
+	for _, j := range todo {
+		if rl.Decide(r.cfg.Method, j.Score, j.HintAccepted).UseOPD {
+			taught = append(taught, j)
+		} else {
+			plain = append(plain, j)
+		}
+	}
+	if teacherLimit > 0 && len(taught) > teacherLimit {
+		taught, left = taught[:teacherLimit], len(taught)-teacherLimit
+	}
+	var n atomic.Int32
+	build := func(j store.Judgment) {
+		ok, err := r.buildSample(ctx, j)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.log.Warn("build sample", "turn", j.TurnID, "err", err)
+		case ok:
+			n.Add(1)
+		}
+	}
+	for _, j := range plain {
+		if ctx.Err() != nil {
+			break
+		}
+		build(j)
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, r.cfg.JudgeConcurrency)
+	for _, j := range taught {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			build(j)
+		})
+	}
+	wg.Wait()
+	return int(n.Load()), left, ctx.Err()
 }
 
 // buildSample turns a kept judgment into a sample: with the teacher's

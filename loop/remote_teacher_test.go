@@ -54,14 +54,14 @@ type remoteWritten struct {
 
 const remoteTokens = 40
 
-func remoteWrittenTurn(t *testing.T, remote *judge.RemoteTeacher, critique string) remoteWritten {
+func remoteWrittenTurn(t *testing.T, remote *judge.RemoteTeacher, prompt, critique string) remoteWritten {
 	t.Helper()
-	return remoteWrittenTurnAt(t, remote, critique, judge.HintInUser)
+	return remoteWrittenTurnAt(t, remote, prompt, critique, judge.HintInUser)
 }
 
 // remoteWrittenTurnAt is remoteWrittenTurn with the teacher's hint placement
 // given.
-func remoteWrittenTurnAt(t *testing.T, remote *judge.RemoteTeacher, critique string, at judge.HintPlacement) remoteWritten {
+func remoteWrittenTurnAt(t *testing.T, remote *judge.RemoteTeacher, prompt, critique string, at judge.HintPlacement) remoteWritten {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true, TeacherTokens: remoteTokens,
@@ -79,7 +79,7 @@ func remoteWrittenTurnAt(t *testing.T, remote *judge.RemoteTeacher, critique str
 	if err := r.Scheduler().Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	msgs := []chat.Message{{Role: chat.RoleUser, Content: "write a haiku"}}
+	msgs := []chat.Message{{Role: chat.RoleUser, Content: prompt}}
 	rated := f.serve(t, "rated", msgs)
 	if err := f.store.AddFeedback(ctx, rated.ID, store.Feedback{Rating: -1, Text: critique, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
@@ -93,11 +93,11 @@ func remoteWrittenTurnAt(t *testing.T, remote *judge.RemoteTeacher, critique str
 	}
 	// What the policy's own teacher writes: its greedy answer to the
 	// hint-conditioned prompt.
-	prompt, err := teacher.WithAnswer(rated.Response, rated.ResponseIDs).Prompt(msgs, nil, rated.PromptText, critique)
+	tp, err := teacher.WithAnswer(rated.Response, rated.ResponseIDs).Prompt(msgs, nil, rated.PromptText, critique)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: f.engine.Format().Encode(prompt), MaxTokens: remoteTokens}, func(engine.Token) error { return nil })
+	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: f.engine.Format().Encode(tp), MaxTokens: remoteTokens}, func(engine.Token) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestRemoteTeacherWrites(t *testing.T) {
 	defer eng.Close()
 	remote := &judge.RemoteTeacher{URL: teacherServer(t, eng), Model: "tiny", Timeout: time.Minute}
 	const critique = "Be brief, please."
-	rw := remoteWrittenTurn(t, remote, critique)
+	rw := remoteWrittenTurn(t, remote, "write a haiku", critique)
 	ctx := context.Background()
 
 	tm, err := judge.TeacherPromptAt(rw.msgs, critique, judge.HintInUser)
@@ -199,7 +199,10 @@ func TestRemoteTeacherWrites(t *testing.T) {
 
 // TestRemoteTeacherFallsBack: a --teacher-url that fails — nothing
 // listening, not an OpenAI endpoint, too slow, an answer with no content —
-// leaves the write to the policy's own teacher, counted as a fallback.
+// leaves the write to the policy's own teacher, counted as a fallback. The
+// prompts' cues give the policy's teacher words the feedback does not hold
+// (judge.Refuse): the prompt's sentence, or its reasoning when the remote
+// answer must have none but reasoning.
 func TestRemoteTeacherFallsBack(t *testing.T) {
 	scriptedURL := teacherServer(t, scripted.New(scripted.Options{}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -209,20 +212,20 @@ func TestRemoteTeacherFallsBack(t *testing.T) {
 	closed := "http://" + ln.Addr().String() + "/v1"
 	ln.Close()
 	for _, tc := range []struct {
-		name, url, critique string
-		timeout             time.Duration
-		why                 string
+		name, url, prompt, critique string
+		timeout                     time.Duration
+		why                         string
 	}{
-		{"nothing listening", closed, "[[say:Short.]] Be brief.", time.Minute, "connection refused"},
-		{"not an OpenAI endpoint", strings.TrimSuffix(scriptedURL, "/v1") + "/nope", "[[say:Short.]] Be brief.", time.Minute, "HTTP 404"},
-		{"too slow", scriptedURL, "[[slow:100]][[say:Short.]] Be brief.", 30 * time.Millisecond, "deadline"},
-		{"no content", scriptedURL, "[[think:hmm]] Be brief.", time.Minute, "empty answer"},
+		{"nothing listening", closed, cuedHaiku, "[[say: Short.]] Be brief.", time.Minute, "connection refused"},
+		{"not an OpenAI endpoint", strings.TrimSuffix(scriptedURL, "/v1") + "/nope", cuedHaiku, "[[say: Short.]] Be brief.", time.Minute, "HTTP 404"},
+		{"too slow", scriptedURL, cuedHaiku, "[[slow:100]][[say: Short.]] Be brief.", 30 * time.Millisecond, "deadline"},
+		{"no content", scriptedURL, "write a haiku [[think:autumn leaves drift down]]", "Be brief, please.", time.Minute, "empty answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			remote := &judge.RemoteTeacher{URL: tc.url, Model: "m", Timeout: tc.timeout}
-			rw := remoteWrittenTurn(t, remote, tc.critique)
+			rw := remoteWrittenTurn(t, remote, tc.prompt, tc.critique)
 			if !reflect.DeepEqual(rw.sample.TeacherResponseIDs, rw.local) || !reflect.DeepEqual(rw.sample.TeacherLogprobs, rw.localLP) {
-				t.Fatalf("teacher response %v, want the policy's own teacher's %v", rw.sample.TeacherResponseIDs, rw.local)
+				t.Fatalf("teacher response %v (why %q), want the policy's own teacher's %v", rw.sample.TeacherResponseIDs, rw.sample.Why, rw.local)
 			}
 			st := remote.Stats()
 			if st.Written != 0 || st.FellBack != 1 || !strings.Contains(st.LastError, tc.why) {
@@ -264,18 +267,19 @@ func TestRemoteTeacherSettings(t *testing.T) {
 // teacher is asked the conversation as it happened (the question, the
 // policy's answer, the feedback as the next user message), as the policy's
 // own teacher would be, and the policy's revise teacher scores its answer.
-// The remote server is a second clawrl on the scripted engine, which answers
-// "ok: " and the last user message after the last assistant turn: only a
-// request ending [assistant answer, user feedback] gives "ok: " + feedback.
+// The remote server is a second clawrl on the scripted engine, which reads
+// its cues after the last assistant turn, where [[again]] repeats that
+// turn: only a request ending [assistant answer, user feedback] gives the
+// policy's answer ("ok: write a haiku") followed by the feedback's sign-off.
 func TestRemoteTeacherRevises(t *testing.T) {
 	remote := &judge.RemoteTeacher{URL: teacherServer(t, scripted.New(scripted.Options{})), Model: "scripted", Timeout: time.Minute}
-	const critique = "Shorter, please."
-	rw := remoteWrittenTurnAt(t, remote, critique, judge.HintAsRevision)
+	const critique = "[[again]][[say: Hope this helps!]] End with the sign-off."
+	rw := remoteWrittenTurnAt(t, remote, "write a haiku", critique, judge.HintAsRevision)
 	s := rw.sample
 	if st := remote.Stats(); st.Written != 1 || st.FellBack != 0 {
 		t.Fatalf("stats %+v (why %q), want one written", st, s.Why)
 	}
-	if got := rw.policyFormat.Decode(s.TeacherResponseIDs); got != "ok: "+critique+"<|im_end|>" {
+	if got := rw.policyFormat.Decode(s.TeacherResponseIDs); got != "ok: write a haiku Hope this helps!<|im_end|>" {
 		t.Fatalf("remote teacher wrote %q: it did not see the feedback as the user's next message", got)
 	}
 	wantLP, _, err := rw.teacher.WithAnswer(rw.rated.Response, rw.rated.ResponseIDs).Logprobs(context.Background(), rw.msgs, nil, rw.rated.PromptText, s.TeacherResponseIDs, critique)

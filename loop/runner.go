@@ -64,6 +64,10 @@ type Config struct {
 	// (the hint gain under the teacher, above TeacherSelectThreshold).
 	TeacherSelect          string
 	TeacherSelectThreshold float64
+	// TeacherGainBy is the weights that read the hint gain: GainByBase,
+	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""
+	// is DefaultGainBy.
+	TeacherGainBy string
 	// Training: batch size, staleness bound, versions folder.
 	Train rl.SchedulerConfig
 }
@@ -90,6 +94,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TeacherSelect == "" {
 		c.TeacherSelect = DefaultTeacherSelect
+	}
+	if c.TeacherGainBy == "" {
+		c.TeacherGainBy = DefaultGainBy
 	}
 	c.Train.Method = c.Method
 	if c.Train.IdleWait <= 0 {
@@ -126,9 +133,9 @@ type Counters struct {
 	// TeacherPicked and TeacherNoPick count best-of-N teacher selections
 	// (teacher_samples.go): an answer picked, or none passed the selector.
 	TeacherPicked, TeacherNoPick int
-	// RefusedCopies and RefusedEchoes count the teacher's answers no
-	// selector could pick whatever their score (judge.Refuse): they
-	// repeat the feedback, or are made of its words only.
+	// RefusedCopies and RefusedEchoes count the teacher's answers never
+	// trained whatever their score (judge.Refuse), lone or among
+	// best-of-N: they repeat the feedback, or are made of its words only.
 	RefusedCopies, RefusedEchoes int
 }
 
@@ -164,6 +171,9 @@ func New(o Options) (*Runner, error) {
 	}
 	if cfg.TeacherSamples > 1 && cfg.Method.WantsHint() && ((o.Selector == nil && cfg.TeacherSelect != SelectGain) || !(cfg.TeacherWrites || cfg.TeacherAlsoWrites)) {
 		return nil, fmt.Errorf("learning loop: %d teacher samples need a teacher that writes and a selector", cfg.TeacherSamples)
+	}
+	if err := (TeacherSampleSettings{GainBy: cfg.TeacherGainBy}).check(""); err != nil {
+		return nil, fmt.Errorf("learning loop: %w", err)
 	}
 	if o.Trainer != nil && cfg.Train.VersionsDir == "" {
 		return nil, errors.New("learning loop: a trainer needs Config.Train.VersionsDir")
@@ -248,7 +258,9 @@ func (r *Runner) RunOnce(ctx context.Context) (trained bool, err error) {
 
 func (r *Runner) runJudge(ctx context.Context) {
 	for {
-		n, err := r.judgeRound(ctx)
+		// At most JudgeConcurrency teacher builds a round: turns rated
+		// meanwhile wait for those, not for every disliked turn before.
+		n, err := r.judgeRoundUpTo(ctx, r.cfg.JudgeConcurrency)
 		if ctx.Err() != nil {
 			return
 		}

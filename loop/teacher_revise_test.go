@@ -13,13 +13,14 @@ import (
 // teacher is shown the conversation as it happened (the question, the
 // policy's own answer, the written feedback as the user's next message) and
 // writes the revision; the sample trains the ORIGINAL prompt (no answer, no
-// feedback in it) followed by that revision. The scripted engine answers a
-// message without cues with "ok: " and the last user message, so the
-// revision here is "ok: " + the feedback, which the hint-in-question
-// placement never writes.
+// feedback in it) followed by that revision. The scripted engine answers
+// the uncued prompt with "ok: write a haiku", and the feedback's [[again]]
+// cue repeats the last assistant message, so the revision here is that
+// answer followed by the sign-off the feedback asks for, which the
+// hint-in-question placement never writes (it shows no answer to repeat).
 func TestReviseTeacherTrainsOriginalPrompt(t *testing.T) {
-	const critique = "Too long. Shorter, please."
-	c := critiquedTurnAt(t, Config{TeacherWrites: true}, judge.HintAsRevision, critique)
+	const critique = "[[again]][[say: Hope this helps!]] End with the sign-off."
+	c := critiquedTurnAt(t, Config{TeacherWrites: true}, judge.HintAsRevision, "write a haiku", critique)
 	ctx, f, r, rated, s := c.ctx, c.f, c.r, c.rated, c.sample
 	prompt, err := c.teacher.WithAnswer(rated.Response, rated.ResponseIDs).Prompt(c.msgs, nil, rated.PromptText, critique)
 	if err != nil {
@@ -30,7 +31,7 @@ func TestReviseTeacherTrainsOriginalPrompt(t *testing.T) {
 		t.Fatalf("revise teacher's prompt\n%q\nwant the student's prompt, its answer and the feedback:\n%q", prompt, wantPrompt)
 	}
 	f2 := f.engine.Format()
-	if got := f2.Decode(s.TeacherResponseIDs); got != "ok: "+critique+"<|im_end|>" {
+	if got := f2.Decode(s.TeacherResponseIDs); got != "ok: write a haiku Hope this helps!<|im_end|>" {
 		t.Fatalf("teacher wrote %q, want the revision of the scripted engine", got)
 	}
 	if !reflect.DeepEqual(s.TeacherResponseIDs, c.want) || !reflect.DeepEqual(s.TeacherLogprobs, c.wantLP) {
@@ -57,19 +58,20 @@ func TestReviseTeacherTrainsOriginalPrompt(t *testing.T) {
 // own answer without its end-of-turn token, and the sample trains the
 // original prompt on that answer plus what the teacher wrote after it. The
 // scripted engine continues a begun answer that its script starts with:
-// the rated answer is "ok: write a haiku" and the feedback's cue says
-// "ok: write a haiku Hope this helps!", so the teacher adds the sign-off.
+// the rated answer is the prompt's cue, "Autumn leaves drift down.", and
+// the teacher, shown the prompt and the feedback, says the prompt's cue and
+// then the feedback's, so it adds the sign-off.
 func TestContinueTeacherKeepsTheAnswer(t *testing.T) {
-	const critique = "[[say:ok: write a haiku Hope this helps!]] End with the sign-off."
-	c := critiquedTurnAt(t, Config{TeacherWrites: true}, judge.HintAsContinuation, critique)
+	const critique = "[[say: Hope this helps!]] End with the sign-off."
+	c := critiquedTurnAt(t, Config{TeacherWrites: true}, judge.HintAsContinuation, cuedHaiku, critique)
 	ctx, f, r, rated, s := c.ctx, c.f, c.r, c.rated, c.sample
 	f2 := f.engine.Format()
 	stop := rated.ResponseIDs[len(rated.ResponseIDs)-1]
-	if got := f2.Decode(rated.ResponseIDs); got != "ok: write a haiku<|im_end|>" {
+	if got := f2.Decode(rated.ResponseIDs); got != "Autumn leaves drift down.<|im_end|>" {
 		t.Fatalf("rated answer %q", got)
 	}
 	answer := rated.ResponseIDs[:len(rated.ResponseIDs)-1]
-	if got := f2.Decode(s.TeacherResponseIDs); got != "ok: write a haiku Hope this helps!<|im_end|>" {
+	if got := f2.Decode(s.TeacherResponseIDs); got != "Autumn leaves drift down. Hope this helps!<|im_end|>" {
 		t.Fatalf("teacher wrote %q, want the policy's answer continued with the sign-off", got)
 	}
 	if !reflect.DeepEqual(s.TeacherResponseIDs[:len(answer)], answer) || s.TeacherResponseIDs[len(s.TeacherResponseIDs)-1] != stop {

@@ -21,7 +21,7 @@ import (
 // policy's own, or --teacher-url's) writes N answers at a temperature and a
 // selector keeps the one that does what the written feedback asks: by
 // default the hint gain (judge.HintGain: how much more likely the feedback
-// makes the answer, read by the policy's teacher), or a judge
+// makes the answer, read by the base weights, --teacher-select-gain-by), or a judge
 // (judge.Selector: the local judge or --judge-url's, "does this answer do
 // what the feedback asks?" from one prefill per answer). With the judges
 // this box has (SmolLM2-135M, Qwen2.5-Coder-0.5B) the judge picks no better
@@ -30,7 +30,8 @@ import (
 // no teacher sample: better no sample than a bad one. The selection
 // happens before the sample is stored, and a turn stores at most one
 // sample, so a crash mid-selection redoes the turn and never trains it
-// twice.
+// twice. A lone answer (--teacher-samples 1) is not selected, but the
+// refusal (judge.Refuse) holds for it too.
 
 // TeacherSampleSettings are the flags of best-of-N teacher answers.
 type TeacherSampleSettings struct {
@@ -39,7 +40,31 @@ type TeacherSampleSettings struct {
 	Threshold   float64
 	// Select is how the answer is chosen: SelectJudge or SelectGain.
 	Select string
+	// GainBy is the weights that read the hint gain: GainByBase,
+	// GainByPolicy or GainByTeacher (--teacher's).
+	GainBy string
 }
+
+// The weights that read the hint gain (--teacher-select-gain-by).
+const (
+	// GainByTeacher: the OPD teacher's (--teacher policy or base).
+	GainByTeacher = "teacher"
+	// GainByBase: the frozen base weights, whatever the OPD teacher is.
+	// The student's progress does not cancel the gain: read by the
+	// policy, an answer that signs off stops gaining from a feedback that
+	// asks for the sign-off once the student signs off by itself, and the
+	// disliked turns after that are dropped (BENCHMARKS.md, "Refusing
+	// teacher answers made of the feedback's words").
+	GainByBase = "base"
+	// GainByPolicy: the current policy, whatever the OPD teacher is.
+	GainByPolicy = "policy"
+)
+
+// DefaultGainBy: see BENCHMARKS.md, "The hint gain read by the base
+// weights" (signoff: no collapse to 0 and no stall after the peak in any
+// seed measured, where the policy's reading dropped most disliked turns;
+// concise unchanged).
+const DefaultGainBy = GainByBase
 
 // The selectors of --teacher-select.
 const (
@@ -62,10 +87,11 @@ const DefaultSelectThreshold = 0.0
 const DefaultTeacherSelect = SelectGain
 
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample; an answer that repeats the feedback or has fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own beside the feedback's is never kept)")
+	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample); whatever the number, an answer that repeats the feedback or has fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own beside the feedback's is never kept")
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
 	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
-	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by the policy's teacher) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
+	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
+	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
 // check validates the flags against --opd-response.
@@ -80,7 +106,11 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 	case s.Select != "" && s.Select != SelectJudge && s.Select != SelectGain:
 		return fmt.Errorf("--teacher-select %q: want judge or gain", s.Select)
 	}
-	return nil
+	switch s.GainBy {
+	case "", GainByTeacher, GainByBase, GainByPolicy:
+		return nil
+	}
+	return fmt.Errorf("--teacher-select-gain-by %q: want teacher, base or policy", s.GainBy)
 }
 
 // selector builds the judge that picks among answers: the served engine's
@@ -105,25 +135,56 @@ func (s TeacherSampleSettings) selector(backend judge.Backend, timeout time.Dura
 // returned wraps it and names the selector that decided (noPick).
 var errNoPick = errors.New("none of the teacher's answers does what the feedback asks")
 
-// noPick is errNoPick naming the selector that decided, the hint gain
-// (--teacher-select gain) or the judge (--teacher-select judge), and after
-// a colon (a drop reason's kind is what comes before it) how many of the
-// n answers were refused unscored and why (judge.Refuse).
-func noPick(gain bool, n int, refused []judge.Refusal) error {
-	by := "the judge"
-	if gain {
-		by = "the hint gain"
-	}
+// The deciders noPick names: the selectors of best-of-N, or the refusal
+// alone of a lone answer (nothing to select among).
+const (
+	byGain  = "by the hint gain"
+	byJudge = "by the judge"
+	byLone  = "one answer"
+)
+
+// noPick is errNoPick naming what decided, the hint gain (--teacher-select
+// gain), the judge (--teacher-select judge) or, for a lone answer, the
+// refusal (byLone), and after a colon (a drop reason's kind is what comes
+// before it) how many of the n answers were refused unscored and why
+// (judge.Refuse).
+func noPick(by string, n int, refused []judge.Refusal) error {
 	var whys []string
 	for _, why := range []judge.Refusal{judge.RefuseCopies, judge.RefuseEchoes} {
 		if k := countRefused(refused, why); k > 0 {
 			whys = append(whys, fmt.Sprintf("%d %s", k, why))
 		}
 	}
-	if len(whys) == 0 {
-		return fmt.Errorf("%w (by %s): no answer of %d scored above the threshold", errNoPick, by, n)
+	answers := "answers"
+	if n == 1 {
+		answers = "answer"
 	}
-	return fmt.Errorf("%w (by %s): of %d answers %s", errNoPick, by, n, strings.Join(whys, ", "))
+	if len(whys) == 0 {
+		return fmt.Errorf("%w (%s): no answer of %d scored above the threshold", errNoPick, by, n)
+	}
+	return fmt.Errorf("%w (%s): of %d %s %s", errNoPick, by, n, answers, strings.Join(whys, ", "))
+}
+
+// refuse applies judge.Refuse to the decoded texts of the teacher's
+// answers (in the policy's tokens, a trailing stop token aside) and counts
+// the refusals (teacher_answers_refused_total): one rule for a lone answer
+// and for best-of-N.
+func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]string, []judge.Refusal) {
+	stop := f.StopIDs()
+	texts := make([]string, len(answers))
+	refused := make([]judge.Refusal, len(answers))
+	for i, ids := range answers {
+		if len(ids) > 0 && slices.Contains(stop, ids[len(ids)-1]) {
+			ids = ids[:len(ids)-1]
+		}
+		texts[i] = f.Decode(ids)
+		refused[i] = judge.Refuse(texts[i], hint)
+	}
+	r.count(func(c *Counters) {
+		c.RefusedCopies += countRefused(refused, judge.RefuseCopies)
+		c.RefusedEchoes += countRefused(refused, judge.RefuseEchoes)
+	})
+	return texts, refused
 }
 
 func countRefused(refused []judge.Refusal, why judge.Refusal) int {
@@ -141,15 +202,25 @@ func countRefused(refused []judge.Refusal, why judge.Refusal) int {
 func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string) ([]int32, []float32, int64, error) {
 	n := r.cfg.TeacherSamples
 	gain := r.cfg.TeacherSelect == SelectGain
+	f := teacher.Engine.Format()
 	if n <= 1 || (r.selector == nil && !gain) {
-		return teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+		// A lone answer is not selected, but the refusal holds for it as
+		// for best-of-N: "Hope this helps!" for a critique that asks for
+		// that sign-off is refused whatever the number of answers.
+		ids, lps, v, err := teacher.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if texts, refused := r.refuse(f, [][]int32{ids}, hint); refused[0] != "" {
+			err := noPick(byLone, 1, refused)
+			r.log.Info("the teacher's answer is refused", "turn", t.ID, "answer", texts[0], "reason", err)
+			return nil, nil, 0, err
+		}
+		return ids, lps, v, nil
 	}
 	sampled := *teacher
 	sampled.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature}
-	f := teacher.Engine.Format()
-	stop := f.StopIDs()
 	var ws []written
-	var texts []string
 	var errs []string
 	for range n {
 		ids, lps, v, err := sampled.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
@@ -160,31 +231,24 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			errs = append(errs, err.Error())
 			continue
 		}
-		body := ids
-		if len(body) > 0 && slices.Contains(stop, body[len(body)-1]) {
-			body = body[:len(body)-1]
-		}
-		ws, texts = append(ws, written{ids, lps, v}), append(texts, f.Decode(body))
+		ws = append(ws, written{ids, lps, v})
 	}
 	if len(ws) == 0 {
 		return nil, nil, 0, fmt.Errorf("teacher wrote none of %d answers: %s", n, strings.Join(errs, "; "))
 	}
 	// The selectors refuse these unscored (judge.PickBest); the reasons
 	// are counted and told here.
-	refused := make([]judge.Refusal, len(texts))
-	for i, tx := range texts {
-		refused[i] = judge.Refuse(tx, hint)
+	all := make([][]int32, len(ws))
+	for i, w := range ws {
+		all[i] = w.ids
 	}
-	r.count(func(c *Counters) {
-		c.RefusedCopies += countRefused(refused, judge.RefuseCopies)
-		c.RefusedEchoes += countRefused(refused, judge.RefuseEchoes)
-	})
+	texts, refused := r.refuse(f, all, hint)
 	var best int
 	var scores []float64
 	var err error
 	threshold := r.cfg.TeacherSelectThreshold
 	if gain {
-		g := judge.HintGain{Teacher: teacher}
+		g := judge.HintGain{Teacher: r.gainReader(teacher)}
 		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, func(i int) (float64, error) {
 			return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
 		})
@@ -201,7 +265,11 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	}
 	if best == judge.NoPick {
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
-		err := noPick(gain, len(texts), refused)
+		by := byJudge
+		if gain {
+			by = byGain
+		}
+		err := noPick(by, len(texts), refused)
 		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold, "reason", err)
 		return nil, nil, 0, err // one drop reason kind per selector (the scores are logged)
 	}
@@ -209,6 +277,18 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores, "refused", refused)
 	w := ws[best]
 	return w.ids, w.lps, w.v, nil
+}
+
+// gainReader is teacher reading with the weights of Config.TeacherGainBy.
+func (r *Runner) gainReader(teacher *judge.Teacher) *judge.Teacher {
+	c := *teacher
+	switch r.cfg.TeacherGainBy {
+	case GainByBase:
+		c.Adapter = engine.AdapterBase
+	case GainByPolicy:
+		c.Adapter = engine.AdapterCurrent
+	}
+	return &c
 }
 
 // written is one of the teacher's answers: its ids in the policy's
@@ -223,18 +303,22 @@ var (
 	teacherSelectDesc = desc("teacher_selections_total",
 		"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the selector, --teacher-select; the turn had no teacher sample).", "result")
 	teacherRefusedDesc = desc("teacher_answers_refused_total",
-		"Teacher answers among --teacher-samples that no selector could pick whatever their score since start, by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
+		"Teacher answers never trained whatever their score since start (judge.Refuse, a lone answer or one of --teacher-samples), by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
 )
 
-// collectSelections adds the selections to teacherCollector (nothing
-// with one sample per turn).
+// collectSelections adds the refusals (when the teacher writes answers)
+// and the selections (with more than one answer per turn) to
+// teacherCollector.
 func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
-	if r.cfg.TeacherSamples <= 1 {
+	if !r.cfg.TeacherWrites && !r.cfg.TeacherAlsoWrites {
 		return
 	}
 	k := r.Counters()
-	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherPicked), "picked")
-	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherNoPick), "none")
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedCopies), string(judge.RefuseCopies))
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedEchoes), string(judge.RefuseEchoes))
+	if r.cfg.TeacherSamples <= 1 {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherPicked), "picked")
+	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherNoPick), "none")
 }

@@ -327,6 +327,9 @@ func selectCrashChild(t *testing.T, dir, point string) {
 		killAt = selectSamples + 2
 	}
 	f, _ := samplesFixture(t, dir, 2, math.Inf(-1), killAt)
+	// One teacher build at a time, so that the kill falls in the second
+	// turn's selection after the first turn's sample is stored.
+	f.runner.cfg.JudgeConcurrency = 1
 	var hits int
 	f.runner.Scheduler().AtPoint = func(p string) {
 		if p == point {
@@ -364,6 +367,8 @@ func TestTeacherSampleSettings(t *testing.T) {
 		{TeacherSampleSettings{Samples: -1}, "teacher", false},
 		{TeacherSampleSettings{Samples: 4, Temperature: -1}, "teacher", false},
 		{TeacherSampleSettings{Samples: 4, Select: "vibes"}, "teacher", false},
+		{TeacherSampleSettings{Samples: 4, GainBy: GainByBase}, "teacher", true},
+		{TeacherSampleSettings{Samples: 4, GainBy: "student"}, "teacher", false},
 	} {
 		if err := tc.s.check(tc.opd); (err == nil) != tc.ok {
 			t.Errorf("%+v with --opd-response %s: err %v, want ok %v", tc.s, tc.opd, err, tc.ok)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,14 +65,33 @@ type critiqued struct {
 	wantLP []float32
 }
 
+// cuedHaiku is a prompt whose own cue the student says and the teacher
+// (shown the prompt and the feedback) says first: the teacher's answer has
+// words the feedback does not hold, as a real teacher's has (judge.Refuse
+// refuses an answer made of the feedback's words only).
+const cuedHaiku = "write a haiku [[say:Autumn leaves drift down.]]"
+
 func critiquedTurn(t *testing.T, cfg Config) critiqued {
 	t.Helper()
-	return critiquedTurnAt(t, cfg, judge.HintInUser, `[[say:Short.]] Be brief.`)
+	return critiquedTurnAt(t, cfg, judge.HintInUser, cuedHaiku, `[[say: Short.]] Be brief.`)
 }
 
-// critiquedTurnAt is critiquedTurn with the teacher's hint placement and
-// the written feedback given.
-func critiquedTurnAt(t *testing.T, cfg Config, at judge.HintPlacement, critique string) critiqued {
+// critiquedTurnAt is critiquedTurn with the teacher's hint placement, the
+// prompt and the written feedback given.
+func critiquedTurnAt(t *testing.T, cfg Config, at judge.HintPlacement, prompt, critique string) critiqued {
+	t.Helper()
+	c := critiqueRound(t, cfg, at, prompt, critique)
+	samples, err := c.f.store.ListSamples(c.ctx, store.TurnFilter{SessionID: c.rated.SessionID})
+	if err != nil || len(samples) != 1 {
+		t.Fatalf("samples: %v %v", samples, err)
+	}
+	c.sample = samples[0]
+	return c
+}
+
+// critiqueRound serves prompt, rates it −1 with critique and runs one judge
+// round under cfg's teacher settings; sample is left empty.
+func critiqueRound(t *testing.T, cfg Config, at judge.HintPlacement, prompt, critique string) critiqued {
 	t.Helper()
 	cfg.Method, cfg.SessionTimeout, cfg.TeacherTokens = rl.MethodCombine, -1, 40
 	dir := t.TempDir()
@@ -91,7 +111,7 @@ func critiquedTurnAt(t *testing.T, cfg Config, at judge.HintPlacement, critique 
 	if err := r.Scheduler().Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	msgs := []chat.Message{{Role: chat.RoleUser, Content: "write a haiku"}}
+	msgs := []chat.Message{{Role: chat.RoleUser, Content: prompt}}
 	rated := f.serve(t, "rated", msgs)
 	if err := f.store.AddFeedback(ctx, rated.ID, store.Feedback{Rating: -1, Text: critique, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
@@ -99,15 +119,11 @@ func critiquedTurnAt(t *testing.T, cfg Config, at judge.HintPlacement, critique 
 	if _, err := r.judgeRound(ctx); err != nil {
 		t.Fatal(err)
 	}
-	samples, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: rated.SessionID})
-	if err != nil || len(samples) != 1 {
-		t.Fatalf("samples: %v %v", samples, err)
-	}
-	prompt, err := teacher.WithAnswer(rated.Response, rated.ResponseIDs).Prompt(msgs, nil, rated.PromptText, critique)
+	tp, err := teacher.WithAnswer(rated.Response, rated.ResponseIDs).Prompt(msgs, nil, rated.PromptText, critique)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: f.engine.Format().Encode(prompt), MaxTokens: 40}, func(engine.Token) error { return nil })
+	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: f.engine.Format().Encode(tp), MaxTokens: 40}, func(engine.Token) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,5 +132,95 @@ func critiquedTurnAt(t *testing.T, cfg Config, at judge.HintPlacement, critique 
 	for _, tok := range g.Tokens {
 		want, wantLP = append(want, tok.ID), append(wantLP, tok.Logprob)
 	}
-	return critiqued{ctx: ctx, f: f, r: r, teacher: teacher, msgs: msgs, rated: rated, critique: critique, sample: samples[0], want: want, wantLP: wantLP}
+	return critiqued{ctx: ctx, f: f, r: r, teacher: teacher, msgs: msgs, rated: rated, critique: critique, want: want, wantLP: wantLP}
+}
+
+// TestLoneTeacherAnswerRefused: with one teacher answer per turn (the
+// default --teacher-samples 1) nothing is selected, but the rule of
+// best-of-N still holds (judge.Refuse): a lone answer made of the
+// feedback's words ("Hope this helps!" for a critique that quotes it; a
+// revision that says "ok: " and the critique) or one that copies the
+// feedback is never trained. The turn is dropped saying why (the
+// rating's RL term would push down the rated answer, which teacher-written
+// OPD does not do either); under --opd-response both the policy's own
+// response still trains on its rating, without the teacher's answer. The
+// refusals are counted on /metrics.
+func TestLoneTeacherAnswerRefused(t *testing.T) {
+	const echo = `[[say:Hope this helps!]] End every answer with "Hope this helps!"`
+	const copy = `[[say:End each answer with a sign-off.]] End each answer with a sign-off.`
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		at       judge.HintPlacement
+		critique string
+		why      judge.Refusal
+		answer   string
+	}{
+		{"echo", Config{TeacherWrites: true}, judge.HintInUser, echo, judge.RefuseEchoes, "Hope this helps!"},
+		{"copy", Config{TeacherWrites: true}, judge.HintInUser, copy, judge.RefuseCopies, "End each answer with a sign-off."},
+		{"revise echo", Config{TeacherWrites: true}, judge.HintAsRevision, "Add: Hope this helps!", judge.RefuseEchoes, "ok: Add: Hope this helps!"},
+		{"both", Config{TeacherAlsoWrites: true}, judge.HintInUser, echo, judge.RefuseEchoes, "Hope this helps!"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := critiqueRound(t, tc.cfg, tc.at, "write a haiku", tc.critique)
+			ctx, f, r := c.ctx, c.f, c.r
+			if got := f.engine.Format().Decode(c.want); got != tc.answer+"<|im_end|>" {
+				t.Fatalf("the scripted teacher writes %q, want %q", got, tc.answer)
+			}
+			samples, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: c.rated.SessionID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reason := "none of the teacher's answers does what the feedback asks (one answer): of 1 answer 1 " + string(tc.why)
+			if tc.cfg.TeacherAlsoWrites {
+				if len(samples) != 1 {
+					t.Fatalf("%d samples, want the policy's response's", len(samples))
+				}
+				s := samples[0]
+				if s.TeacherResponseIDs != nil || !s.UseRL || s.Reward != -1 || !strings.Contains(s.Why, "the teacher's own answer failed: "+reason) {
+					t.Errorf("sample: teacher response %v, use RL %v, reward %v, why %q; want the rated response alone, saying why",
+						s.TeacherResponseIDs, s.UseRL, s.Reward, s.Why)
+				}
+			} else {
+				if len(samples) != 0 {
+					t.Fatalf("%d samples (%+v), want none", len(samples), samples)
+				}
+				if got, _ := f.turn(t, c.rated.ID); got.State != store.Dropped || got.DropReason != reason {
+					t.Errorf("turn state %s (%q), want dropped with %q", got.State, got.DropReason, reason)
+				}
+			}
+			if _, err := r.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range f.trainer.Batches {
+				for _, s := range b {
+					if s.TeacherWrote || s.WrittenIDs != nil {
+						t.Errorf("trained the refused teacher answer: %+v", s)
+					}
+				}
+			}
+			if tc.cfg.TeacherAlsoWrites && len(f.trainer.Batches) != 1 {
+				t.Errorf("trainer batches %d, want the rated response's", len(f.trainer.Batches))
+			}
+			k := r.Counters()
+			wantEchoes, wantCopies := 0, 0
+			if tc.why == judge.RefuseEchoes {
+				wantEchoes = 1
+			} else {
+				wantCopies = 1
+			}
+			if k.RefusedEchoes != wantEchoes || k.RefusedCopies != wantCopies || k.TeacherNoPick != 0 {
+				t.Errorf("counters: refused echoes %d, copies %d, no pick %d; want %d, %d, 0", k.RefusedEchoes, k.RefusedCopies, k.TeacherNoPick, wantEchoes, wantCopies)
+			}
+			if got := metricLabel(t, r, "reason", string(judge.RefuseEchoes)); got != float64(wantEchoes) {
+				t.Errorf("metric refused (%s) = %v, want %d", judge.RefuseEchoes, got, wantEchoes)
+			}
+			if got := metricLabel(t, r, "reason", string(judge.RefuseCopies)); got != float64(wantCopies) {
+				t.Errorf("metric refused (%s) = %v, want %d", judge.RefuseCopies, got, wantCopies)
+			}
+			if got := metricLabel(t, r, "result", "none"); got != -1 {
+				t.Errorf("metric selections (none) = %v with one answer per turn, want no such series", got)
+			}
+		})
+	}
 }

@@ -8,8 +8,11 @@
 //	[[tool:NAME {"a":1}]]   a call of tool NAME with those JSON arguments
 //	[[long]]                content that never ends (finish reason "length")
 //	[[slow:MS]]             wait MS milliseconds before each token
+//	[[again]]               content: the last assistant message, as rendered
 //
 // Cues are read from the user messages after the last assistant message.
+// [[again]] lets a reply to an answer (a revision asked for by the next
+// message) say words no message after the answer holds.
 // A prompt that already begins the answer (the gateway's forced tool-call
 // opening, Format.ToolCallPrefix) is continued from there (continueFrom).
 // Without a cue the answer echoes the last user message ("ok: …"); after tool
@@ -286,14 +289,16 @@ func (s *script) next(pos int) (int32, bool) {
 // last user message.
 const openClawInternalContext = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
 
-var cueRE = regexp.MustCompile(`\[\[(think|say|tool|long|slow)(?::((?:[^\]]|\][^\]])*))?\]\]`)
+var cueRE = regexp.MustCompile(`\[\[(think|say|tool|long|slow|again)(?::((?:[^\]]|\][^\]])*))?\]\]`)
 
 // parseScript reads the cues of the turn the prompt asks to answer.
 func parseScript(prompt string) *script {
 	const asst = genPrompt
 	body := strings.TrimSuffix(prompt, asst)
+	prev := "" // the last assistant message ([[again]])
 	if i := strings.LastIndex(body, asst); i >= 0 {
 		body = body[i+len(asst):]
+		prev, _, _ = strings.Cut(body, "<|im_end|>")
 	}
 	var users, tools []string
 	for _, block := range strings.Split(body, "<|im_start|>") {
@@ -327,6 +332,8 @@ func parseScript(prompt string) *script {
 				nameJSON, _ := json.Marshal(name)
 				fmt.Fprintf(&text, "<tool_call>{\"name\":%s,\"arguments\":%s}</tool_call>", nameJSON, args)
 				s.calls = append(s.calls, scriptCall{name, args})
+			case "again":
+				text.WriteString(prev)
 			case "long":
 				s.loop = Format{}.Encode("la ")
 			case "slow":

@@ -135,6 +135,39 @@ func TestAfterToolResult(t *testing.T) {
 	}
 }
 
+// TestAgainCue: [[again]] says the last assistant message, so a reply to an
+// answer can keep it and add to it; with no assistant message it says
+// nothing.
+func TestAgainCue(t *testing.T) {
+	e := New(Options{})
+	f := e.Format()
+	for _, tc := range []struct {
+		msgs []chat.Message
+		want string
+	}{
+		{[]chat.Message{{Role: chat.RoleUser, Content: "hi"}, {Role: chat.RoleAssistant, Content: "Autumn leaves."},
+			{Role: chat.RoleUser, Content: "[[again]][[say: Hope this helps!]] End with the sign-off."}}, "Autumn leaves. Hope this helps!<|im_end|>"},
+		{[]chat.Message{{Role: chat.RoleUser, Content: "[[again]][[say:first]]"}}, "first<|im_end|>"},
+		{[]chat.Message{{Role: chat.RoleUser, Content: "[[again]] hi"}}, "ok: hi<|im_end|>"},
+	} {
+		prompt, err := f.Render(tc.msgs, nil, engine.RenderOptions{AddGenerationPrompt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := e.Generate(context.Background(), engine.GenerateRequest{PromptIDs: f.Encode(prompt), MaxTokens: 100}, func(engine.Token) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int32
+		for _, tok := range g.Tokens {
+			ids = append(ids, tok.ID)
+		}
+		if got := f.Decode(ids); got != tc.want {
+			t.Errorf("%+v: answer %q, want %q", tc.msgs, got, tc.want)
+		}
+	}
+}
+
 func TestSlowCueAndVersion(t *testing.T) {
 	e := New(Options{})
 	if err := e.Publish(context.Background(), 3, ""); err != nil {

@@ -1,0 +1,144 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/rl/rltest"
+	"github.com/clawrl/clawrl/store"
+)
+
+// heldTeacher is the scripted engine whose Score (the teacher's pass
+// over a response) waits until release is closed; it counts the passes
+// in flight and the most at once, and tells entered of each.
+type heldTeacher struct {
+	*scripted.Engine
+	release chan struct{}
+	entered chan struct{}
+
+	mu            sync.Mutex
+	inFlight, max int
+}
+
+func (h *heldTeacher) Score(ctx context.Context, req engine.ScoreRequest) (engine.Scored, error) {
+	h.mu.Lock()
+	h.inFlight++
+	h.max = max(h.max, h.inFlight)
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.inFlight--
+		h.mu.Unlock()
+	}()
+	h.entered <- struct{}{}
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return engine.Scored{}, ctx.Err()
+	}
+	return h.Engine.Score(ctx, req)
+}
+
+// TestPlainSamplesDoNotWaitForTheTeacher: a liked turn's sample (the RL
+// term, no teacher) is built before the teacher's work on the disliked
+// turns judged with it; the teacher's passes run JudgeConcurrency at
+// once; and a round of the judge loop (judgeRoundUpTo) does at most that
+// many, leaving the rest, counted as work waiting, to the next round.
+func TestPlainSamplesDoNotWaitForTheTeacher(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+	t.Cleanup(func() { f.store.Close() })
+	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+	held := &heldTeacher{Engine: f.engine, release: make(chan struct{}), entered: make(chan struct{})}
+	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, JudgeConcurrency: 2, NoYield: true,
+		Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}
+	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: held}, Trainer: f.trainer, Publisher: f.engine, Log: quiet(), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const disliked = 3
+	var turns []store.Turn
+	for i := range disliked {
+		tr := f.serve(t, fmt.Sprintf("disliked-%d", i), []chat.Message{{Role: chat.RoleUser, Content: fmt.Sprintf("question %d", i)}})
+		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: "End with 'Hope this helps!'", CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		turns = append(turns, tr)
+	}
+	// The liked turn comes last in row order.
+	liked := f.serve(t, "liked", []chat.Message{{Role: chat.RoleUser, Content: "question 3"}})
+	if err := f.store.AddFeedback(ctx, liked.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result)
+	go func() {
+		n, err := r.judgeRoundUpTo(ctx, cfg.JudgeConcurrency)
+		done <- result{n, err}
+	}()
+	// Two teacher passes wait at once (a sequential build would never
+	// start the second while the first waits).
+	<-held.entered
+	<-held.entered
+	samples, err := f.store.ListSamples(ctx, store.TurnFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 1 || samples[0].TurnID != liked.ID || !samples[0].UseRL || samples[0].TeacherLogprobs != nil {
+		t.Fatalf("while the teacher works, samples = %+v; want the liked turn's RL sample alone", samples)
+	}
+	close(held.release)
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	// 4 judged, 3 built (the liked one, 2 with the teacher), 1 left.
+	if res.n != 4+3+1 {
+		t.Errorf("round's work = %d, want 8 (4 judged, 3 built, 1 teacher sample left)", res.n)
+	}
+	if held.max != cfg.JudgeConcurrency {
+		t.Errorf("most teacher passes at once = %d, want %d", held.max, cfg.JudgeConcurrency)
+	}
+	left, err := f.store.JudgedToSample(ctx, 0)
+	if err != nil || len(left) != 1 || left[0].TurnID != turns[disliked-1].ID {
+		t.Fatalf("left for the next round: %+v %v; want the last disliked turn", left, err)
+	}
+
+	// The next round (release is closed: the pass goes through) builds it.
+	go func() {
+		for range held.entered {
+		}
+	}()
+	defer close(held.entered)
+	if _, err := r.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	samples, err = f.store.ListSamples(ctx, store.TurnFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withTeacher := 0
+	for _, s := range samples {
+		if len(s.TeacherLogprobs) > 0 {
+			withTeacher++
+		}
+	}
+	if len(samples) != disliked+1 || withTeacher != disliked {
+		t.Fatalf("after the next round: %d samples, %d with the teacher's logprobs; want %d and %d", len(samples), withTeacher, disliked+1, disliked)
+	}
+}
