@@ -196,6 +196,14 @@ func (r agentReply) text() string {
 	return strings.Join(parts, "\n")
 }
 
+// admissionRace is the message of OpenClaw's transient failure to admit a
+// turn while its session database's schema changes under the read; the
+// CLI asks to retry, and agent does, at most agentAdmissionRetries times.
+const (
+	admissionRace         = "changed during admission; retry the read"
+	agentAdmissionRetries = 3
+)
+
 // agent runs one agent turn of session id through the gateway.
 //
 // incomplete reports a turn OpenClaw gave up on because the model's answer
@@ -204,8 +212,21 @@ func (r agentReply) text() string {
 // so the caller checks them in the store rather than failing here.
 func (oc *openClaw) agent(t *testing.T, sessionID, message string) (r agentReply, incomplete bool) {
 	t.Helper()
-	out, _, err := run(t, agentTimeout, oc.env(), oc.root, oc.tc.OpenClaw, "agent",
-		"--session-id", sessionID, "--message", message, "--json", "--timeout", "240")
+	var out string
+	var err error
+	for attempt := 1; ; attempt++ {
+		out, _, err = run(t, agentTimeout, oc.env(), oc.root, oc.tc.OpenClaw, "agent",
+			"--session-id", sessionID, "--message", message, "--json", "--timeout", "240")
+		// OpenClaw's own session database can change its schema under the
+		// CLI's read (seen once right after a compaction): the CLI fails
+		// before the turn is admitted, no request reaches clawrl, and its
+		// message says to retry the read. Retry it, a few times.
+		if err == nil || attempt == agentAdmissionRetries || !strings.Contains(out, admissionRace) {
+			break
+		}
+		t.Logf("openclaw agent turn %q: %s (attempt %d); retrying", message, admissionRace, attempt)
+		time.Sleep(time.Second)
+	}
 	if err != nil {
 		if strings.Contains(out, `"incomplete_turn"`) {
 			t.Logf("openclaw agent turn %q: OpenClaw found the model's answer unusable (incomplete_turn)", message)
