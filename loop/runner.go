@@ -68,6 +68,9 @@ type Config struct {
 	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""
 	// is DefaultGainBy.
 	TeacherGainBy string
+	// TeacherSelectLength is LengthOff or LengthStudent (""
+	// is DefaultSelectLength).
+	TeacherSelectLength string
 	// Training: batch size, staleness bound, versions folder.
 	Train rl.SchedulerConfig
 }
@@ -97,6 +100,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TeacherGainBy == "" {
 		c.TeacherGainBy = DefaultGainBy
+	}
+	if c.TeacherSelectLength == "" {
+		c.TeacherSelectLength = DefaultSelectLength
 	}
 	c.Train.Method = c.Method
 	if c.Train.IdleWait <= 0 {
@@ -133,6 +139,10 @@ type Counters struct {
 	// TeacherPicked and TeacherNoPick count best-of-N teacher selections
 	// (teacher_samples.go): an answer picked, or none passed the selector.
 	TeacherPicked, TeacherNoPick int
+	// TeacherShorter and TeacherLonger count the picks that
+	// --teacher-select-length student changed, by the way the feedback
+	// moved the teacher's length (judge.PreferLength).
+	TeacherShorter, TeacherLonger int
 	// RefusedCopies and RefusedEchoes count the teacher's answers never
 	// trained whatever their score (judge.Refuse), lone or among
 	// best-of-N: they repeat the feedback, or are made of its words only.
@@ -172,7 +182,7 @@ func New(o Options) (*Runner, error) {
 	if cfg.TeacherSamples > 1 && cfg.Method.WantsHint() && ((o.Selector == nil && cfg.TeacherSelect != SelectGain) || !(cfg.TeacherWrites || cfg.TeacherAlsoWrites)) {
 		return nil, fmt.Errorf("learning loop: %d teacher samples need a teacher that writes and a selector", cfg.TeacherSamples)
 	}
-	if err := (TeacherSampleSettings{GainBy: cfg.TeacherGainBy}).check(""); err != nil {
+	if err := (TeacherSampleSettings{GainBy: cfg.TeacherGainBy, Length: cfg.TeacherSelectLength}).check(""); err != nil {
 		return nil, fmt.Errorf("learning loop: %w", err)
 	}
 	if o.Trainer != nil && cfg.Train.VersionsDir == "" {
