@@ -68,7 +68,7 @@ type Config struct {
 	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""
 	// is DefaultGainBy.
 	TeacherGainBy string
-	// TeacherSelectLength is LengthOff or LengthStudent (""
+	// TeacherSelectLength is LengthOff or LengthFit (""
 	// is DefaultSelectLength).
 	TeacherSelectLength string
 	// Training: batch size, staleness bound, versions folder.
@@ -139,10 +139,9 @@ type Counters struct {
 	// TeacherPicked and TeacherNoPick count best-of-N teacher selections
 	// (teacher_samples.go): an answer picked, or none passed the selector.
 	TeacherPicked, TeacherNoPick int
-	// TeacherShorter and TeacherLonger count the picks that
-	// --teacher-select-length student changed, by the way the feedback
-	// moved the teacher's length (judge.PreferLength).
-	TeacherShorter, TeacherLonger int
+	// TeacherFitPreferred counts the picks that --teacher-select-length
+	// fit changed (judge.PreferFit).
+	TeacherFitPreferred int
 	// RefusedCopies and RefusedEchoes count the teacher's answers never
 	// trained whatever their score (judge.Refuse), lone or among
 	// best-of-N: they repeat the feedback, or are made of its words only.

@@ -43,7 +43,7 @@ type TeacherSampleSettings struct {
 	// GainBy is the weights that read the hint gain: GainByBase,
 	// GainByPolicy or GainByTeacher (--teacher's).
 	GainBy string
-	// Length is LengthOff or LengthStudent (judge.PreferLength).
+	// Length is LengthOff or LengthFit (judge.PreferFit).
 	Length string
 }
 
@@ -51,14 +51,14 @@ type TeacherSampleSettings struct {
 const (
 	// LengthOff: the selector's score alone picks.
 	LengthOff = "off"
-	// LengthStudent: when most of the teacher's answers come out shorter
-	// (or longer) than the rated answer, prefer one that does too, within
-	// judge.LengthMargin of the best score (judge.PreferLength).
-	LengthStudent = "student"
+	// LengthFit: when the rated answer was cut off at its token limit,
+	// prefer an answer that ends within as many tokens
+	// (judge.PreferFit).
+	LengthFit = "fit"
 )
 
-// DefaultSelectLength: see BENCHMARKS.md, "Teacher answers whose length
-// moves the way the feedback moves the teacher".
+// DefaultSelectLength: see BENCHMARKS.md, "Teacher answers that fit the
+// rated answer's token budget".
 const DefaultSelectLength = LengthOff
 
 // The weights that read the hint gain (--teacher-select-gain-by).
@@ -107,7 +107,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
 	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
 	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
-	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: student prefers, among the answers that pass the selector, one whose length moves from the rated answer's the way most of the teacher's answers do (shorter, or longer), if its score is at least half the best's; off: the score alone")
+	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit prefers, when the rated answer was cut off at its token limit, the best-scored answer that passes the selector and ends within as many tokens (the user could read it whole); off: the score alone")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
@@ -124,9 +124,9 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 		return fmt.Errorf("--teacher-select %q: want judge or gain", s.Select)
 	}
 	switch s.Length {
-	case "", LengthOff, LengthStudent:
+	case "", LengthOff, LengthFit:
 	default:
-		return fmt.Errorf("--teacher-select-length %q: want off or student", s.Length)
+		return fmt.Errorf("--teacher-select-length %q: want off or fit", s.Length)
 	}
 	switch s.GainBy {
 	case "", GainByTeacher, GainByBase, GainByPolicy:
@@ -295,8 +295,8 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold, "reason", err)
 		return nil, nil, 0, err // one drop reason kind per selector (the scores are logged)
 	}
-	if r.cfg.TeacherSelectLength == LengthStudent {
-		best = r.preferLength(f, t, ws, best, scores, threshold)
+	if r.cfg.TeacherSelectLength == LengthFit {
+		best = r.preferFit(f, t, ws, best, scores, threshold)
 	}
 	r.count(func(c *Counters) { c.TeacherPicked++ })
 	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores, "refused", refused)
@@ -304,25 +304,20 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	return w.ids, w.lps, w.v, nil
 }
 
-// preferLength is judge.PreferLength's pick among ws for the rated turn t,
-// counted (teacher_length_preferred_total) and logged when it is not best.
-func (r *Runner) preferLength(f engine.Format, t store.Turn, ws []written, best int, scores []float64, threshold float64) int {
+// preferFit is judge.PreferFit's pick among ws for the rated turn t,
+// counted (teacher_answers_fit_preferred_total) and logged when it is not
+// best.
+func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int, scores []float64, threshold float64) int {
 	stop := f.StopIDs()
 	lengths := make([]judge.Length, len(ws))
 	for i, w := range ws {
 		lengths[i] = judge.Length{Tokens: len(w.ids), Ended: len(w.ids) > 0 && slices.Contains(stop, w.ids[len(w.ids)-1])}
 	}
 	rated := judge.Length{Tokens: len(t.ResponseIDs), Ended: t.FinishReason != engine.FinishLength}
-	pick, dir := judge.PreferLength(best, scores, threshold, lengths, rated)
+	pick := judge.PreferFit(best, scores, threshold, lengths, rated)
 	if pick != best {
-		r.count(func(c *Counters) {
-			if dir < 0 {
-				c.TeacherShorter++
-			} else {
-				c.TeacherLonger++
-			}
-		})
-		r.log.Info("a teacher answer whose length moves the feedback's way is preferred", "turn", t.ID, "rated_tokens", rated.Tokens, "rated_ended", rated.Ended,
+		r.count(func(c *Counters) { c.TeacherFitPreferred++ })
+		r.log.Info("a teacher answer that fits the rated answer's token budget is preferred", "turn", t.ID, "rated_tokens", rated.Tokens,
 			"lengths", lengths, "scores", scores, "best", best, "pick", pick)
 	}
 	return pick
@@ -351,8 +346,8 @@ type written struct {
 var (
 	teacherSelectDesc = desc("teacher_selections_total",
 		"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the selector, --teacher-select; the turn had no teacher sample).", "result")
-	teacherLengthDesc = desc("teacher_length_preferred_total",
-		"Best-of-N teacher picks that --teacher-select-length student changed since start, by the way the feedback moved the teacher's length from the rated answer's: shorter or longer.", "direction")
+	teacherFitDesc = desc("teacher_answers_fit_preferred_total",
+		"Best-of-N teacher picks that --teacher-select-length fit changed since start: the best-scored answer did not end within the tokens of the rated answer, which was cut off at its limit, and another that passed the selector did.")
 	teacherRefusedDesc = desc("teacher_answers_refused_total",
 		"Teacher answers never trained whatever their score since start (judge.Refuse, a lone answer or one of --teacher-samples), by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
 )
@@ -372,8 +367,7 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherPicked), "picked")
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherNoPick), "none")
-	if r.cfg.TeacherSelectLength == LengthStudent {
-		ch <- prometheus.MustNewConstMetric(teacherLengthDesc, prometheus.CounterValue, float64(k.TeacherShorter), "shorter")
-		ch <- prometheus.MustNewConstMetric(teacherLengthDesc, prometheus.CounterValue, float64(k.TeacherLonger), "longer")
+	if r.cfg.TeacherSelectLength == LengthFit {
+		ch <- prometheus.MustNewConstMetric(teacherFitDesc, prometheus.CounterValue, float64(k.TeacherFitPreferred))
 	}
 }

@@ -1,0 +1,179 @@
+package loop
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/rl/rltest"
+	"github.com/clawrl/clawrl/store"
+)
+
+// cannedAnswer is one answer the cannedTeacher writes: its text, whether
+// it ends (with the stop token) or is cut at the teacher's token limit,
+// and the hint gain per token its scoring passes give it.
+type cannedAnswer struct {
+	text  string
+	ended bool
+	gain  float32
+}
+
+// cannedTeacher is the scripted engine whose teacher writes (the requests
+// of TeacherTokens at a temperature) are the canned answers in turn, and
+// whose scoring passes give each of them its gain: log p = gain − 1 per
+// token with the hint in the prompt, −1 without.
+type cannedTeacher struct {
+	*scripted.Engine
+	hint    string
+	answers []cannedAnswer
+	mu      sync.Mutex
+	next    int
+}
+
+func (c *cannedTeacher) Generate(ctx context.Context, req engine.GenerateRequest, emit func(engine.Token) error) (engine.Generation, error) {
+	if req.Sampling.Temperature == 0 || req.MaxTokens != 40 {
+		return c.Engine.Generate(ctx, req, emit)
+	}
+	c.mu.Lock()
+	a := c.answers[c.next%len(c.answers)]
+	c.next++
+	c.mu.Unlock()
+	f := c.Format()
+	ids := f.Encode(a.text)
+	g := engine.Generation{FinishReason: engine.FinishLength}
+	if a.ended {
+		ids, g.FinishReason = append(ids, f.StopIDs()[0]), engine.FinishStop
+	}
+	for _, id := range ids {
+		g.Tokens = append(g.Tokens, engine.Token{ID: id, Logprob: -1})
+	}
+	return g, nil
+}
+
+func (c *cannedTeacher) Score(ctx context.Context, req engine.ScoreRequest) (engine.Scored, error) {
+	f := c.Format()
+	text := f.Decode(req.CompletionIDs)
+	for _, a := range c.answers {
+		if !strings.HasPrefix(text, a.text) {
+			continue
+		}
+		lp := float32(-1)
+		if strings.Contains(f.Decode(req.PromptIDs), c.hint) {
+			lp += a.gain
+		}
+		lps := make([]float32, len(req.CompletionIDs))
+		for i := range lps {
+			lps[i] = lp
+		}
+		return engine.Scored{Logprobs: lps}, nil
+	}
+	return c.Engine.Score(ctx, req)
+}
+
+// TestTeacherSelectLength: with --teacher-select-length fit, when the
+// rated answer was cut off, the loop keeps the best-gaining answer among
+// those above the threshold that end within its tokens; with off, the best
+// gain. A rated answer that ended (a user who asks for more) leaves the
+// pick alone.
+func TestTeacherSelectLength(t *testing.T) {
+	// A cut answer: no stop token, so it does not fit the budget of a
+	// cut rated answer. The answers have 3 or more words of their own
+	// beside the feedback's (judge.Refuse).
+	long := "one two three four five six seven eight"
+	for _, c := range []struct {
+		name, cue, feedback string
+		answers             []cannedAnswer
+		off, fit            int // the answer kept
+		changed             int // the counter after one turn
+	}{
+		{
+			name: "cut rated answer", cue: "[[long]]", feedback: "Too long, please be brief.",
+			answers: []cannedAnswer{
+				{text: long, gain: 0.8}, // cut: it does not fit
+				{text: "A short plain answer.", ended: true, gain: 0.5},
+				{text: "Another short reply here.", ended: true, gain: 0.3},
+				{text: "Brief answer number three.", ended: true, gain: 0.1},
+			},
+			off: 0, fit: 1, changed: 1,
+		},
+		{
+			name: "ended rated answer", cue: "[[say:Hi there, my good friend.]]", feedback: "Too short, explain more.",
+			answers: []cannedAnswer{
+				{text: "Hi to you, pal.", ended: true, gain: 0.8},                                 // shorter
+				{text: "Hello there, friend, and here is more about it.", ended: true, gain: 0.6}, // longer, within half
+				{text: "Hello there, friend, and here is much more of it.", ended: true, gain: 0.2},
+				{text: "Hello there, friend, with a longer explanation.", ended: true, gain: 0.5},
+			},
+			off: 0, fit: 0,
+		},
+		{
+			name: "the best fits", cue: "[[long]]", feedback: "Too long, please be brief.",
+			answers: []cannedAnswer{
+				{text: "A short plain answer.", ended: true, gain: 0.8},
+				{text: long, gain: 0.7},
+				{text: "Another short reply here.", ended: true, gain: 0.6},
+				{text: long + "x", gain: 0.5},
+			},
+			off: 0, fit: 0,
+		},
+	} {
+		for _, rule := range []string{LengthOff, LengthFit} {
+			ctx := context.Background()
+			dir := t.TempDir()
+			f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+			t.Cleanup(func() { f.store.Close() })
+			teacher := &cannedTeacher{Engine: f.engine, hint: c.feedback, answers: c.answers}
+			j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+				EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+			r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher}, Trainer: f.trainer,
+				Publisher: f.engine, Log: quiet(), Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
+					TeacherTokens: 40, TeacherSamples: len(c.answers), TeacherTemperature: 0.7, TeacherSelect: SelectGain,
+					TeacherSelectThreshold: 0, TeacherSelectLength: rule,
+					Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.runner = r
+			tr := f.serve(t, "s", []chat.Message{{Role: chat.RoleUser, Content: "tell me " + c.cue}})
+			if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: c.feedback, CreatedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.judgeRound(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
+			if err != nil || len(ss) != 1 || len(ss[0].TeacherResponseIDs) == 0 {
+				t.Fatalf("%s, %s: samples %+v (%v), want one teacher-written", c.name, rule, ss, err)
+			}
+			want := c.answers[c.off]
+			if rule == LengthFit {
+				want = c.answers[c.fit]
+			}
+			if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); !strings.HasPrefix(got, want.text) || len(got) > len(want.text)+len("<|im_end|>") {
+				t.Errorf("%s, %s: kept %q, want %q", c.name, rule, got, want.text)
+			}
+			k := r.Counters()
+			wantChanged := c.changed
+			if rule == LengthOff {
+				wantChanged = 0
+			}
+			if k.TeacherFitPreferred != wantChanged || k.TeacherPicked != 1 {
+				t.Errorf("%s, %s: counters fit preferred %d, picked %d; want %d, 1", c.name, rule, k.TeacherFitPreferred, k.TeacherPicked, wantChanged)
+			}
+		}
+	}
+	if err := (TeacherSampleSettings{Length: "shortest"}).check(""); err == nil {
+		t.Error(`--teacher-select-length shortest: no error`)
+	}
+	if DefaultSelectLength != LengthOff && DefaultSelectLength != LengthFit {
+		t.Errorf("DefaultSelectLength %q", DefaultSelectLength)
+	}
+}
