@@ -12,9 +12,13 @@ package judge
 // within it would have been cut off too: the user could not have read it
 // whole, and a student that learns it learns to be cut off. So an answer
 // that ends within the rated answer's tokens is preferred to one that does
-// not. A rated answer that ended says nothing of the budget, and the rule
-// then leaves the pick alone: a user who asks for more is never pushed
-// toward less.
+// not, and when none that passes the selector does, none is picked. In the
+// signoff runs the hint gain already preferred a fitting answer whenever
+// one passed; the answers that did not fit were picked only when no
+// fitting one passed (BENCHMARKS.md, "Teacher answers that fit the rated
+// answer's token budget"). A rated answer that ended says nothing of the
+// budget, and the rule then leaves the pick alone: a user who asks for
+// more is never pushed toward less.
 
 // Length is an answer's length in the policy's tokens (its stop token
 // counted), and whether it ended (false: cut off at its token limit).
@@ -32,17 +36,17 @@ func (a Length) Fits(rated Length) bool {
 // PreferFit is the pick of --teacher-select-length fit: best (as PickBest
 // chose it, the highest score above threshold) unless it does not fit the
 // rated answer's budget (Length.Fits); then the highest-scored answer
-// above threshold that fits, or best when none does.
+// above threshold that fits, or NoPick when none does.
 func PreferFit(best int, scores []float64, threshold float64, lengths []Length, rated Length) int {
 	if best == NoPick || best >= len(lengths) || lengths[best].Fits(rated) {
 		return best
 	}
-	pick := best
+	pick := NoPick
 	for i, l := range lengths {
 		if i >= len(scores) || !l.Fits(rated) || !(scores[i] > threshold) {
 			continue
 		}
-		if pick == best || scores[i] > scores[pick] {
+		if pick == NoPick || scores[i] > scores[pick] {
 			pick = i
 		}
 	}

@@ -48,14 +48,14 @@ func TestPreferFit(t *testing.T) {
 			rated: cut, best: 0, want: 2,
 		},
 		{
-			name:   "none that fits passes the threshold: best stands",
+			name:   "none that fits passes the threshold: no pick",
 			scores: []float64{0.8, 0.1, 0.3, -0.1}, lengths: []Length{{100, true}, {30, true}, {50, true}, {20, true}},
-			rated: cut, threshold: 0.3, best: 0, want: 0,
+			rated: cut, threshold: 0.3, best: 0, want: NoPick,
 		},
 		{
 			name:   "a refused answer is never picked",
 			scores: []float64{0.8, inf, inf}, lengths: []Length{{100, true}, {5, true}, {5, true}},
-			rated: cut, best: 0, want: 0,
+			rated: cut, best: 0, want: NoPick,
 		},
 		{
 			name:   "the best fits",
@@ -86,7 +86,7 @@ func TestPreferFit(t *testing.T) {
 
 // FuzzPreferFit: whatever the scores and lengths, the pick is best, or
 // when best does not fit, the highest-scored answer above the threshold
-// that fits.
+// that fits, or none.
 func FuzzPreferFit(f *testing.F) {
 	f.Add(0.8, 0.1, 0.3, -0.1, 100, 30, 50, 20, 64, false, 0.0)
 	f.Add(0.8, 0.5, 0.3, 0.2, 100, 10, 12, 80, 20, true, 0.0)
@@ -108,9 +108,11 @@ func FuzzPreferFit(f *testing.F) {
 			}
 			return
 		case pick == best:
+			t.Fatalf("best %d does not fit, kept", best)
+		case pick == NoPick:
 			for i, l := range lengths {
 				if l.Fits(ref) && scores[i] > threshold {
-					t.Fatalf("answer %d fits and scores %g > %g, best %d kept", i, scores[i], threshold, best)
+					t.Fatalf("answer %d fits and scores %g > %g, no pick", i, scores[i], threshold)
 				}
 			}
 			return

@@ -139,9 +139,10 @@ type Counters struct {
 	// TeacherPicked and TeacherNoPick count best-of-N teacher selections
 	// (teacher_samples.go): an answer picked, or none passed the selector.
 	TeacherPicked, TeacherNoPick int
-	// TeacherFitPreferred counts the picks that --teacher-select-length
-	// fit changed (judge.PreferFit).
-	TeacherFitPreferred int
+	// TeacherFitOther and TeacherFitNone count the picks that
+	// --teacher-select-length fit changed (judge.PreferFit): to another
+	// answer, or to none (also counted in TeacherNoPick).
+	TeacherFitOther, TeacherFitNone int
 	// RefusedCopies and RefusedEchoes count the teacher's answers never
 	// trained whatever their score (judge.Refuse), lone or among
 	// best-of-N: they repeat the feedback, or are made of its words only.

@@ -80,9 +80,9 @@ func (c *cannedTeacher) Score(ctx context.Context, req engine.ScoreRequest) (eng
 
 // TestTeacherSelectLength: with --teacher-select-length fit, when the
 // rated answer was cut off, the loop keeps the best-gaining answer among
-// those above the threshold that end within its tokens; with off, the best
-// gain. A rated answer that ended (a user who asks for more) leaves the
-// pick alone.
+// those above the threshold that end within its tokens, and none (the turn
+// stores no sample) when none does; with off, the best gain. A rated
+// answer that ended (a user who asks for more) leaves the pick alone.
 func TestTeacherSelectLength(t *testing.T) {
 	// A cut answer: no stop token, so it does not fit the budget of a
 	// cut rated answer. The answers have 3 or more words of their own
@@ -91,8 +91,8 @@ func TestTeacherSelectLength(t *testing.T) {
 	for _, c := range []struct {
 		name, cue, feedback string
 		answers             []cannedAnswer
-		off, fit            int // the answer kept
-		changed             int // the counter after one turn
+		off, fit            int // the answer kept (judge.NoPick: none)
+		other, none         int // the counters after one turn
 	}{
 		{
 			name: "cut rated answer", cue: "[[long]]", feedback: "Too long, please be brief.",
@@ -102,7 +102,17 @@ func TestTeacherSelectLength(t *testing.T) {
 				{text: "Another short reply here.", ended: true, gain: 0.3},
 				{text: "Brief answer number three.", ended: true, gain: 0.1},
 			},
-			off: 0, fit: 1, changed: 1,
+			off: 0, fit: 1, other: 1,
+		},
+		{
+			name: "none fits", cue: "[[long]]", feedback: "Too long, please be brief.",
+			answers: []cannedAnswer{
+				{text: long, gain: 0.8},
+				{text: long + " nine", gain: 0.5},
+				{text: "A short plain answer.", ended: true, gain: -0.2}, // fits, below the threshold
+				{text: "Another short reply here.", ended: true, gain: 0},
+			},
+			off: 0, fit: judge.NoPick, none: 1,
 		},
 		{
 			name: "ended rated answer", cue: "[[say:Hi there, my good friend.]]", feedback: "Too short, explain more.",
@@ -150,23 +160,32 @@ func TestTeacherSelectLength(t *testing.T) {
 				t.Fatal(err)
 			}
 			ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
-			if err != nil || len(ss) != 1 || len(ss[0].TeacherResponseIDs) == 0 {
-				t.Fatalf("%s, %s: samples %+v (%v), want one teacher-written", c.name, rule, ss, err)
-			}
-			want := c.answers[c.off]
-			if rule == LengthFit {
-				want = c.answers[c.fit]
-			}
-			if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); !strings.HasPrefix(got, want.text) || len(got) > len(want.text)+len("<|im_end|>") {
-				t.Errorf("%s, %s: kept %q, want %q", c.name, rule, got, want.text)
+			if err != nil {
+				t.Fatal(err)
 			}
 			k := r.Counters()
-			wantChanged := c.changed
-			if rule == LengthOff {
-				wantChanged = 0
+			other, none, kept := 0, 0, c.off
+			if rule == LengthFit {
+				other, none, kept = c.other, c.none, c.fit
 			}
-			if k.TeacherFitPreferred != wantChanged || k.TeacherPicked != 1 {
-				t.Errorf("%s, %s: counters fit preferred %d, picked %d; want %d, 1", c.name, rule, k.TeacherFitPreferred, k.TeacherPicked, wantChanged)
+			if k.TeacherFitOther != other || k.TeacherFitNone != none || k.TeacherPicked+k.TeacherNoPick != 1 {
+				t.Errorf("%s, %s: counters fit other %d, none %d, picked %d, no pick %d; want %d, %d", c.name, rule, k.TeacherFitOther, k.TeacherFitNone, k.TeacherPicked, k.TeacherNoPick, other, none)
+			}
+			if kept == judge.NoPick {
+				if len(ss) != 0 || k.TeacherNoPick != 1 {
+					t.Errorf("%s, %s: samples %+v, no pick %d; want none, 1", c.name, rule, ss, k.TeacherNoPick)
+				}
+				if got, _ := f.turn(t, tr.ID); got.State != store.Dropped || got.DropReason != "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 above the threshold ended within the rated answer's 256 tokens" {
+					t.Errorf("%s, %s: turn %s (%q), want dropped for its budget", c.name, rule, got.State, got.DropReason)
+				}
+				continue
+			}
+			if len(ss) != 1 || len(ss[0].TeacherResponseIDs) == 0 {
+				t.Fatalf("%s, %s: samples %+v, want one teacher-written", c.name, rule, ss)
+			}
+			want := c.answers[kept]
+			if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); !strings.HasPrefix(got, want.text) || len(got) > len(want.text)+len("<|im_end|>") {
+				t.Errorf("%s, %s: kept %q, want %q", c.name, rule, got, want.text)
 			}
 		}
 	}

@@ -52,7 +52,7 @@ const (
 	// LengthOff: the selector's score alone picks.
 	LengthOff = "off"
 	// LengthFit: when the rated answer was cut off at its token limit,
-	// prefer an answer that ends within as many tokens
+	// keep only an answer that ends within as many tokens
 	// (judge.PreferFit).
 	LengthFit = "fit"
 )
@@ -107,7 +107,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
 	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
 	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
-	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit prefers, when the rated answer was cut off at its token limit, the best-scored answer that passes the selector and ends within as many tokens (the user could read it whole); off: the score alone")
+	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps, when the rated answer was cut off at its token limit, the best-scored answer that passes the selector and ends within as many tokens (the user could read it whole), and none when no such answer passes; off: the score alone")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
@@ -296,7 +296,10 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		return nil, nil, 0, err // one drop reason kind per selector (the scores are logged)
 	}
 	if r.cfg.TeacherSelectLength == LengthFit {
-		best = r.preferFit(f, t, ws, best, scores, threshold)
+		if best, err = r.preferFit(f, t, ws, best, scores, threshold); err != nil {
+			r.count(func(c *Counters) { c.TeacherNoPick++ })
+			return nil, nil, 0, err
+		}
 	}
 	r.count(func(c *Counters) { c.TeacherPicked++ })
 	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores, "refused", refused)
@@ -305,9 +308,9 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 }
 
 // preferFit is judge.PreferFit's pick among ws for the rated turn t,
-// counted (teacher_answers_fit_preferred_total) and logged when it is not
-// best.
-func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int, scores []float64, threshold float64) int {
+// counted (teacher_length_fit_total) and logged when it is not best; an
+// error wrapping errNoPick when no answer fits.
+func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int, scores []float64, threshold float64) (int, error) {
 	stop := f.StopIDs()
 	lengths := make([]judge.Length, len(ws))
 	for i, w := range ws {
@@ -315,12 +318,23 @@ func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int
 	}
 	rated := judge.Length{Tokens: len(t.ResponseIDs), Ended: t.FinishReason != engine.FinishLength}
 	pick := judge.PreferFit(best, scores, threshold, lengths, rated)
-	if pick != best {
-		r.count(func(c *Counters) { c.TeacherFitPreferred++ })
-		r.log.Info("a teacher answer that fits the rated answer's token budget is preferred", "turn", t.ID, "rated_tokens", rated.Tokens,
-			"lengths", lengths, "scores", scores, "best", best, "pick", pick)
+	switch {
+	case pick == best:
+		return best, nil
+	case pick == judge.NoPick:
+		r.count(func(c *Counters) { c.TeacherFitNone++ })
+		by := byJudge
+		if r.cfg.TeacherSelect == SelectGain {
+			by = byGain
+		}
+		err := fmt.Errorf("%w (%s): no answer of %d above the threshold ended within the rated answer's %d tokens", errNoPick, by, len(ws), rated.Tokens)
+		r.log.Info("no teacher answer fits the rated answer's token budget", "turn", t.ID, "rated_tokens", rated.Tokens, "lengths", lengths, "scores", scores, "reason", err)
+		return judge.NoPick, err
 	}
-	return pick
+	r.count(func(c *Counters) { c.TeacherFitOther++ })
+	r.log.Info("a teacher answer that fits the rated answer's token budget is preferred", "turn", t.ID, "rated_tokens", rated.Tokens,
+		"lengths", lengths, "scores", scores, "best", best, "pick", pick)
+	return pick, nil
 }
 
 // gainReader is teacher reading with the weights of Config.TeacherGainBy.
@@ -346,8 +360,8 @@ type written struct {
 var (
 	teacherSelectDesc = desc("teacher_selections_total",
 		"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the selector, --teacher-select; the turn had no teacher sample).", "result")
-	teacherFitDesc = desc("teacher_answers_fit_preferred_total",
-		"Best-of-N teacher picks that --teacher-select-length fit changed since start: the best-scored answer did not end within the tokens of the rated answer, which was cut off at its limit, and another that passed the selector did.")
+	teacherFitDesc = desc("teacher_length_fit_total",
+		"Best-of-N teacher picks that --teacher-select-length fit changed since start (the best-scored answer did not end within the tokens of the rated answer, which was cut off at its limit), by result: another answer (one that passed the selector did), or none (the turn had no teacher sample).", "result")
 	teacherRefusedDesc = desc("teacher_answers_refused_total",
 		"Teacher answers never trained whatever their score since start (judge.Refuse, a lone answer or one of --teacher-samples), by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
 )
@@ -368,6 +382,7 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherPicked), "picked")
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherNoPick), "none")
 	if r.cfg.TeacherSelectLength == LengthFit {
-		ch <- prometheus.MustNewConstMetric(teacherFitDesc, prometheus.CounterValue, float64(k.TeacherFitPreferred))
+		ch <- prometheus.MustNewConstMetric(teacherFitDesc, prometheus.CounterValue, float64(k.TeacherFitOther), "another answer")
+		ch <- prometheus.MustNewConstMetric(teacherFitDesc, prometheus.CounterValue, float64(k.TeacherFitNone), "none")
 	}
 }
