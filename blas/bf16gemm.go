@@ -25,10 +25,16 @@ import (
 // chain's own (k·2⁻²⁴·Σ|a||b|); TestGemmBF16Error checks that bound.
 
 const (
-	bf16PackCols  = 48   // columns of a packed panel: the kernel's width
-	bf16KPairs    = 64   // pairs of k per block: 64×48 pairs, 12 KiB, stay in L1
-	bf16RowBlock  = 1024 // rows of A that share a block of a panel
-	bf16GroupRows = 8    // rows per kernel call
+	bf16PackCols  = 48  // columns of a packed panel: the kernel's width
+	bf16GroupRows = 8   // rows per kernel call
+	bf16RowBlock  = 128 // rows of A rounded at a time and swept over every panel
+	// bf16KPairs bounds the pairs of k per kernel call: a block of a panel
+	// (512·48 words, 96 KiB) and of 128 rounded rows (256 KiB) stay in L2,
+	// and each 8×48 tile of C is loaded and stored once per block. Blocks
+	// of 64 pairs (L1-sized) did worse in context (~170 against ~200 GFLOP
+	// per CPU-second at SmolLM2's dx shapes): the tile's 24 loads and
+	// stores per block, and A re-read from L3 for every panel.
+	bf16KPairs = 512
 )
 
 // BF16Pack is B (k×n float32) rounded to bf16 and packed in panels of 48
@@ -128,56 +134,62 @@ func GemmBF16Range(m int, a []float32, lda int, p *BF16Pack, k0, k1 int, beta fl
 	})
 }
 
-// gemmBF16Rows computes rows [i0, i1) of C over pairs [p0, p1) of P: the
-// rows of A rounded to bf16 (a multiple of 8, zero-padded), then per block
-// of rows, panel and block of pairs, one kernel call per 8 rows. A partial
-// group or panel goes through an 8×48 tile.
+// gemmBF16Rows computes rows [i0, i1) of C over pairs [p0, p1) of P. Per
+// block of 128 rows and of up to 512 pairs (the pairs split evenly), the
+// block of A is rounded to bf16 (rows padded to a multiple of 8 with zeros)
+// and swept over every panel, one kernel call per 8 rows; a partial group or
+// panel goes through an 8×48 tile. Each element's chain runs over the pairs
+// in order whatever the blocking: a block continues from the C the one
+// before it stored.
 func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cacc bool, c []float32, ldc int) {
 	n, kp := p.N, p.kp
-	k := min(2*p1, p.K) - 2*p0
-	ka := 2 * (p1 - p0)
-	rows := (i1 - i0 + bf16GroupRows - 1) / bf16GroupRows * bf16GroupRows
+	kend := min(2*p1, p.K) // A's columns end at kend − 2·p0
+	nb := (p1 - p0 + bf16KPairs - 1) / bf16KPairs
+	blk := (p1 - p0 + nb - 1) / nb
 	buf := bf16Pool.Get().(*[]uint16)
 	defer bf16Pool.Put(buf)
-	if cap(*buf) < rows*ka {
-		*buf = make([]uint16, rows*ka)
+	if sz := bf16RowBlock * 2 * blk; cap(*buf) < sz {
+		*buf = make([]uint16, sz)
 	}
-	ab := (*buf)[:rows*ka]
-	for i := i0; i < i1; i++ {
-		r := ab[(i-i0)*ka : (i-i0+1)*ka]
-		roundRowBF16(r, a[i*lda:i*lda+k])
-		clear(r[k:])
-	}
-	clear(ab[(i1-i0)*ka:])
 	var tile [bf16GroupRows * bf16PackCols]float32
 	panels := (n + bf16PackCols - 1) / bf16PackCols
-	for ib := 0; ib < rows; ib += bf16RowBlock {
-		ie := min(ib+bf16RowBlock, rows)
-		for jp := range panels {
-			j := jp * bf16PackCols
-			w := min(bf16PackCols, n-j)
-			pan := p.data[jp*kp*bf16PackCols : (jp+1)*kp*bf16PackCols]
-			for pb := p0; pb < p1; pb += bf16KPairs {
-				pc := min(bf16KPairs, p1-pb)
-				acc := cacc || pb > p0
-				bp := pan[pb*bf16PackCols : (pb+pc)*bf16PackCols]
-				for g := ib; g < ie; g += bf16GroupRows {
-					ag := ab[g*ka+2*(pb-p0):]
-					h := min(bf16GroupRows, i1-i0-g)
-					if h == bf16GroupRows && w == bf16PackCols {
-						ci := (i0+g)*ldc + j
-						kernBF16(pc, ag, ka, bp, c[ci:], ldc, acc)
+	for ib := i0; ib < i1; ib += bf16RowBlock {
+		h := min(bf16RowBlock, i1-ib)
+		rows := (h + bf16GroupRows - 1) / bf16GroupRows * bf16GroupRows
+		for pb := p0; pb < p1; pb += blk {
+			pc := min(blk, p1-pb)
+			ka := 2 * pc
+			acc := cacc || pb > p0
+			// A[ib:ib+h, 2pb−2p0 : …+k] rounded, rows ka apart.
+			c0, c1 := 2*(pb-p0), min(2*(pb+pc), kend)-2*p0
+			ab := (*buf)[:rows*ka]
+			for r := range h {
+				d := ab[r*ka : (r+1)*ka]
+				row := (ib + r) * lda
+				roundRowBF16(d, a[row+c0:row+c1])
+				clear(d[c1-c0:])
+			}
+			clear(ab[h*ka:])
+			for jp := range panels {
+				j := jp * bf16PackCols
+				w := min(bf16PackCols, n-j)
+				bp := p.data[(jp*kp+pb)*bf16PackCols : (jp*kp+pb+pc)*bf16PackCols]
+				for g := 0; g < rows; g += bf16GroupRows {
+					ag := ab[g*ka:]
+					gh := min(bf16GroupRows, h-g)
+					if gh == bf16GroupRows && w == bf16PackCols {
+						kernBF16(pc, ag, ka, bp, c[(ib+g)*ldc+j:], ldc, acc)
 						continue
 					}
 					clear(tile[:])
 					if acc {
-						for r := range h {
-							copy(tile[r*bf16PackCols:r*bf16PackCols+w], c[(i0+g+r)*ldc+j:])
+						for r := range gh {
+							copy(tile[r*bf16PackCols:r*bf16PackCols+w], c[(ib+g+r)*ldc+j:])
 						}
 					}
 					kernBF16(pc, ag, ka, bp, tile[:], bf16PackCols, acc)
-					for r := range h {
-						copy(c[(i0+g+r)*ldc+j:(i0+g+r)*ldc+j+w], tile[r*bf16PackCols:])
+					for r := range gh {
+						copy(c[(ib+g+r)*ldc+j:(ib+g+r)*ldc+j+w], tile[r*bf16PackCols:])
 					}
 				}
 			}

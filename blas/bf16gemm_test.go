@@ -78,20 +78,54 @@ func gemmBF16Both(t testing.TB, m, n, k int, a, b, c0 []float32, beta float32) (
 	return asm, ref
 }
 
-// TestGemmBF16Kernel: the VDPBF16PS kernel's sums are kernBF16Go's,
-// bitwise, over row tails, partial panels, odd k and several pair blocks.
-func TestGemmBF16Kernel(t *testing.T) {
-	if !useBF16 {
-		t.Skip("no AVX512_BF16")
+// gemmBF16Plain is GemmBF16's arithmetic element by element on the
+// unpacked inputs, with no blocking: one chain per element over the pairs of
+// k in order (dpStep, high half first), from C (beta 1) or zero.
+func gemmBF16Plain(m, n, k int, a, b, c []float32, beta float32) []float32 {
+	out := make([]float32, m*n)
+	bf := func(x []float32, i int) uint16 {
+		if i >= len(x) {
+			return 0
+		}
+		return RoundBF16(x[i])
 	}
+	for i := range m {
+		for j := range n {
+			s := float32(0)
+			if beta == 1 {
+				s = c[i*n+j]
+			}
+			for p := 0; p < k; p += 2 {
+				var ahi, bhi uint16
+				if p+1 < k {
+					ahi, bhi = bf(a, i*k+p+1), bf(b, (p+1)*n+j)
+				}
+				s = dpStep(s, ahi, bhi)
+				s = dpStep(s, bf(a, i*k+p), bf(b, p*n+j))
+			}
+			out[i*n+j] = s
+		}
+	}
+	return out
+}
+
+// TestGemmBF16Kernel: the VDPBF16PS kernel's sums are kernBF16Go's,
+// bitwise, over row tails, partial panels, odd k and several pair blocks;
+// and both are gemmBF16Plain's, so no blocking of rows, panels or pairs
+// changes a bit.
+func TestGemmBF16Kernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, s := range [][3]int{{8, 48, 2}, {8, 48, 128}, {16, 96, 129}, {13, 50, 7}, {1, 1, 1}, {67, 150, 300}, {40, 576, 192}, {1030, 48, 130}} {
+	for _, s := range [][3]int{{8, 48, 2}, {8, 48, 128}, {16, 96, 129}, {13, 50, 7}, {1, 1, 1}, {67, 150, 300}, {40, 576, 192}, {1030, 48, 130}, {150, 100, 2101}, {136, 48, 1026}} {
 		m, n, k := s[0], s[1], s[2]
 		for _, beta := range []float32{0, 1} {
 			a, b, c := randGemmBF16(rng, m, n, k)
 			asm, ref := gemmBF16Both(t, m, n, k, a, b, c, beta)
+			plain := gemmBF16Plain(m, n, k, a, b, c, beta)
 			for i := range asm {
-				if math.Float32bits(asm[i]) != math.Float32bits(ref[i]) {
+				if math.Float32bits(ref[i]) != math.Float32bits(plain[i]) {
+					t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (Go), %v (unblocked)", m, n, k, beta, i, ref[i], plain[i])
+				}
+				if useBF16 && math.Float32bits(asm[i]) != math.Float32bits(ref[i]) {
 					t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (asm), %v (Go)", m, n, k, beta, i, asm[i], ref[i])
 				}
 			}
@@ -184,7 +218,7 @@ func TestGemmBF16Range(t *testing.T) {
 	p := PackBF16(b, n, k, n)
 	whole := make([]float32, m*n)
 	GemmBF16(m, a, k, p, 0, whole, n)
-	for _, cuts := range [][]int{{0, 301}, {0, 128, 301}, {0, 2, 130, 300, 301}} {
+	for _, cuts := range [][]int{{0, 301}, {0, 128, 301}, {0, 2, 130, 300, 301}, {0, 4, 6, 301}} {
 		got := make([]float32, m*n)
 		for i := 0; i+1 < len(cuts); i++ {
 			k0, k1 := cuts[i], cuts[i+1]
