@@ -41,8 +41,9 @@ type Config struct {
 	// as with a single micro-batch.
 	WideCacheBytes int64
 	// Precision is the arithmetic of the backward's products through
-	// frozen base weights; empty is PrecisionFP32 (ParsePrecision's "auto"
-	// picks bf16 where the CPU has the instruction).
+	// frozen base weights; empty is PrecisionFP32 (ParsePrecision's "auto",
+	// the default of clawrl serve and clawrl train, picks bf16 where the
+	// CPU has the instruction).
 	Precision Precision
 	// Seed drives LoRA initialisation and dropout masks.
 	Seed uint64
