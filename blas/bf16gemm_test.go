@@ -232,3 +232,33 @@ func TestGemmBF16Range(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBF16Kernel times the 8×48 VDPBF16PS kernel alone on operands
+// that stay in L1 (one 64-pair block of A and of a panel, C accumulated):
+// the ceiling GemmBF16 approaches in context (BenchmarkTrainShapes'
+// backward-*-bf16 rows).
+//
+//	go test ./blas -run '^$' -bench BF16Kernel -benchtime 5x
+func BenchmarkBF16Kernel(b *testing.B) {
+	if !useBF16 {
+		b.Skip("no AVX512_BF16")
+	}
+	const kp, calls = 64, 1000
+	a := make([]uint16, bf16GroupRows*2*kp)
+	bp := make([]uint32, kp*bf16PackCols)
+	c := make([]float32, bf16GroupRows*bf16PackCols)
+	for i := range a {
+		a[i] = 0x3f80 // 1
+	}
+	for i := range bp {
+		bp[i] = 0x3c003c00 // 2⁻⁷ twice
+	}
+	c0 := cpuSeconds()
+	for range b.N {
+		for range calls {
+			kernBF16x8x48(kp, &a[0], 2*kp, &bp[0], &c[0], bf16PackCols, 1)
+		}
+	}
+	f := 2 * bf16GroupRows * bf16PackCols * 2 * kp * calls * float64(b.N)
+	b.ReportMetric(f/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+}
