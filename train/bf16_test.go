@@ -67,23 +67,7 @@ func TestBF16GradientsAgainstTorch(t *testing.T) {
 			t.Fatalf("bf16_grads.py: %v\n%s", err, out)
 		}
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "inputs.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in struct {
-		Seqs []struct {
-			PromptIDs   []int32 `json:"prompt_ids"`
-			ResponseIDs []int32 `json:"response_ids"`
-		} `json:"seqs"`
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		t.Fatal(err)
-	}
-	var seqs []train.Sequence
-	for _, s := range in.Seqs {
-		seqs = append(seqs, train.Sequence{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs})
-	}
+	seqs := readBF16Inputs(t, dir)
 	grads := openST(t, filepath.Join(dir, "grads.safetensors"))
 	ours := map[train.Precision]map[string][]float32{}
 	for _, prec := range []train.Precision{train.PrecisionFP32, train.PrecisionBF16} {
@@ -148,23 +132,7 @@ func TestBF16LossTrajectory(t *testing.T) {
 	if dir == "" {
 		t.Skip("CLAWRL_BF16_GRADS_DIR is not set (a directory testdata/bf16_grads.py wrote)")
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "inputs.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in struct {
-		Seqs []struct {
-			PromptIDs   []int32 `json:"prompt_ids"`
-			ResponseIDs []int32 `json:"response_ids"`
-		} `json:"seqs"`
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		t.Fatal(err)
-	}
-	var seqs []train.Sequence
-	for _, s := range in.Seqs {
-		seqs = append(seqs, train.Sequence{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs})
-	}
+	seqs := readBF16Inputs(t, dir)
 	const steps = 6
 	losses := map[train.Precision][]float64{}
 	for _, prec := range []train.Precision{train.PrecisionFP32, train.PrecisionBF16} {
@@ -217,4 +185,27 @@ func TestParsePrecision(t *testing.T) {
 	if _, err := train.New(w, train.Config{Precision: "fp16"}); err == nil {
 		t.Error("New with precision fp16: no error")
 	}
+}
+
+// readBF16Inputs reads the sequences testdata/bf16_grads.py wrote to dir.
+func readBF16Inputs(t *testing.T, dir string) []train.Sequence {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "inputs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Seqs []struct {
+			PromptIDs   []int32 `json:"prompt_ids"`
+			ResponseIDs []int32 `json:"response_ids"`
+		} `json:"seqs"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatal(err)
+	}
+	var seqs []train.Sequence
+	for _, s := range in.Seqs {
+		seqs = append(seqs, train.Sequence{PromptIDs: s.PromptIDs, ResponseIDs: s.ResponseIDs})
+	}
+	return seqs
 }
