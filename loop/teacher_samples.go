@@ -285,18 +285,18 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
 		return nil, nil, 0, fmt.Errorf("select the teacher's answer: %w", err)
 	}
+	by := byJudge // what decided, for a drop reason
+	if gain {
+		by = byGain
+	}
 	if best == judge.NoPick {
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
-		by := byJudge
-		if gain {
-			by = byGain
-		}
 		err := noPick(by, len(texts), refused)
 		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold, "reason", err)
 		return nil, nil, 0, err // one drop reason kind per selector (the scores are logged)
 	}
 	if r.cfg.TeacherSelectLength == LengthFit {
-		if best, err = r.preferFit(f, t, ws, best, scores, threshold); err != nil {
+		if best, err = r.preferFit(f, t, ws, best, scores, threshold, by); err != nil {
 			r.count(func(c *Counters) { c.TeacherNoPick++ })
 			return nil, nil, 0, err
 		}
@@ -309,8 +309,8 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 
 // preferFit is judge.PreferFit's pick among ws for the rated turn t,
 // counted (teacher_length_fit_total) and logged when it is not best; an
-// error wrapping errNoPick when no answer fits.
-func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int, scores []float64, threshold float64) (int, error) {
+// error wrapping errNoPick, naming the selector by, when no answer fits.
+func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int, scores []float64, threshold float64, by string) (int, error) {
 	stop := f.StopIDs()
 	lengths := make([]judge.Length, len(ws))
 	for i, w := range ws {
@@ -323,10 +323,6 @@ func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int
 		return best, nil
 	case pick == judge.NoPick:
 		r.count(func(c *Counters) { c.TeacherFitNone++ })
-		by := byJudge
-		if r.cfg.TeacherSelect == SelectGain {
-			by = byGain
-		}
 		err := fmt.Errorf("%w (%s): no answer of %d above the threshold ended within the rated answer's %d tokens", errNoPick, by, len(ws), rated.Tokens)
 		r.log.Info("no teacher answer fits the rated answer's token budget", "turn", t.ID, "rated_tokens", rated.Tokens, "lengths", lengths, "scores", scores, "reason", err)
 		return judge.NoPick, err
