@@ -35,6 +35,7 @@ type benchLearnOptions struct {
 	versionTimeout                         time.Duration
 	quick                                  bool
 	teacherEachRound                       bool
+	keepData                               bool
 	hintPlacement                          string
 	teacherServe                           string
 	neutral                                bench.NeutralShare
@@ -95,6 +96,7 @@ prompts, answers of at most 64 tokens.`,
 	f.DurationVar(&o.versionTimeout, "version-timeout", 10*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
 	f.StringVar(&o.hintPlacement, "hint-placement", "user", "where the loop's teacher sees the written feedback (passed to every server as --hint-placement; the teacher ceiling asks the same way): user, system+user or revise")
 	f.StringVar(&o.teacherServe, "teacher-serve", "", "start one 'clawrl serve --method off' of this model (what --model takes: a known name such as qwen2.5-coder-1.5b is fetched first) for the whole run as an external teacher; arms and --serve-arg flags name its URL as "+teacherURLMark+" (e.g. --teacher-url="+teacherURLMark+")")
+	f.BoolVar(&o.keepData, "keep-data", false, "keep each server's data folder (its store: turns, judgments, samples, versions) as data-ARM-PERSONA-SEED in --out instead of a temporary folder removed at the end")
 	f.BoolVar(&o.teacherEachRound, "teacher-each-round", false, "also measure the loop's teacher (the served policy with the written feedback in context) after every learning round")
 	f.Float64Var(&o.neutral.Satisfied, "neutral", 0.3, "implicit feedback: share of satisfied users who just move on with a neutral follow-up question instead of thanks")
 	f.Float64Var(&o.neutral.Unsatisfied, "neutral-unsatisfied", 0.1, "implicit feedback: share of unsatisfied users who move on with a neutral follow-up instead of a correction")
@@ -244,7 +246,16 @@ type learnReport struct {
 func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Launch {
 	return func(ctx context.Context, arm bench.Arm, p *bench.Persona, seed int64) (*bench.Client, func() error, error) {
 		name := fmt.Sprintf("%s-%s-%d", arm.Name, p.Name, seed)
-		data, err := os.MkdirTemp("", "clawrl-bench-"+name+"-")
+		var data string
+		var err error
+		if o.keepData {
+			data = filepath.Join(o.out, "data-"+name)
+			if err = os.RemoveAll(data); err == nil {
+				err = os.MkdirAll(data, 0o755)
+			}
+		} else {
+			data, err = os.MkdirTemp("", "clawrl-bench-"+name+"-")
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -278,7 +289,9 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 		exited := make(chan struct{}) // closed when the server has exited
 		go func() { waitErr = cmd.Wait(); close(exited) }()
 		stop := func() error {
-			defer os.RemoveAll(data)
+			if !o.keepData {
+				defer os.RemoveAll(data)
+			}
 			defer logf.Close()
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			select {

@@ -83,13 +83,17 @@ func TestBenchLearnPlumbing(t *testing.T) {
 
 	// Implicit feedback: the users only answer in the same session, here
 	// every one with a neutral follow-up; --first-seed 3 names the run's
-	// seed (a replicate of a recorded seed-1 run).
+	// seed (a replicate of a recorded seed-1 run); --keep-data leaves the
+	// server's store in the output folder.
 	implicit := t.TempDir()
-	cmd = exec.Command(exe, "bench", "learn", "--out", implicit, "--arms", "off", "--personas", "tldr", "--feedback", "implicit", "--first-seed", "3",
+	cmd = exec.Command(exe, "bench", "learn", "--out", implicit, "--arms", "off", "--personas", "tldr", "--feedback", "implicit", "--first-seed", "3", "--keep-data",
 		"--per-version", "2", "--eval-prompts", "1", "--retention", "1", "--max-tokens", "8", "--neutral", "1", "--neutral-unsatisfied", "1")
 	cmd.Env = append(os.Environ(), testEngineEnv+"=scripted")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("bench learn --feedback implicit: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(implicit, "data-off-tldr-3", "clawrl.db")); err != nil {
+		t.Errorf("--keep-data: %v", err)
 	}
 	log, err := os.ReadFile(filepath.Join(implicit, "serve-off-tldr-3.log"))
 	if err != nil {
