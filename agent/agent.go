@@ -326,7 +326,7 @@ func (r *Runner) recordStep(ctx context.Context, sessionID string, tools []chat.
 		Model: r.eng.Info().ID, Messages: st.Messages, Tools: tools, PromptText: st.PromptText, PromptIDs: st.PromptIDs,
 		Response: st.Action, ResponseText: st.ResponseText, ResponseIDs: st.ResponseIDs, BehaviourLogprobs: st.BehaviourLogprobs,
 		PolicyVersion: st.PolicyVersion, Engine: r.eng.Info().Engine, FinishReason: st.FinishReason,
-		PromptTokens: len(st.PromptIDs), CompletionTokens: len(st.ResponseIDs)}
+		PromptTokens: len(st.PromptIDs), CompletionTokens: len(st.ResponseIDs), MaxTokens: r.cfg.MaxTokens}
 	if err := r.store.InsertTurn(ctx, &t); err != nil {
 		return "", fmt.Errorf("record agent step: %w", err)
 	}

@@ -176,6 +176,9 @@ func checkLedger(t *testing.T, st *sqlite.Store) (trained, dropped int) {
 		if len(tu.ResponseIDs) != len(tu.BehaviourLogprobs) || len(tu.PromptIDs) == 0 {
 			t.Errorf("turn %s: %d prompt ids, %d response ids, %d logprobs", tu.ID, len(tu.PromptIDs), len(tu.ResponseIDs), len(tu.BehaviourLogprobs))
 		}
+		if tu.MaxTokens < 1 || len(tu.ResponseIDs) > tu.MaxTokens {
+			t.Errorf("turn %s: %d response ids under a limit of %d", tu.ID, len(tu.ResponseIDs), tu.MaxTokens)
+		}
 	}
 	versions, err := st.Versions(ctx, 0)
 	if err != nil {

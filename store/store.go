@@ -122,16 +122,23 @@ type Turn struct {
 	// empty when nothing was forced). Its tokens end PromptIDs: the policy
 	// did not sample them, so they are prompt, not response. Response holds
 	// the whole call; the model's own text is ForcedText + ResponseText.
-	ForcedText                                        string
-	Response                                          chat.Message // the assistant message returned
-	ResponseText                                      string       // the raw generated text (template markup included)
-	ResponseIDs                                       []int32
-	BehaviourLogprobs                                 []float32 // one per response id, from the engine that sampled them
-	PolicyVersion                                     int64
-	Engine                                            string
-	FinishReason                                      string
-	PromptTokens                                      int
-	CompletionTokens                                  int
+	ForcedText        string
+	Response          chat.Message // the assistant message returned
+	ResponseText      string       // the raw generated text (template markup included)
+	ResponseIDs       []int32
+	BehaviourLogprobs []float32 // one per response id, from the engine that sampled them
+	PolicyVersion     int64
+	Engine            string
+	FinishReason      string
+	PromptTokens      int
+	CompletionTokens  int
+	// MaxTokens is the token limit the response was generated under: the
+	// request's max_tokens (or max_completion_tokens), the server's default
+	// when it sent none, capped by the room the prompt left in the context
+	// window. It counts response ids, a stop token included, so
+	// len(ResponseIDs) <= MaxTokens, and FinishReason is "length" when the
+	// limit cut the answer. 0: not known (turns recorded before it was kept).
+	MaxTokens                                         int
 	QueueNanos, PrefillNanos, DecodeNanos, TotalNanos int64
 	// ConversationHash identifies (normalised request messages + response),
 	// so a later request whose history extends it can be matched to it.

@@ -86,6 +86,7 @@ type turnView struct {
 	Response      chat.Message   `json:"response"`
 	PromptTokens  int            `json:"prompt_tokens"`
 	Completion    int            `json:"completion_tokens"`
+	MaxTokens     int            `json:"max_tokens"` // 0: not recorded
 	Timings       map[string]any `json:"timings"`
 	NextState     []chat.Message `json:"next_state"`
 	NextStateKind string         `json:"next_state_kind"`
@@ -254,7 +255,7 @@ func (h *Handler) turn(w http.ResponseWriter, r *http.Request) {
 	out["turn"] = turnView{ID: t.ID, SessionID: t.SessionID, Index: t.Index, Type: string(t.Type), State: string(t.State),
 		CreatedAt: stamp(t.CreatedAt), Model: t.Model, Engine: t.Engine, PolicyVersion: t.PolicyVersion, FinishReason: t.FinishReason,
 		Messages: t.Messages, Tools: t.Tools, ForcedText: t.ForcedText, Response: t.Response,
-		PromptTokens: t.PromptTokens, Completion: t.CompletionTokens,
+		PromptTokens: t.PromptTokens, Completion: t.CompletionTokens, MaxTokens: t.MaxTokens,
 		Timings: map[string]any{"queue_ms": millis(t.QueueNanos), "prefill_ms": millis(t.PrefillNanos),
 			"decode_ms": millis(t.DecodeNanos), "total_ms": millis(t.TotalNanos)},
 		NextState: t.NextState, NextStateKind: t.NextStateKind, ObservedAt: stamp(t.ObservedAt),

@@ -48,6 +48,11 @@ internal_session_id. Beyond those: the turn id, type, epoch, state, token ids, b
 version, finish reason, feedback, drop reason and timings — plus judgments and
 samples once the learning loop records them.
 
+max_tokens is the token limit the response was generated under (the
+request's max_tokens, or the server's default, capped by the context window;
+a stop token counts against it). Turns recorded before clawrl kept it have
+none.
+
 A turn whose tool call was forced (tool_choice "required" or a named
 function) has forced_text: the opening of the call the server appended to the
 rendered prompt. prompt_text and prompt_ids end with it (the model did not
@@ -279,6 +284,7 @@ type turnRecord struct {
 	FinishReason      string          `json:"finish_reason,omitempty"`
 	PromptTokens      int             `json:"prompt_tokens"`
 	CompletionTokens  int             `json:"completion_tokens"`
+	MaxTokens         int             `json:"max_tokens,omitempty"`
 	Timings           timings         `json:"timings"`
 	ConversationHash  string          `json:"conversation_hash,omitempty"`
 	NextStateKind     string          `json:"next_state_kind,omitempty"`
@@ -327,6 +333,7 @@ func newTurnRecord(t store.Turn, sess store.Session, tokenIDs bool) turnRecord {
 		FinishReason:      t.FinishReason,
 		PromptTokens:      t.PromptTokens,
 		CompletionTokens:  t.CompletionTokens,
+		MaxTokens:         t.MaxTokens,
 		Timings: timings{QueueMs: ms(t.QueueNanos), PrefillMs: ms(t.PrefillNanos),
 			DecodeMs: ms(t.DecodeNanos), TotalMs: ms(t.TotalNanos)},
 		ConversationHash: t.ConversationHash,

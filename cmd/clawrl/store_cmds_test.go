@@ -74,6 +74,10 @@ func seedStore(t *testing.T, dir string) {
 			if i == 2 {
 				tr.Type = store.Side
 			}
+			if key == "alice" {
+				// bob's turns were recorded before the limit was kept.
+				tr.MaxTokens = 256
+			}
 			if key == "bob" && i == 0 {
 				// tool_choice forced the call's opening into the prompt.
 				tr.ForcedText = "<tool_call>\n{\"name\": \"f\", \"arguments\":"
@@ -162,6 +166,12 @@ func TestExport(t *testing.T) {
 	}
 	if tm := first["timings"].(map[string]any); tm["total_ms"] != 1.5 {
 		t.Errorf("timings = %v", tm)
+	}
+	if first["max_tokens"] != 256.0 {
+		t.Errorf("first record: max_tokens %v, want 256", first["max_tokens"])
+	}
+	if _, ok := recs[3]["max_tokens"]; ok {
+		t.Errorf("a turn recorded without its limit exports max_tokens %v", recs[3]["max_tokens"])
 	}
 	if _, ok := first["forced_text"]; ok {
 		t.Errorf("unforced turn exports forced_text %v", first["forced_text"])

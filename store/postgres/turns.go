@@ -18,7 +18,7 @@ import (
 // turnColumns is the SELECT list of a whole turn (turns t), in the order
 // scanTurn reads it.
 const turnColumns = `t.seq, t.id, t.session_id, t.idx, t.type, t.epoch, t.state, t.created_at,
-	t.model, t.policy_version, t.engine, t.finish_reason, t.prompt_tokens, t.completion_tokens,
+	t.model, t.policy_version, t.engine, t.finish_reason, t.prompt_tokens, t.completion_tokens, t.max_tokens,
 	t.queue_ns, t.prefill_ns, t.decode_ns, t.total_ns, t.conversation_hash,
 	t.next_state, t.next_state_kind, t.observed_at, t.feedback_rating, t.feedback_text, t.feedback_at, t.drop_reason,
 	t.messages, t.tools, t.prompt_text, t.prompt_ids, t.forced_text, t.response, t.response_text,
@@ -34,7 +34,7 @@ func scanTurn(r pgx.Row) (store.Turn, error) {
 	var fbRating *int32
 	var fbAt *int64
 	if err := r.Scan(&t.Seq, &t.ID, &t.SessionID, &t.Index, &typ, &t.Epoch, &state, &created,
-		&t.Model, &t.PolicyVersion, &t.Engine, &t.FinishReason, &t.PromptTokens, &t.CompletionTokens,
+		&t.Model, &t.PolicyVersion, &t.Engine, &t.FinishReason, &t.PromptTokens, &t.CompletionTokens, &t.MaxTokens,
 		&t.QueueNanos, &t.PrefillNanos, &t.DecodeNanos, &t.TotalNanos, &t.ConversationHash,
 		&nextState, &t.NextStateKind, &observed, &fbRating, &fbText, &fbAt, &t.DropReason,
 		&messages, &tools, &t.PromptText, &t.PromptIDs, &t.ForcedText, &response, &t.ResponseText,
@@ -151,14 +151,15 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 		err = tx.QueryRow(ctx, `INSERT INTO turns (id, session_id, idx, type, epoch, created_at, state_changed_at,
 			model, policy_version, engine, finish_reason, prompt_tokens, completion_tokens,
 			queue_ns, prefill_ns, decode_ns, total_ns, conversation_hash, next_state, next_state_kind,
-			messages, tools, prompt_text, prompt_ids, forced_text, response, response_text, response_ids, behaviour_logprobs)
+			messages, tools, prompt_text, prompt_ids, forced_text, response, response_text, response_ids, behaviour_logprobs,
+			max_tokens)
 			VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-			$20, $21, $22, $23, $24, $25, $26, $27, $28) RETURNING seq`,
+			$20, $21, $22, $23, $24, $25, $26, $27, $28, $29) RETURNING seq`,
 			t.ID, t.SessionID, index, string(t.Type), t.Epoch, nanos(created),
 			t.Model, t.PolicyVersion, t.Engine, t.FinishReason, t.PromptTokens, t.CompletionTokens,
 			t.QueueNanos, t.PrefillNanos, t.DecodeNanos, t.TotalNanos, t.ConversationHash, next, t.NextStateKind,
 			messages, tools, t.PromptText, t.PromptIDs, t.ForcedText, string(response), t.ResponseText,
-			t.ResponseIDs, t.BehaviourLogprobs).Scan(&seq)
+			t.ResponseIDs, t.BehaviourLogprobs, t.MaxTokens).Scan(&seq)
 		if err != nil {
 			return classify(err)
 		}

@@ -43,8 +43,8 @@ func (s *Store) prepare(ctx context.Context) error {
 			WHERE id = ?2 RETURNING turns - 1`),
 		prep(w, &st.insertTurn, `INSERT INTO turns (id, session_id, idx, type, epoch, created_at, state_changed_at,
 			model, policy_version, engine, finish_reason, prompt_tokens, completion_tokens,
-			queue_ns, prefill_ns, decode_ns, total_ns, conversation_hash, next_state, next_state_kind)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			queue_ns, prefill_ns, decode_ns, total_ns, conversation_hash, next_state, next_state_kind, max_tokens)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		prep(w, &st.insertPayload, `INSERT INTO turn_payloads (turn_seq, messages, tools, prompt_text, prompt_ids,
 			response, response_text, response_ids, behaviour_logprobs,
 			messages_chunks, tools_chunks, prompt_text_chunks, prompt_ids_chunks, forced_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),

@@ -16,7 +16,7 @@ import (
 // rowColumns is the SELECT list of a turn's mutable row (turns t), in the
 // order scanTurnRow reads it.
 const rowColumns = `t.seq, t.id, t.session_id, t.idx, t.type, t.epoch, t.state, t.created_at,
-	t.model, t.policy_version, t.engine, t.finish_reason, t.prompt_tokens, t.completion_tokens,
+	t.model, t.policy_version, t.engine, t.finish_reason, t.prompt_tokens, t.completion_tokens, t.max_tokens,
 	t.queue_ns, t.prefill_ns, t.decode_ns, t.total_ns, t.conversation_hash,
 	t.next_state, t.next_state_kind, t.observed_at, t.feedback_rating, t.feedback_text, t.feedback_at, t.drop_reason`
 
@@ -33,7 +33,7 @@ type turnRow struct {
 
 func (r *turnRow) dest(t *store.Turn) []any {
 	return []any{&t.Seq, &t.ID, &t.SessionID, &t.Index, &r.typ, &t.Epoch, &r.state, &r.created,
-		&t.Model, &t.PolicyVersion, &t.Engine, &t.FinishReason, &t.PromptTokens, &t.CompletionTokens,
+		&t.Model, &t.PolicyVersion, &t.Engine, &t.FinishReason, &t.PromptTokens, &t.CompletionTokens, &t.MaxTokens,
 		&t.QueueNanos, &t.PrefillNanos, &t.DecodeNanos, &t.TotalNanos, &t.ConversationHash,
 		&r.nextState, &t.NextStateKind, &r.observed, &r.fbRating, &r.fbText, &r.fbAt, &t.DropReason}
 }
@@ -145,7 +145,7 @@ func (s *Store) InsertTurn(ctx context.Context, t *store.Turn) error {
 			t.ID, t.SessionID, index, string(t.Type), t.Epoch, nanos(created), nanos(created),
 			t.Model, t.PolicyVersion, t.Engine, t.FinishReason,
 			t.PromptTokens, t.CompletionTokens, t.QueueNanos, t.PrefillNanos, t.DecodeNanos, t.TotalNanos,
-			t.ConversationHash, next, t.NextStateKind)
+			t.ConversationHash, next, t.NextStateKind, t.MaxTokens)
 		if err != nil {
 			return classify(err)
 		}

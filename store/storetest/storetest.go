@@ -112,6 +112,7 @@ func sampleTurn(id, sessionID string) store.Turn {
 		FinishReason:      "stop",
 		PromptTokens:      6,
 		CompletionTokens:  3,
+		MaxTokens:         256,
 		QueueNanos:        1, PrefillNanos: 2, DecodeNanos: 3, TotalNanos: 6,
 		ConversationHash: "hash-" + id,
 	}
@@ -304,7 +305,7 @@ func testInsertTurnRoundTrip(t *testing.T, open Opener) {
 	got := getTurn(t, s, bare.ID)
 	if got.Index != 1 || got.Type != store.Side || got.CreatedAt.IsZero() ||
 		len(got.PromptIDs) != 0 || len(got.ResponseIDs) != 0 || len(got.BehaviourLogprobs) != 0 ||
-		len(got.Messages) != 0 || len(got.Tools) != 0 || got.Feedback != nil || got.NextState != nil {
+		len(got.Messages) != 0 || len(got.Tools) != 0 || got.Feedback != nil || got.NextState != nil || got.MaxTokens != 0 {
 		t.Errorf("bare turn came back as %+v", got)
 	}
 	if !got.CreatedAt.Equal(bare.CreatedAt) {

@@ -1,0 +1,9 @@
+-- 0008: the token limit a turn's response was generated under
+-- (store.Turn.MaxTokens): the request's max_tokens, or the server's default,
+-- capped by the context window's room. It is the budget a teacher answer must
+-- end within (--teacher-select-length fit). A small write-once integer beside
+-- completion_tokens, so it lives in turns, not turn_payloads: the rows the
+-- loops rewrite grow by a byte or two. Turns written before this step did not
+-- keep it: 0, not known.
+
+ALTER TABLE turns ADD COLUMN max_tokens INTEGER NOT NULL DEFAULT 0;
