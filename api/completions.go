@@ -88,6 +88,10 @@ type turnRun struct {
 	created  int64
 	start    time.Time
 	firstTok time.Time
+	// maxTokens is the limit the engine generates under: the request's
+	// max_tokens (max_completion_tokens), else Config.DefaultMaxTokens,
+	// capped by the context window's room after the prompt.
+	maxTokens int
 
 	dec     engine.Decoder
 	parser  engine.Parser
@@ -319,7 +323,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 
 	s.metrics.inflight.Inc()
 	defer s.metrics.inflight.Dec()
-	run := &turnRun{s: s, req: req, id: newCompletionID(), created: start.Unix(), start: start,
+	run := &turnRun{s: s, req: req, id: newCompletionID(), created: start.Unix(), start: start, maxTokens: maxTokens,
 		dec: s.format.NewDecoder(), parser: s.format.NewParser(tools), stop: stopMatcher{stops: req.Stop}, force: force}
 	info.turn = run.id
 	if req.Stream {
@@ -345,7 +349,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	if req.Logprobs {
 		topLogprobs = req.TopLogprobs
 	}
-	gen, err := s.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: promptIDs, MaxTokens: maxTokens,
+	gen, err := s.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: promptIDs, MaxTokens: run.maxTokens,
 		Sampling: withDefaultSampling(req, s.info), TopLogprobs: topLogprobs, Affinity: begun.Session.ID}, run.emit)
 	var msg chat.Message
 	if err == nil {
@@ -471,7 +475,7 @@ func (s *Server) turnRecord(run *turnRun, req *chatRequest, begun session.Begun,
 		CreatedAt: run.start, Model: s.info.ID, Messages: req.Messages, Tools: req.Tools,
 		PromptText: promptText, PromptIDs: promptIDs, Response: msg, ResponseText: s.format.Decode(ids),
 		ResponseIDs: ids, BehaviourLogprobs: lps, PolicyVersion: gen.PolicyVersion, Engine: s.info.Engine,
-		FinishReason: finish, PromptTokens: len(promptIDs), CompletionTokens: len(ids),
+		FinishReason: finish, PromptTokens: len(promptIDs), CompletionTokens: len(ids), MaxTokens: run.maxTokens,
 		QueueNanos: gen.QueueNanos, PrefillNanos: gen.PrefillNanos, DecodeNanos: gen.DecodeNanos,
 		TotalNanos:       time.Since(run.start).Nanoseconds(),
 		ConversationHash: conversationHash(begun, req, msg),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/engine/scripted"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -173,6 +174,63 @@ func TestStreamingIsIncremental(t *testing.T) {
 	}
 	close(gated.gate)
 	io.Copy(io.Discard, resp.Body)
+}
+
+// TestRecordsMaxTokens: each turn keeps the limit its response was
+// generated under: the request's max_tokens or max_completion_tokens (the
+// newer name wins), the server's default when it sent neither, capped by
+// the room the prompt leaves in the context window.
+func TestRecordsMaxTokens(t *testing.T) {
+	ts := newTestServer(t, serverOptions{})
+	small := scripted.New(scripted.Options{ContextLength: 64})
+	cramped, err := New(Config{Engine: small, Store: ts.store, DefaultMaxTokens: 1000, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(cramped.Handler())
+	defer hs.Close()
+	tc := &testServer{Server: hs, api: cramped, store: ts.store, engine: small}
+	for _, c := range []struct {
+		name   string
+		server *testServer
+		body   map[string]any
+		want   int // 0: 64 less the prompt's tokens
+		finish string
+	}{
+		{"max_tokens", ts, map[string]any{"messages": msgs("user", "[[long]]"), "max_tokens": 7}, 7, "length"},
+		{"max_completion_tokens", ts, map[string]any{"messages": msgs("user", "[[say:hi]]"), "max_completion_tokens": 9}, 9, "stop"},
+		{"both: the newer name", ts, map[string]any{"messages": msgs("user", "[[say:hi]]"), "max_tokens": 5, "max_completion_tokens": 11}, 11, "stop"},
+		{"neither: the server's default", ts, map[string]any{"messages": msgs("user", "[[say:hi]]")}, 4096, "stop"},
+		{"streamed", ts, map[string]any{"messages": msgs("user", "[[say:hi]]"), "max_tokens": 13, "stream": true}, 13, "stop"},
+		{"the context window's room", tc, map[string]any{"messages": msgs("user", "[[long]]"), "max_tokens": 500}, 0, "length"},
+		{"the room, under the default", tc, map[string]any{"messages": msgs("user", "[[say:hi]]")}, 0, "stop"},
+	} {
+		id := ""
+		if c.body["stream"] == true {
+			resp := c.server.post(t, "/v1/chat/completions", c.body)
+			for _, data := range readSSE(t, resp.Body) {
+				var ch chunk
+				if json.Unmarshal([]byte(data), &ch) == nil && ch.ID != "" {
+					id = ch.ID
+				}
+			}
+			resp.Body.Close()
+		} else {
+			id = c.server.complete(t, c.body).ID
+		}
+		turn, err := ts.store.Turn(context.Background(), id)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want := c.want
+		if want == 0 {
+			want = 64 - turn.PromptTokens
+		}
+		if turn.MaxTokens != want || turn.FinishReason != c.finish || len(turn.ResponseIDs) > turn.MaxTokens {
+			t.Errorf("%s: recorded MaxTokens %d (%d response ids, finish %s), want %d (finish %s)",
+				c.name, turn.MaxTokens, len(turn.ResponseIDs), turn.FinishReason, want, c.finish)
+		}
+	}
 }
 
 func TestFinishLengthAndStopStrings(t *testing.T) {
