@@ -73,7 +73,16 @@ func newFixtureWith(t *testing.T, dir string, method rl.Method, batch int, tr rl
 // serve records a turn the way the gateway does: the scripted engine
 // generates the answer to msgs, and the turn is stored with its exact ids and
 // behaviour logprobs.
+// serve records a turn generated under 256 tokens without its limit, as
+// the gateway recorded turns before it kept store.Turn.MaxTokens.
 func (f *fixture) serve(t *testing.T, sessionKey string, msgs []chat.Message) store.Turn {
+	t.Helper()
+	return f.serveUnder(t, sessionKey, msgs, 256, 0)
+}
+
+// serveUnder records a turn generated under a limit of maxTokens, with
+// recorded as its store.Turn.MaxTokens (0: not recorded).
+func (f *fixture) serveUnder(t *testing.T, sessionKey string, msgs []chat.Message, maxTokens, recorded int) store.Turn {
 	t.Helper()
 	ctx := context.Background()
 	sess, err := f.store.SessionByKey(ctx, sessionKey)
@@ -90,12 +99,12 @@ func (f *fixture) serve(t *testing.T, sessionKey string, msgs []chat.Message) st
 		t.Fatal(err)
 	}
 	ids := format.Encode(prompt)
-	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: 256}, func(engine.Token) error { return nil })
+	g, err := f.engine.Generate(ctx, engine.GenerateRequest{PromptIDs: ids, MaxTokens: maxTokens}, func(engine.Token) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := store.Turn{SessionID: sess.ID, Type: store.Main, CreatedAt: time.Now(), Messages: msgs, PromptText: prompt, PromptIDs: ids,
-		PolicyVersion: g.PolicyVersion, Engine: "scripted", FinishReason: g.FinishReason}
+		PolicyVersion: g.PolicyVersion, Engine: "scripted", FinishReason: g.FinishReason, MaxTokens: recorded}
 	for _, tok := range g.Tokens {
 		tr.ResponseIDs = append(tr.ResponseIDs, tok.ID)
 		tr.BehaviourLogprobs = append(tr.BehaviourLogprobs, tok.Logprob)

@@ -78,21 +78,27 @@ func (c *cannedTeacher) Score(ctx context.Context, req engine.ScoreRequest) (eng
 	return c.Engine.Score(ctx, req)
 }
 
-// TestTeacherSelectLength: with --teacher-select-length fit, when the
-// rated answer was cut off, the loop keeps the best-gaining answer among
-// those above the threshold that end within its tokens, and none (the turn
-// stores no sample) when none does; with off, the best gain. A rated
+// TestTeacherSelectLength: with --teacher-select-length fit the loop keeps
+// the best-gaining answer among those above the threshold that end within
+// the rated turn's budget, and none (the turn stores no sample) when none
+// does; with off, the best gain. The budget is the turn's recorded limit
+// (its stop token counted: an answer that ends on the limit's last token
+// fits), whether the rated answer ended or not; for a turn recorded
+// without it, the length of a rated answer cut off at it, and a rated
 // answer that ended (a user who asks for more) leaves the pick alone.
 func TestTeacherSelectLength(t *testing.T) {
 	// A cut answer: no stop token, so it does not fit the budget of a
 	// cut rated answer. The answers have 3 or more words of their own
 	// beside the feedback's (judge.Refuse).
 	long := "one two three four five six seven eight"
+	cutReason := "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 above the threshold ended within the rated answer's 256 tokens"
 	for _, c := range []struct {
 		name, cue, feedback string
+		maxTokens           int // the rated turn's recorded limit (0: generated under 256, not recorded)
 		answers             []cannedAnswer
-		off, fit            int // the answer kept (judge.NoPick: none)
-		other, none         int // the counters after one turn
+		off, fit            int    // the answer kept (judge.NoPick: none)
+		other, none         int    // the counters after one turn
+		reason              string // the drop reason when fit keeps none
 	}{
 		{
 			name: "cut rated answer", cue: "[[long]]", feedback: "Too long, please be brief.",
@@ -112,7 +118,7 @@ func TestTeacherSelectLength(t *testing.T) {
 				{text: "A short plain answer.", ended: true, gain: -0.2}, // fits, below the threshold
 				{text: "Another short reply here.", ended: true, gain: 0},
 			},
-			off: 0, fit: judge.NoPick, none: 1,
+			off: 0, fit: judge.NoPick, none: 1, reason: cutReason,
 		},
 		{
 			name: "ended rated answer", cue: "[[say:Hi there, my good friend.]]", feedback: "Too short, explain more.",
@@ -134,6 +140,39 @@ func TestTeacherSelectLength(t *testing.T) {
 			},
 			off: 0, fit: 0,
 		},
+		{
+			name: "cut rated answer, its limit recorded", cue: "[[long]]", feedback: "Too long, please be brief.", maxTokens: 256,
+			answers: []cannedAnswer{
+				{text: long, gain: 0.8},
+				{text: "A short plain answer.", ended: true, gain: 0.5},
+				{text: "Another short reply here.", ended: true, gain: 0.3},
+				{text: "Brief answer number three.", ended: true, gain: 0.1},
+			},
+			off: 0, fit: 1, other: 1,
+		},
+		{
+			// "Hi there." and its stop token: 10 of 19 tokens. "Hi to you,
+			// my pal." and its stop token: 19, the limit's last.
+			name: "ended rated answer, its limit recorded", cue: "[[say:Hi there.]]", feedback: "Too short, explain more.", maxTokens: 19,
+			answers: []cannedAnswer{
+				{text: "Hello there, friend, and here is more about it.", ended: true, gain: 0.8}, // 48 tokens
+				{text: "Hi to you, my pal.", ended: true, gain: 0.6},                              // 19: fits
+				{text: "Hello there, friend, and here is much more of it.", ended: true, gain: 0.2},
+				{text: "Hi there, a good pal.", ended: true, gain: 0.7}, // 22
+			},
+			off: 0, fit: 1, other: 1,
+		},
+		{
+			name: "none fits the recorded limit", cue: "[[say:Hi there.]]", feedback: "Too short, explain more.", maxTokens: 12,
+			answers: []cannedAnswer{
+				{text: "Hello there, friend, and here is more about it.", ended: true, gain: 0.8},
+				{text: "Hi to you, my pal.", ended: true, gain: 0.6},
+				{text: "Hi there, a good pal.", ended: true, gain: 0.7},
+				{text: "Hey, hi, yo.", gain: 0.5}, // cut at the teacher's limit: it did not end
+			},
+			off: 0, fit: judge.NoPick, none: 1,
+			reason: "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 above the threshold ended within the turn's limit of 12 tokens",
+		},
 	} {
 		for _, rule := range []string{LengthOff, LengthFit} {
 			ctx := context.Background()
@@ -152,7 +191,13 @@ func TestTeacherSelectLength(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.runner = r
-			tr := f.serve(t, "s", []chat.Message{{Role: chat.RoleUser, Content: "tell me " + c.cue}})
+			msgs := []chat.Message{{Role: chat.RoleUser, Content: "tell me " + c.cue}}
+			var tr store.Turn
+			if c.maxTokens > 0 {
+				tr = f.serveUnder(t, "s", msgs, c.maxTokens, c.maxTokens)
+			} else {
+				tr = f.serve(t, "s", msgs)
+			}
 			if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: c.feedback, CreatedAt: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +220,7 @@ func TestTeacherSelectLength(t *testing.T) {
 				if len(ss) != 0 || k.TeacherNoPick != 1 {
 					t.Errorf("%s, %s: samples %+v, no pick %d; want none, 1", c.name, rule, ss, k.TeacherNoPick)
 				}
-				if got, _ := f.turn(t, tr.ID); got.State != store.Dropped || got.DropReason != "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 above the threshold ended within the rated answer's 256 tokens" {
+				if got, _ := f.turn(t, tr.ID); got.State != store.Dropped || got.DropReason != c.reason {
 					t.Errorf("%s, %s: turn %s (%q), want dropped for its budget", c.name, rule, got.State, got.DropReason)
 				}
 				continue

@@ -51,9 +51,10 @@ type TeacherSampleSettings struct {
 const (
 	// LengthOff: the selector's score alone picks.
 	LengthOff = "off"
-	// LengthFit: when the rated answer was cut off at its token limit,
-	// keep only an answer that ends within as many tokens
-	// (judge.PreferFit).
+	// LengthFit: keep only an answer that ends within the rated turn's
+	// token budget, its recorded limit (store.Turn.MaxTokens), or for a
+	// turn recorded without one, the length of a rated answer cut off at
+	// it (judge.Budget, judge.PreferFit).
 	LengthFit = "fit"
 )
 
@@ -107,7 +108,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
 	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
 	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
-	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps, when the rated answer was cut off at its token limit, the best-scored answer that passes the selector and ends within as many tokens (the user could read it whole), and none when no such answer passes; off: the score alone")
+	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps the best-scored answer that passes the selector and ends within the rated turn's token budget (its request's max_tokens or the server's --max-tokens; for a turn recorded without it, the length of a rated answer cut off at its limit), so the user could have read it whole, and none when no such answer passes; off: the score alone")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
@@ -308,8 +309,10 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 }
 
 // preferFit is judge.PreferFit's pick among ws for the rated turn t,
-// counted (teacher_length_fit_total) and logged when it is not best; an
-// error wrapping errNoPick, naming the selector by, when no answer fits.
+// within the budget judge.Budget reads from t (its recorded MaxTokens, else
+// the length of a cut answer), counted (teacher_length_fit_total) and
+// logged when it is not best; an error wrapping errNoPick, naming the
+// selector by, when no answer fits.
 func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int, scores []float64, threshold float64, by string) (int, error) {
 	stop := f.StopIDs()
 	lengths := make([]judge.Length, len(ws))
@@ -317,19 +320,25 @@ func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int
 		lengths[i] = judge.Length{Tokens: len(w.ids), Ended: len(w.ids) > 0 && slices.Contains(stop, w.ids[len(w.ids)-1])}
 	}
 	rated := judge.Length{Tokens: len(t.ResponseIDs), Ended: t.FinishReason != engine.FinishLength}
-	pick := judge.PreferFit(best, scores, threshold, lengths, rated)
+	budget := judge.Budget(rated, t.MaxTokens)
+	pick := judge.PreferFit(best, scores, threshold, lengths, budget)
 	switch {
 	case pick == best:
 		return best, nil
 	case pick == judge.NoPick:
 		r.count(func(c *Counters) { c.TeacherFitNone++ })
-		err := fmt.Errorf("%w (%s): no answer of %d above the threshold ended within the rated answer's %d tokens", errNoPick, by, len(ws), rated.Tokens)
-		r.log.Info("no teacher answer fits the rated answer's token budget", "turn", t.ID, "rated_tokens", rated.Tokens, "lengths", lengths, "scores", scores, "reason", err)
+		within := fmt.Sprintf("the rated answer's %d tokens", budget)
+		if rated.Ended || budget != rated.Tokens { // a recorded limit the rated answer did not reach
+			within = fmt.Sprintf("the turn's limit of %d tokens", budget)
+		}
+		err := fmt.Errorf("%w (%s): no answer of %d above the threshold ended within %s", errNoPick, by, len(ws), within)
+		r.log.Info("no teacher answer fits the rated answer's token budget", "turn", t.ID, "rated_tokens", rated.Tokens, "budget", budget,
+			"lengths", lengths, "scores", scores, "reason", err)
 		return judge.NoPick, err
 	}
 	r.count(func(c *Counters) { c.TeacherFitOther++ })
 	r.log.Info("a teacher answer that fits the rated answer's token budget is preferred", "turn", t.ID, "rated_tokens", rated.Tokens,
-		"lengths", lengths, "scores", scores, "best", best, "pick", pick)
+		"budget", budget, "lengths", lengths, "scores", scores, "best", best, "pick", pick)
 	return pick, nil
 }
 
@@ -357,7 +366,7 @@ var (
 	teacherSelectDesc = desc("teacher_selections_total",
 		"Turns whose teacher answer was chosen among --teacher-samples answers since start, by result: picked, or none (no answer passed the selector, --teacher-select; the turn had no teacher sample).", "result")
 	teacherFitDesc = desc("teacher_length_fit_total",
-		"Best-of-N teacher picks that --teacher-select-length fit changed since start (the best-scored answer did not end within the tokens of the rated answer, which was cut off at its limit), by result: another answer (one that passed the selector did), or none (the turn had no teacher sample).", "result")
+		"Best-of-N teacher picks that --teacher-select-length fit changed since start (the best-scored answer did not end within the rated turn's token budget: its max_tokens, or the length of a rated answer cut off at its limit), by result: another answer (one that passed the selector did), or none (the turn had no teacher sample).", "result")
 	teacherRefusedDesc = desc("teacher_answers_refused_total",
 		"Teacher answers never trained whatever their score since start (judge.Refuse, a lone answer or one of --teacher-samples), by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
 )
