@@ -291,54 +291,13 @@ func TestMigrationAddsForcedText(t *testing.T) {
 }
 
 // A database written before 0008 (no max_tokens column) is upgraded on
-// open: its turns read back with MaxTokens 0 (not known), the rest
-// unchanged, and new turns keep their limit.
+// open (storetest.RunMigrationAddsMaxTokens).
 func TestMigrationAddsMaxTokens(t *testing.T) {
-	dir := t.TempDir()
-	s := openTest(t, dir).(*Store)
-	ctx := t.Context()
-	sess := store.Session{Key: "old", KeySource: "header"}
-	if err := s.CreateSession(ctx, &sess); err != nil {
-		t.Fatal(err)
-	}
-	old := store.Turn{ID: "chatcmpl-old", SessionID: sess.ID, Type: store.Main, PromptText: "p", PromptIDs: []int32{1, 2},
-		ResponseText: "r", ResponseIDs: []int32{3}, BehaviourLogprobs: []float32{-1}, FinishReason: "length", CompletionTokens: 1}
-	if err := s.InsertTurn(ctx, &old); err != nil {
-		t.Fatal(err)
-	}
-	// Turn the database back into a 0007 one.
-	for _, q := range []string{`ALTER TABLE turns DROP COLUMN max_tokens`, `DELETE FROM schema_migrations WHERE version = 8`} {
-		if _, err := s.writer.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
+	storetest.RunMigrationAddsMaxTokens(t, openTest, func(t *testing.T, st store.Store) {
+		for _, q := range []string{`ALTER TABLE turns DROP COLUMN max_tokens`, `DELETE FROM schema_migrations WHERE version = 8`} {
+			if _, err := st.(*Store).writer.ExecContext(t.Context(), q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
 		}
-	}
-	s.Close()
-
-	s = openTest(t, dir).(*Store)
-	defer s.Close()
-	if v, err := s.SchemaVersion(ctx); err != nil || v < 8 {
-		t.Fatalf("SchemaVersion after reopen = %d, %v; want 0008 applied", v, err)
-	}
-	got, err := s.Turn(ctx, old.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.MaxTokens != 0 || got.FinishReason != "length" || got.CompletionTokens != 1 || got.ResponseText != "r" || len(got.ResponseIDs) != 1 {
-		t.Fatalf("old turn after the upgrade: %+v", got)
-	}
-	limited := store.Turn{ID: "chatcmpl-new", SessionID: sess.ID, Type: store.Main, PromptText: "p", ResponseIDs: []int32{3},
-		BehaviourLogprobs: []float32{-1}, MaxTokens: 512}
-	if err := s.InsertTurn(ctx, &limited); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	s = openTest(t, dir).(*Store)
-	defer s.Close()
-	if got, err := s.Turn(ctx, limited.ID); err != nil || got.MaxTokens != 512 {
-		t.Fatalf("new turn after reopen: MaxTokens %d, %v; want 512", got.MaxTokens, err)
-	}
-	ts, err := s.ListTurns(ctx, store.TurnFilter{SessionID: sess.ID})
-	if err != nil || len(ts) != 2 || ts[0].MaxTokens != 0 || ts[1].MaxTokens != 512 {
-		t.Fatalf("ListTurns after the upgrade: %d turns, %v", len(ts), err)
-	}
+	}, 8)
 }
