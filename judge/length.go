@@ -59,6 +59,18 @@ func Budget(rated Length, maxTokens int) int {
 	return NoBudget
 }
 
+// Share is budget shrunk to share of itself (0 < share ≤ 1, rounded
+// down), the margin of --teacher-fit-share: a student that learns answers
+// of the budget's full length spreads around that length, and the half of
+// its answers that come out longer are cut off. NoBudget and share ≥ 1
+// leave the budget as it is.
+func Share(budget int, share float64) int {
+	if budget < 0 || share <= 0 || share >= 1 {
+		return budget
+	}
+	return int(float64(budget) * share)
+}
+
 // Fits says whether a ended within budget tokens (a Budget; its stop token
 // counted): always for NoBudget (any negative budget), and never for an
 // answer cut off at its own limit.

@@ -26,6 +26,26 @@ func TestBudget(t *testing.T) {
 	}
 }
 
+func TestShare(t *testing.T) {
+	for _, c := range []struct {
+		budget int
+		share  float64
+		want   int
+	}{
+		{64, 0.75, 48},
+		{64, 0.5, 32},
+		{63, 0.5, 31}, // rounded down: the margin is never less than asked
+		{64, 1, 64},
+		{64, 0, 64}, // unset: the whole budget
+		{NoBudget, 0.5, NoBudget},
+		{0, 0.5, 0},
+	} {
+		if got := Share(c.budget, c.share); got != c.want {
+			t.Errorf("Share(%d, %g) = %d, want %d", c.budget, c.share, got, c.want)
+		}
+	}
+}
+
 func TestLengthFits(t *testing.T) {
 	cut := Length{64, false}
 	for _, c := range []struct {

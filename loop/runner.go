@@ -71,6 +71,9 @@ type Config struct {
 	// TeacherSelectLength is LengthOff or LengthFit (""
 	// is DefaultSelectLength).
 	TeacherSelectLength string
+	// TeacherFitShare is the share of the budget under LengthFit
+	// (judge.Share; 0 is all of it).
+	TeacherFitShare float64
 	// Training: batch size, staleness bound, versions folder.
 	Train rl.SchedulerConfig
 }
@@ -182,7 +185,7 @@ func New(o Options) (*Runner, error) {
 	if cfg.TeacherSamples > 1 && cfg.Method.WantsHint() && ((o.Selector == nil && cfg.TeacherSelect != SelectGain) || !(cfg.TeacherWrites || cfg.TeacherAlsoWrites)) {
 		return nil, fmt.Errorf("learning loop: %d teacher samples need a teacher that writes and a selector", cfg.TeacherSamples)
 	}
-	if err := (TeacherSampleSettings{GainBy: cfg.TeacherGainBy, Length: cfg.TeacherSelectLength}).check(""); err != nil {
+	if err := (TeacherSampleSettings{GainBy: cfg.TeacherGainBy, Length: cfg.TeacherSelectLength, FitShare: cfg.TeacherFitShare}).check(""); err != nil {
 		return nil, fmt.Errorf("learning loop: %w", err)
 	}
 	if o.Trainer != nil && cfg.Train.VersionsDir == "" {

@@ -334,6 +334,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	o.Selector, o.Config.TeacherSamples, o.Config.TeacherTemperature = selector, s.TeacherSamples.Samples, s.TeacherSamples.Temperature
 	o.Config.TeacherSelect, o.Config.TeacherSelectThreshold = s.TeacherSamples.Select, s.TeacherSamples.Threshold
 	o.Config.TeacherGainBy, o.Config.TeacherSelectLength = s.TeacherSamples.GainBy, s.TeacherSamples.Length
+	o.Config.TeacherFitShare = s.TeacherSamples.FitShare
 	_, answers := trainer.(rl.Answerer)
 	_, scores := trainer.(rl.Evaluator)
 	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {

@@ -94,7 +94,8 @@ func TestTeacherSelectLength(t *testing.T) {
 	cutReason := "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 above the threshold ended within the rated answer's 256 tokens"
 	for _, c := range []struct {
 		name, cue, feedback string
-		maxTokens           int // the rated turn's recorded limit (0: generated under 256, not recorded)
+		maxTokens           int     // the rated turn's recorded limit (0: generated under 256, not recorded)
+		share               float64 // --teacher-fit-share (0: the whole budget)
 		answers             []cannedAnswer
 		off, fit            int    // the answer kept (judge.NoPick: none)
 		other, none         int    // the counters after one turn
@@ -173,6 +174,29 @@ func TestTeacherSelectLength(t *testing.T) {
 			off: 0, fit: judge.NoPick, none: 1,
 			reason: "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 above the threshold ended within the turn's limit of 12 tokens",
 		},
+		{
+			// A share of 0.5 of 40: 20 tokens. The best (48 tokens) and
+			// "Hi there, a good pal." (22, fits the whole 40) do not.
+			name: "a share of the recorded limit", cue: "[[say:Hi there.]]", feedback: "Too short, explain more.", maxTokens: 40, share: 0.5,
+			answers: []cannedAnswer{
+				{text: "Hello there, friend, and here is more about it.", ended: true, gain: 0.8},
+				{text: "Hi to you, my pal.", ended: true, gain: 0.6}, // 19
+				{text: "Hello there, friend, and here is much more of it.", ended: true, gain: 0.2},
+				{text: "Hi there, a good pal.", ended: true, gain: 0.7}, // 22
+			},
+			off: 0, fit: 1, other: 1,
+		},
+		{
+			name: "none fits the share", cue: "[[say:Hi there.]]", feedback: "Too short, explain more.", maxTokens: 40, share: 0.25,
+			answers: []cannedAnswer{
+				{text: "Hello there, friend, and here is more about it.", ended: true, gain: 0.8},
+				{text: "Hi to you, my pal.", ended: true, gain: 0.6},
+				{text: "Hi there, a good pal.", ended: true, gain: 0.7},
+				{text: "Hello there, friend, and here is much more of it.", ended: true, gain: 0.2},
+			},
+			off: 0, fit: judge.NoPick, none: 1,
+			reason: "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 above the threshold ended within 10 tokens (0.25 of the turn's limit of 40 tokens)",
+		},
 	} {
 		for _, rule := range []string{LengthOff, LengthFit} {
 			ctx := context.Background()
@@ -185,7 +209,7 @@ func TestTeacherSelectLength(t *testing.T) {
 			r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher}, Trainer: f.trainer,
 				Publisher: f.engine, Log: quiet(), Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
 					TeacherTokens: 40, TeacherSamples: len(c.answers), TeacherTemperature: 0.7, TeacherSelect: SelectGain,
-					TeacherSelectThreshold: 0, TeacherSelectLength: rule,
+					TeacherSelectThreshold: 0, TeacherSelectLength: rule, TeacherFitShare: c.share,
 					Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}})
 			if err != nil {
 				t.Fatal(err)
@@ -236,6 +260,11 @@ func TestTeacherSelectLength(t *testing.T) {
 	}
 	if err := (TeacherSampleSettings{Length: "shortest"}).check(""); err == nil {
 		t.Error(`--teacher-select-length shortest: no error`)
+	}
+	for _, share := range []float64{-0.5, 0.05, 1.5} {
+		if err := (TeacherSampleSettings{Length: LengthFit, FitShare: share}).check(""); err == nil {
+			t.Errorf("--teacher-fit-share %g: no error", share)
+		}
 	}
 	if DefaultSelectLength != LengthOff && DefaultSelectLength != LengthFit {
 		t.Errorf("DefaultSelectLength %q", DefaultSelectLength)

@@ -45,6 +45,9 @@ type TeacherSampleSettings struct {
 	GainBy string
 	// Length is LengthOff or LengthFit (judge.PreferFit).
 	Length string
+	// FitShare is the share of the turn's budget an answer must end
+	// within under LengthFit (judge.Share); 0 or 1: all of it.
+	FitShare float64
 }
 
 // The length rules of --teacher-select-length.
@@ -61,6 +64,9 @@ const (
 // DefaultSelectLength: see BENCHMARKS.md, "Teacher answers that fit the
 // rated answer's token budget".
 const DefaultSelectLength = LengthOff
+
+// DefaultFitShare is --teacher-fit-share's default: the whole budget.
+const DefaultFitShare = 1.0
 
 // The weights that read the hint gain (--teacher-select-gain-by).
 const (
@@ -109,6 +115,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.Threshold, "teacher-select-threshold", DefaultSelectThreshold, "score the best of --teacher-samples answers must exceed: the judge's log p(Yes) − log p(No) that it does what the feedback asks, or its mean per-token log-probability gain from the feedback (--teacher-select gain)")
 	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
 	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps the best-scored answer that passes the selector and ends within the rated turn's token budget (its request's max_tokens or the server's --max-tokens; for a turn recorded without it, the length of a rated answer cut off at its limit), so the user could have read it whole, and none when no such answer passes; off: the score alone")
+	fs.Float64Var(&s.FitShare, "teacher-fit-share", DefaultFitShare, "with --teacher-select-length fit: the share of the rated turn's token budget a teacher answer must end within (0.75 of a 64-token limit: 48 tokens), a margin so that a student that learns the teacher's length, and spreads around it, is not cut off at the limit; 1: the whole budget")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
@@ -128,6 +135,9 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 	case "", LengthOff, LengthFit:
 	default:
 		return fmt.Errorf("--teacher-select-length %q: want off or fit", s.Length)
+	}
+	if s.FitShare < 0 || s.FitShare > 1 || (s.FitShare > 0 && s.FitShare < 0.1) {
+		return fmt.Errorf("--teacher-fit-share %g: want a share of the budget in [0.1, 1]", s.FitShare)
 	}
 	switch s.GainBy {
 	case "", GainByTeacher, GainByBase, GainByPolicy:
@@ -320,16 +330,20 @@ func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int
 		lengths[i] = judge.Length{Tokens: len(w.ids), Ended: len(w.ids) > 0 && slices.Contains(stop, w.ids[len(w.ids)-1])}
 	}
 	rated := judge.Length{Tokens: len(t.ResponseIDs), Ended: t.FinishReason != engine.FinishLength}
-	budget := judge.Budget(rated, t.MaxTokens)
+	budget := judge.Share(judge.Budget(rated, t.MaxTokens), r.cfg.TeacherFitShare)
 	pick := judge.PreferFit(best, scores, threshold, lengths, budget)
 	switch {
 	case pick == best:
 		return best, nil
 	case pick == judge.NoPick:
 		r.count(func(c *Counters) { c.TeacherFitNone++ })
-		within := fmt.Sprintf("the rated answer's %d tokens", budget)
-		if rated.Ended || budget != rated.Tokens { // a recorded limit the rated answer did not reach
-			within = fmt.Sprintf("the turn's limit of %d tokens", budget)
+		full := judge.Budget(rated, t.MaxTokens)
+		within := fmt.Sprintf("the rated answer's %d tokens", full)
+		if rated.Ended || full != rated.Tokens { // a recorded limit the rated answer did not reach
+			within = fmt.Sprintf("the turn's limit of %d tokens", full)
+		}
+		if budget != full {
+			within = fmt.Sprintf("%d tokens (%g of %s)", budget, r.cfg.TeacherFitShare, within)
 		}
 		err := fmt.Errorf("%w (%s): no answer of %d above the threshold ended within %s", errNoPick, by, len(ws), within)
 		r.log.Info("no teacher answer fits the rated answer's token budget", "turn", t.ID, "rated_tokens", rated.Tokens, "budget", budget,
