@@ -163,8 +163,11 @@ type Learning interface {
 	OutdatedByFeedback(ctx context.Context, limit int) ([]Judgment, error)
 	// ReviseJudgment rewrites a judgment in light of later feedback (score,
 	// votes, reason, keep, why; RevisedAt set to now) and, when the turn is
-	// ready, its sample's RL term and why — in one transaction. ErrConflict
-	// if the turn is no longer judged or ready.
+	// ready, its sample's RL term and why — in one transaction. A
+	// teacher-written sample (TeacherResponseIDs set) keeps its RL term
+	// off: the rating is of the policy's response, not of the teacher's
+	// tokens it trains on. ErrConflict if the turn is no longer judged or
+	// ready.
 	ReviseJudgment(ctx context.Context, j Judgment, useRL bool, reward float64, sampleWhy string) error
 
 	// JudgedToSample returns judgments of turns still judged whose judgment

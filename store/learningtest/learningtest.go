@@ -410,6 +410,38 @@ func testRevise(t *testing.T, open Opener) {
 	if err := s.ReviseJudgment(ctx, judgment(turns[1], -1, true), true, -1, "late"); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("revising a trained turn: %v, want ErrConflict", err)
 	}
+
+	// A teacher-written sample trains the teacher's tokens: a rating of
+	// the policy's response, revised or not, never becomes its RL term.
+	tw := Seed(t, s, "rev-teacher", 1, true)[0]
+	if err := s.RecordJudgment(ctx, judgment(tw, -1, true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSample(ctx, store.Sample{TurnID: tw.ID, Method: "combine", TeacherLogprobs: []float32{-0.5, -0.25},
+		TeacherResponseIDs: []int32{7, 8}, Why: "trained on the teacher's response"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReviseJudgment(ctx, judgment(tw, 1, true), true, 1, "revised, teacher-written"); err != nil {
+		t.Fatal(err)
+	}
+	samples, _, err = s.ReadySamples(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, smp := range samples {
+		if smp.TurnID != tw.ID {
+			continue
+		}
+		found = true
+		if smp.UseRL || smp.Reward != 0 || smp.Why != "revised, teacher-written" || len(smp.TeacherResponseIDs) != 2 {
+			t.Errorf("teacher-written sample after revision: use_rl %v, reward %g, why %q, %d teacher ids; want OPD only, the new why",
+				smp.UseRL, smp.Reward, smp.Why, len(smp.TeacherResponseIDs))
+		}
+	}
+	if !found {
+		t.Errorf("teacher-written sample missing after revision: %+v", samples)
+	}
 }
 
 // testPromotion: a rejected version is recorded but not served; a request to

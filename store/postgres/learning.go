@@ -139,7 +139,11 @@ func (s *Store) ReviseJudgment(ctx context.Context, j store.Judgment, useRL bool
 			return store.ErrNotFound
 		}
 		if state == store.Ready {
-			_, err = tx.Exec(ctx, `UPDATE samples SET use_rl = $1, reward = $2, why = $3 WHERE turn_id = $4`,
+			// A teacher-written sample stays OPD only (store.Learning).
+			_, err = tx.Exec(ctx, `UPDATE samples SET
+				use_rl = CASE WHEN teacher_response_ids IS NULL THEN $1 ELSE false END,
+				reward = CASE WHEN teacher_response_ids IS NULL THEN $2 ELSE 0 END,
+				why = $3 WHERE turn_id = $4`,
 				useRL, reward, sampleWhy, j.TurnID)
 		}
 		return err

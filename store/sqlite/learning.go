@@ -217,7 +217,11 @@ func (s *Store) ReviseJudgment(ctx context.Context, j store.Judgment, useRL bool
 			return store.ErrNotFound
 		}
 		if store.TurnState(state) == store.Ready {
-			_, err = tx.ExecContext(ctx, `UPDATE samples SET use_rl = ?, reward = ?, why = ? WHERE turn_id = ?`,
+			// A teacher-written sample stays OPD only (store.Learning).
+			_, err = tx.ExecContext(ctx, `UPDATE samples SET
+				use_rl = CASE WHEN teacher_response_ids IS NULL THEN ? ELSE 0 END,
+				reward = CASE WHEN teacher_response_ids IS NULL THEN ? ELSE 0 END,
+				why = ? WHERE turn_id = ?`,
 				b2i(useRL), reward, sampleWhy, j.TurnID)
 		}
 		return err
