@@ -67,12 +67,27 @@ func TestGGUFDemoQuantized(t *testing.T) {
 		for j := range ref {
 			worst = max(worst, math.Abs(float64(logits[j]-ref[j]))/float64(hi-lo))
 		}
-		var got []int32
+		// llama.cpp's greedy path, fed back token by token: at each step
+		// its token is our argmax, or a near-tie (within 1 % of the logit
+		// range of it) that a different summation order may break either
+		// way (the pure-Go build breaks case 1's first token the other
+		// way). Exact agreement is logged.
 		want := c.GreedyLlamaCpp[:min(8, len(c.GreedyLlamaCpp))]
-		for len(got) < len(want) {
-			id := int32(argmax(logits))
-			got = append(got, id)
-			if len(got) == len(want) {
+		same, worstGap := 0, 0.0
+		for k, id := range want {
+			top := argmax(logits)
+			lo, hi := logits[0], logits[0]
+			for _, v := range logits {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			gap := float64(logits[top]-logits[id]) / float64(hi-lo)
+			worstGap = max(worstGap, gap)
+			if int32(top) == id {
+				same++
+			} else if gap > 0.01 {
+				t.Errorf("case %d, step %d: llama.cpp's greedy token %d is %.4f of the logit range below our argmax %d", i, k, id, gap, top)
+			}
+			if k == len(want)-1 {
 				break
 			}
 			all, err := mq.DecodeStep([]*Sequence{seq}, []int32{id}, nil)
@@ -81,14 +96,7 @@ func TestGGUFDemoQuantized(t *testing.T) {
 			}
 			logits = all[0]
 		}
-		same := 0
-		for same < len(got) && got[same] == want[same] {
-			same++
-		}
-		t.Logf("case %d: the first %d of %d greedy ids equal llama.cpp's", i, same, len(got))
-		if same < 3 {
-			t.Errorf("case %d: greedy ids\n%v\nllama.cpp\n%v", i, got, want)
-		}
+		t.Logf("case %d: %d of %d of llama.cpp's greedy ids are our argmax; the largest gap to it %.4f of the range", i, same, len(want), worstGap)
 	}
 	t.Logf("prefill logits: max |quantized - float32| = %.4f of the logit range", worst)
 	if worst > 0.06 {
