@@ -1,9 +1,4 @@
 #!/bin/bash
-# run.sh BIN OUT SEED [extra serve args...]
-BIN=$1; OUT=$2; SEED=$3; shift 3
-EXTRA=""
-for a in "$@"; do EXTRA="$EXTRA:$a"; done
-mkdir -p $OUT
-nice -n 5 $BIN bench learn --model qwen2.5-coder-0.5b --personas signoff --versions 6 --first-seed $SEED \
-  --arms "combine-t15:combine:--teacher-url={teacher}:--teacher-model=clawrl$EXTRA" --teacher-serve qwen2.5-coder-1.5b \
-  --serve-arg=--teacher-samples=4 --serve-arg=--lr=5e-4 --serve-arg=--gate-backtrack=2 --keep-data --out $OUT > $OUT/run.log 2>&1
+# run.sh BIN OUT SEED [extra serve args...]: the signoff learning command of
+# ../2026-11-28-signoff-stores/run.sh, run from that folder as these runs were.
+exec bash "$(dirname "$0")/../2026-11-28-signoff-stores/run.sh" "$@"
