@@ -330,14 +330,14 @@ func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int
 		lengths[i] = judge.Length{Tokens: len(w.ids), Ended: len(w.ids) > 0 && slices.Contains(stop, w.ids[len(w.ids)-1])}
 	}
 	rated := judge.Length{Tokens: len(t.ResponseIDs), Ended: t.FinishReason != engine.FinishLength}
-	budget := judge.Share(judge.Budget(rated, t.MaxTokens), r.cfg.TeacherFitShare)
+	full := judge.Budget(rated, t.MaxTokens)
+	budget := judge.Share(full, r.cfg.TeacherFitShare)
 	pick := judge.PreferFit(best, scores, threshold, lengths, budget)
 	switch {
 	case pick == best:
 		return best, nil
 	case pick == judge.NoPick:
 		r.count(func(c *Counters) { c.TeacherFitNone++ })
-		full := judge.Budget(rated, t.MaxTokens)
 		within := fmt.Sprintf("the rated answer's %d tokens", full)
 		if rated.Ended || full != rated.Tokens { // a recorded limit the rated answer did not reach
 			within = fmt.Sprintf("the turn's limit of %d tokens", full)

@@ -60,12 +60,9 @@ func TestGGUFDemoQuantized(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lo, hi := ref[0], ref[0]
-		for _, v := range ref {
-			lo, hi = min(lo, v), max(hi, v)
-		}
+		refRange := logitRange(ref)
 		for j := range ref {
-			worst = max(worst, math.Abs(float64(logits[j]-ref[j]))/float64(hi-lo))
+			worst = max(worst, math.Abs(float64(logits[j]-ref[j]))/refRange)
 		}
 		// llama.cpp's greedy path, fed back token by token: at each step
 		// its token is our argmax, or a near-tie (within 1 % of the logit
@@ -76,11 +73,7 @@ func TestGGUFDemoQuantized(t *testing.T) {
 		same, worstGap := 0, 0.0
 		for k, id := range want {
 			top := argmax(logits)
-			lo, hi := logits[0], logits[0]
-			for _, v := range logits {
-				lo, hi = min(lo, v), max(hi, v)
-			}
-			gap := float64(logits[top]-logits[id]) / float64(hi-lo)
+			gap := float64(logits[top]-logits[id]) / logitRange(logits)
 			worstGap = max(worstGap, gap)
 			if int32(top) == id {
 				same++
@@ -102,6 +95,16 @@ func TestGGUFDemoQuantized(t *testing.T) {
 	if worst > 0.06 {
 		t.Errorf("quantized logits differ from float32 by %.4f of the range", worst)
 	}
+}
+
+// logitRange is max(x) − min(x), the scale the test's tolerances are
+// fractions of.
+func logitRange(x []float32) float64 {
+	lo, hi := x[0], x[0]
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return float64(hi - lo)
 }
 
 // A server's default weights for a GGUF file keep its blocks: with float32
