@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,8 +55,11 @@ type Settings struct {
 	NoGeneratedHints bool
 	// Advantages and loss (see rl.AdvantageConfig, rl.LossConfig).
 	Baseline string
-	OPDClip  float64
-	KLCoef   float64
+	// BaselineWindow: ratings the running baseline mostly reflects
+	// (--baseline running, rl.RatingMean).
+	BaselineWindow int
+	OPDClip        float64
+	KLCoef         float64
 	// Epochs: optimizer steps per batch (PPO epochs, rl.StepConfig.Epochs).
 	Epochs int
 	// MomentumReset: when a step zeroes AdamW's first moment
@@ -128,7 +132,8 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.NextHint, "next-hint", "correction", "when the user's next message is the OPD hint: correction (after a -1 score), always, or off")
 	fs.BoolVar(&s.NoWrittenHints, "no-written-hints", false, "do not use /v1/feedback text as the OPD hint")
 	fs.BoolVar(&s.NoGeneratedHints, "no-generated-hints", false, "never ask the judge model to write a hint")
-	fs.StringVar(&s.Baseline, "baseline", string(DefaultBaseline), "reward baseline for single samples: batch (normalise over the step, PRPO), center (subtract the mean) or none")
+	fs.StringVar(&s.Baseline, "baseline", string(DefaultBaseline), "reward baseline for single samples: batch (normalise over the step, PRPO), center (subtract the step's mean), running (subtract the running mean of recent ratings, the 👎s trained on the teacher's answer included) or none")
+	fs.IntVar(&s.BaselineWindow, "baseline-window", rl.DefaultRatingWindow, "with --baseline running: each newer rating weighs an older one 1 − 1/this less")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
 	fs.StringVar(&s.OPDResponse, "opd-response", DefaultOPDResponse, "which response OPD trains on: student (the teacher re-scores the policy's sampled answer), teacher (the teacher, shown the hint, writes the answer: context distillation) or both (one turn trains on the two)")
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")
@@ -251,6 +256,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if _, err := rl.ParseBaseline(s.Baseline); err != nil {
 		return nil, err
 	}
+	if s.BaselineWindow < 0 {
+		return nil, fmt.Errorf("--baseline-window %d: want ≥ 1 (0: %d)", s.BaselineWindow, rl.DefaultRatingWindow)
+	}
 	switch s.OPDResponse {
 	case "", "student", "teacher", "both":
 	default:
@@ -331,6 +339,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
 		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
 			VersionsDir: filepath.Join(p.DataDir, "versions")}}}
+	if rl.Baseline(s.Baseline) == rl.BaselineRunning {
+		o.Config.Train.RunningBaseline = cmp.Or(s.BaselineWindow, rl.DefaultRatingWindow)
+	}
 	o.Selector, o.Config.TeacherSamples, o.Config.TeacherTemperature = selector, s.TeacherSamples.Samples, s.TeacherSamples.Temperature
 	o.Config.TeacherSelect, o.Config.TeacherSelectThreshold = s.TeacherSamples.Select, s.TeacherSamples.Threshold
 	o.Config.TeacherGainBy, o.Config.TeacherSelectLength = s.TeacherSamples.GainBy, s.TeacherSamples.Length

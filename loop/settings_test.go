@@ -86,6 +86,23 @@ func TestSettingsBuild(t *testing.T) {
 		}},
 		{name: "remote teacher cannot continue", args: []string{"--hint-placement", "continue", "--teacher-url", "http://127.0.0.1:1/v1", "--teacher-model", "m"},
 			wantErr: "cannot continue"},
+		{name: "running baseline", args: []string{"--baseline", "running", "--baseline-window", "16"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.RunningBaseline != 16 {
+				t.Errorf("--baseline running --baseline-window 16: scheduler window %d", r.cfg.Train.RunningBaseline)
+			}
+		}},
+		{name: "running baseline, default window", args: []string{"--baseline", "running"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.RunningBaseline != rl.DefaultRatingWindow {
+				t.Errorf("--baseline running: scheduler window %d, want %d", r.cfg.Train.RunningBaseline, rl.DefaultRatingWindow)
+			}
+		}},
+		{name: "batch baseline leaves the scheduler's off", args: []string{"--baseline", "batch", "--baseline-window", "16"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.RunningBaseline != 0 {
+				t.Errorf("--baseline batch: scheduler window %d, want 0", r.cfg.Train.RunningBaseline)
+			}
+		}},
+		{name: "bad baseline", args: []string{"--baseline", "ewm"}, wantErr: "reward baseline"},
+		{name: "bad baseline window", args: []string{"--baseline", "running", "--baseline-window", "-1"}, wantErr: "--baseline-window"},
 		{name: "bad placement", args: []string{"--hint-placement", "assistant"}, wantErr: "--hint-placement"},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},

@@ -44,26 +44,36 @@ const (
 	// BaselineCenter subtracts the batch mean only: the scale of the reward
 	// is kept, so a step of mixed rewards moves as far as the judge said.
 	BaselineCenter Baseline = "center"
+	// BaselineRunning subtracts the running mean of the ratings of the
+	// turns trained lately (RatingMean), the ones whose samples train a
+	// teacher-written response included. The scheduler applies it before
+	// the step (SchedulerConfig.RunningBaseline), so the step itself
+	// leaves the rewards as they are. A step whose 👎s all went to the
+	// teacher still trains its 👍s (by 1 − mean), and a run of 👎s with no
+	// written feedback moves the mean to −1 instead of saying "less of
+	// everything".
+	BaselineRunning Baseline = "running"
 )
 
 // ParseBaseline checks a --baseline value.
 func ParseBaseline(s string) (Baseline, error) {
 	switch b := Baseline(s); b {
-	case BaselineNone, BaselineBatch, BaselineCenter:
+	case BaselineNone, BaselineBatch, BaselineCenter, BaselineRunning:
 		return b, nil
 	case "":
 		return BaselineNone, nil
 	}
-	return "", fmt.Errorf("reward baseline %q: want none, batch or center", s)
+	return "", fmt.Errorf("reward baseline %q: want none, batch, center or running", s)
 }
 
 // BatchBaseline applies b to the rewards whose use[i] is set (the samples
 // that carry the reward term and belong to no group); the others are left
 // as they are. Fewer than two such rewards are left as they are too: there
-// is nothing to compare a lone reward with.
+// is nothing to compare a lone reward with. BaselineRunning was applied
+// before the step (RatingMean), so it leaves them too.
 func BatchBaseline(b Baseline, rewards []float64, use []bool) []float64 {
 	out := append([]float64(nil), rewards...)
-	if b == BaselineNone || b == "" {
+	if b == BaselineNone || b == BaselineRunning || b == "" {
 		return out
 	}
 	var n int
@@ -95,6 +105,41 @@ func BatchBaseline(b Baseline, rewards []float64, use []bool) []float64 {
 		}
 	}
 	return out
+}
+
+// DefaultRatingWindow is how many recent ratings the running baseline
+// mostly reflects: each older rating weighs 1 − 1/window less.
+const DefaultRatingWindow = 32
+
+// RatingMean is the running mean of a user's ratings (BaselineRunning): an
+// exponentially weighted mean in which each newer rating multiplies the
+// weight of every older one by 1 − 1/window. Sum and Weight are what a
+// version records (store.VersionMetrics) so that a restart goes on from
+// them. The mean is pandas' Series.ewm(alpha=1/window, adjust=True).mean()
+// at the last rating: the first ratings are not pulled towards 0.
+type RatingMean struct {
+	Sum, Weight float64
+}
+
+// Add returns m with ratings added in order.
+func (m RatingMean) Add(ratings []float64, window int) RatingMean {
+	if window < 1 {
+		window = DefaultRatingWindow
+	}
+	keep := 1 - 1/float64(window)
+	for _, r := range ratings {
+		m.Sum = keep*m.Sum + r
+		m.Weight = keep*m.Weight + 1
+	}
+	return m
+}
+
+// Mean is the running mean; 0 before any rating.
+func (m RatingMean) Mean() float64 {
+	if m.Weight == 0 {
+		return 0
+	}
+	return m.Sum / m.Weight
 }
 
 // gap is the OPD term of one token, clipped to ±OPDClip when set.

@@ -27,6 +27,12 @@ type SchedulerConfig struct {
 	// Retention gates promotion (nil: every version is served). It needs a
 	// trainer that is an Evaluator.
 	Retention *RetentionConfig
+	// RunningBaseline, when > 0, centres the rewards of each step's RL
+	// samples on the running mean of the ratings of the turns trained so
+	// far (BaselineRunning, RatingMean with this window). A turn counts
+	// with its judgment's score, so a 👎 whose sample trains the teacher's
+	// response counts too. 0: the rewards go to the trainer as they are.
+	RunningBaseline int
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
@@ -82,6 +88,9 @@ type Scheduler struct {
 	retentionBase  []float64 // the base model's probe scores (log-probability check)
 	retentionReady bool      // the probes (and base scores) are built
 	stats          SchedulerStats
+	// ratings is the running mean of the trained turns' ratings
+	// (RunningBaseline), as the last recorded step left it.
+	ratings RatingMean
 }
 
 // SchedulerStats are the scheduler's running counters.
@@ -181,8 +190,12 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 	} else if err := s.snapshotBase(); err != nil {
 		return fmt.Errorf("recover training: %w", err)
 	}
+	ratings, err := s.recordedRatings(ctx)
+	if err != nil {
+		return fmt.Errorf("recover training: %w", err)
+	}
 	s.mu.Lock()
-	s.current, s.served = latest, served
+	s.current, s.served, s.ratings = latest, served, ratings
 	s.mu.Unlock()
 	s.log.Info("training recovered", "version", latest.Version, "served", served.Version)
 	if _, err := s.ServeRequested(ctx); err != nil {
@@ -297,11 +310,16 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	}
 	batch := fresh[:s.cfg.BatchSize]
 
+	trainBatch, ratings, err := s.runningBaseline(ctx, batch)
+	if err != nil {
+		return false, err
+	}
+
 	if _, err := s.gate.WaitIdle(ctx, s.cfg.IdleWait); err != nil {
 		return false, err
 	}
 	start := time.Now()
-	m, err := s.trainer.Step(ctx, batch)
+	m, err := s.trainer.Step(ctx, trainBatch)
 	if err != nil {
 		s.fail(err)
 		// The step may have touched the weights: go back to the served
@@ -317,6 +335,9 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 
 	next := store.Version{Version: current.Version + 1, Method: string(s.cfg.Method), CreatedAt: time.Now(),
 		Metrics: versionMetrics(m, batch, len(stale), served.Version, time.Since(start)), Status: store.VersionPromoted}
+	if s.cfg.RunningBaseline > 0 {
+		next.Metrics.RewardBaseline, next.Metrics.RatingSum, next.Metrics.RatingWeight = ratings.Mean(), ratings.Sum, ratings.Weight
+	}
 	if err := s.checkRetention(ctx, &next); err != nil {
 		s.fail(err)
 		return false, s.resync(err, served)
@@ -343,7 +364,7 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	}
 	rejected := next.Status == store.VersionRejected
 	s.mu.Lock()
-	s.current = next
+	s.current, s.ratings = next, ratings
 	if !rejected {
 		s.served = next
 	}
@@ -373,6 +394,63 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	s.log.Info("trained version", "version", next.Version, "loss", m.Loss, "samples", len(batch), "momentum_reset", m.MomentumReset,
 		"stale_dropped", len(stale), "mean_reward", next.Metrics.MeanReward, "step", time.Since(start).Round(time.Millisecond))
 	return true, nil
+}
+
+// runningBaseline returns the batch the trainer steps on and the running
+// mean of the ratings with the batch's added. With RunningBaseline off it
+// is the batch itself. With it on, every sample's rating (its judgment's
+// score; the reward of an RL sample with no judgment) joins the running
+// mean first, and the RL samples' rewards are centred on the result: the
+// step's own ratings take part, so a first step of bare 👎s trains
+// nothing instead of "less of everything".
+func (s *Scheduler) runningBaseline(ctx context.Context, batch []Sample) ([]Sample, RatingMean, error) {
+	s.mu.Lock()
+	ratings := s.ratings
+	s.mu.Unlock()
+	if s.cfg.RunningBaseline <= 0 {
+		return batch, ratings, nil
+	}
+	var scores []float64
+	for _, smp := range batch {
+		j, err := s.store.Judgment(ctx, smp.TurnID)
+		switch {
+		case err == nil:
+			scores = append(scores, float64(j.Score))
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, ratings, fmt.Errorf("running baseline: %w", err)
+		case smp.UseRL:
+			scores = append(scores, smp.Reward)
+		}
+	}
+	ratings = ratings.Add(scores, s.cfg.RunningBaseline)
+	mean := ratings.Mean()
+	out := make([]Sample, len(batch))
+	for i, smp := range batch {
+		if smp.UseRL {
+			smp.Reward -= mean
+		}
+		out[i] = smp
+	}
+	return out, ratings, nil
+}
+
+// recordedRatings is the running mean of the ratings the newest trained
+// version recorded (copies made to serve an earlier version are skipped:
+// they carry their source's). Zero when none did.
+func (s *Scheduler) recordedRatings(ctx context.Context) (RatingMean, error) {
+	if s.cfg.RunningBaseline <= 0 {
+		return RatingMean{}, nil
+	}
+	vs, err := s.store.Versions(ctx, 100)
+	if err != nil {
+		return RatingMean{}, err
+	}
+	for _, v := range vs {
+		if v.SourceVersion == 0 && v.Metrics.RatingWeight > 0 {
+			return RatingMean{Sum: v.Metrics.RatingSum, Weight: v.Metrics.RatingWeight}, nil
+		}
+	}
+	return RatingMean{}, nil
 }
 
 // publish makes v current in the engine, retrying a few times; a version that

@@ -100,6 +100,13 @@ type VersionMetrics struct {
 	// 1 for the full step, 1/2, 1/4… when the gate backtracked (a shrunk
 	// step passed where the full one lost facts). 0: not gated.
 	StepScale float64 `json:"step_scale,omitempty"`
+	// The running reward baseline (--baseline running, rl.RatingMean):
+	// the mean subtracted from this step's rewards, and the running sum
+	// and weight of the ratings with this step's added, from which the
+	// next step (after a restart too) goes on.
+	RewardBaseline float64 `json:"reward_baseline,omitempty"`
+	RatingSum      float64 `json:"rating_sum,omitempty"`
+	RatingWeight   float64 `json:"rating_weight,omitempty"`
 }
 
 // Version statuses.

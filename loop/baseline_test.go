@@ -1,0 +1,104 @@
+package loop
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/rl/rltest"
+	"github.com/clawrl/clawrl/store"
+)
+
+// TestRunningBaseline: with --baseline running, a step's 👍s are compared
+// with the running mean of the ratings, a 👎 trained on the teacher's
+// answer included, and the mean goes on from the last version after a
+// restart. The expected means are pandas':
+//
+//	pd.Series([-1, 1, -1, -1], dtype=float).ewm(alpha=1/8, adjust=True).mean()[[1, 3]]
+func TestRunningBaseline(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true, TeacherTokens: 40,
+		Train: rl.SchedulerConfig{BatchSize: 2, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8}}
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
+	t.Cleanup(func() { f.store.Close() })
+	start := func() (*Runner, *rltest.Trainer) {
+		tr := &rltest.Trainer{}
+		j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+			EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+		r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: f.engine}, Trainer: tr,
+			Publisher: f.engine, Log: quiet(), Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Scheduler().Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return r, tr
+	}
+	rate := func(session, prompt string, rating int, text string) store.Turn {
+		tr := f.serve(t, session, []chat.Message{{Role: chat.RoleUser, Content: prompt}})
+		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: rating, Text: text, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	step := func(r *Runner, tr *rltest.Trainer) []rl.Sample {
+		t.Helper()
+		if _, err := r.judgeRound(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.Batches) != 1 || len(tr.Batches[0]) != 2 {
+			t.Fatalf("trainer batches: %d", len(tr.Batches))
+		}
+		return tr.Batches[0]
+	}
+
+	r, tr := start()
+	disliked := rate("a", cuedHaiku, -1, `[[say: Short.]] Be brief.`)
+	liked := rate("b", "hello there", 1, "")
+	batch := step(r, tr)
+	const mean1 = 0.06666666666666667
+	for _, s := range batch {
+		switch s.TurnID {
+		case disliked.ID:
+			if !s.TeacherWrote || s.UseRL {
+				t.Errorf("the 👎 with written feedback: teacher wrote %v, RL %v; want the teacher's answer, OPD only", s.TeacherWrote, s.UseRL)
+			}
+		case liked.ID:
+			if !s.UseRL || math.Abs(s.Reward-(1-mean1)) > 1e-12 {
+				t.Errorf("the 👍: RL %v, reward %.17g; want 1 − %.17g (the 👎 that went to the teacher counted)", s.UseRL, s.Reward, mean1)
+			}
+		}
+	}
+	v, err := f.store.LatestVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(v.Metrics.RewardBaseline-mean1) > 1e-12 || v.Metrics.RatingWeight == 0 || v.Metrics.MeanReward != 0.5 {
+		t.Errorf("version %d metrics: baseline %v, rating weight %v, mean reward %v; want %v, > 0, 0.5 (the ratings as given)",
+			v.Version, v.Metrics.RewardBaseline, v.Metrics.RatingWeight, v.Metrics.MeanReward, mean1)
+	}
+
+	// A restart goes on from the version's running mean: two bare 👎s are
+	// compared with it, not with each other (that would train nothing) or
+	// with 0 (that would be "less of everything" at full strength).
+	r, tr = start()
+	rate("c", "tell me a joke", -1, "")
+	rate("d", "and another", -1, "")
+	const mean2 = -0.5374631268436578
+	for _, s := range step(r, tr) {
+		if !s.UseRL || math.Abs(s.Reward-(-1-mean2)) > 1e-12 {
+			t.Errorf("bare 👎 after the restart: RL %v, reward %.17g; want −1 − %.17g", s.UseRL, s.Reward, mean2)
+		}
+	}
+}
