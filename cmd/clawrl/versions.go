@@ -188,8 +188,12 @@ func writeVersions(w io.Writer, vs []store.Version, served int64) error {
 		if v.SourceVersion > 0 {
 			samples = fmt.Sprintf("(copy of v%d)", v.SourceVersion)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%+.2f\t%d\t%s\t%s\t%s\n", name, v.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-			samples, m.Loss, m.MeanReward, m.DroppedStale, retention, statusOf(v), v.StatusReason)
+		reward := fmt.Sprintf("%+.2f", m.MeanReward)
+		if m.RatingWeight > 0 { // --baseline running: what the step's rewards were centred on
+			reward += fmt.Sprintf(" (baseline %+.2f)", m.RewardBaseline)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%d\t%s\t%s\t%s\n", name, v.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+			samples, m.Loss, reward, m.DroppedStale, retention, statusOf(v), v.StatusReason)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -26,7 +26,7 @@ func TestVersionsCmd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.CommitVersion(ctx, store.Version{Version: 2, Status: store.VersionRejected, StatusReason: "retention: lost 3 of 16 facts",
-		Metrics: store.VersionMetrics{Samples: 16, RetentionFacts: 16, RetentionLost: 3}}, nil, nil, ""); err != nil {
+		Metrics: store.VersionMetrics{Samples: 16, RetentionFacts: 16, RetentionLost: 3, RewardBaseline: -0.26, RatingSum: -3.1, RatingWeight: 12}}, nil, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -43,7 +43,7 @@ func TestVersionsCmd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"v1 *", "16/16 kept", "step ×0.25", "-0.50", "rejected", "lost 3 of 16", "promoted"} {
+	for _, want := range []string{"v1 *", "16/16 kept", "step ×0.25", "-0.50", "(baseline -0.26)", "rejected", "lost 3 of 16", "promoted"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("listing lacks %q:\n%s", want, out)
 		}
