@@ -9,7 +9,6 @@ import (
 
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine/scripted"
-	"github.com/clawrl/clawrl/judge"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/rl/rltest"
 	"github.com/clawrl/clawrl/store"
@@ -30,13 +29,7 @@ func TestRunningBaseline(t *testing.T) {
 	t.Cleanup(func() { f.store.Close() })
 	start := func() (*Runner, *rltest.Trainer) {
 		tr := &rltest.Trainer{}
-		j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-			EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-		r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: f.engine}, Trainer: tr,
-			Publisher: f.engine, Log: quiet(), Config: cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := f.newRunner(t, cfg, tr)
 		if err := r.Scheduler().Recover(ctx); err != nil {
 			t.Fatal(err)
 		}

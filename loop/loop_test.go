@@ -56,18 +56,22 @@ func newFixtureWith(t *testing.T, dir string, method rl.Method, batch int, tr rl
 		tr = f.trainer
 	}
 	t.Cleanup(func() { f.store.Close() })
+	f.runner = f.newRunner(t, Config{Method: method, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: batch, VersionsDir: filepath.Join(dir, "versions")}}, tr)
+	return f
+}
+
+// newRunner is a runner over f's store and scripted engine (judge votes
+// and teacher on that engine) with cfg and trainer tr.
+func (f *fixture) newRunner(t *testing.T, cfg Config, tr rl.Trainer) *Runner {
+	t.Helper()
 	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-		EvalVotes: method.DefaultVotes(), Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-	r, err := New(Options{
-		Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: f.engine},
-		Trainer: tr, Publisher: f.engine, Log: quiet(),
-		Config: Config{Method: method, SessionTimeout: -1, Train: rl.SchedulerConfig{BatchSize: batch, VersionsDir: filepath.Join(dir, "versions")}},
-	})
+		EvalVotes: cfg.Method.DefaultVotes(), Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: f.engine}, Trainer: tr,
+		Publisher: f.engine, Log: quiet(), Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.runner = r
-	return f
+	return r
 }
 
 // serve records a turn the way the gateway does: the scripted engine
