@@ -3,6 +3,7 @@ package judge
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
@@ -28,32 +29,98 @@ type HintGain struct {
 // Score is the mean per-token gain of answerIDs (the engine's tokens)
 // from the feedback in context.
 func (h *HintGain) Score(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32) (float64, error) {
+	gain, _, err := h.read(ctx, msgs, tools, promptText, feedback, answerIDs, false)
+	return gain, err
+}
+
+// ScoreRelevant is Score and the answer's relevance to the question: the
+// mean per token of log p(answer | prompt with the feedback) −
+// log p(answer | the same prompt with the last user message's own text
+// left out, the feedback alone), from one more scoring pass. The gain
+// cannot tell an answer from a reply to the feedback itself: asked
+// "Réponds en français", a teacher may write "Bien sûr, je serai ravi de
+// vous aider." instead of answering, and that gains most, French words
+// without the question's content. Such a reply is as likely without the
+// question as with it (relevance ≤ 0); an answer is likelier after the
+// question it answers. A student trained on such replies learns to reply
+// to nothing, and answers "I'm sorry, but I can't assist with that." to
+// a retention fact (BENCHMARKS.md, "Teacher answers that answer the
+// question").
+func (h *HintGain) ScoreRelevant(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32) (gain, relevance float64, err error) {
+	return h.read(ctx, msgs, tools, promptText, feedback, answerIDs, true)
+}
+
+func (h *HintGain) read(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32, relevance bool) (float64, float64, error) {
 	if len(answerIDs) == 0 {
-		return 0, fmt.Errorf("hint gain: empty answer")
+		return 0, 0, fmt.Errorf("hint gain: empty answer")
 	}
 	t := h.Teacher
 	with, _, err := t.Logprobs(ctx, msgs, tools, promptText, answerIDs, feedback)
 	if err != nil {
-		return 0, fmt.Errorf("hint gain: %w", err)
+		return 0, 0, fmt.Errorf("hint gain: %w", err)
 	}
 	plain := promptText
 	if plain == "" {
 		opts := t.Render
 		opts.AddGenerationPrompt = true
 		if plain, err = t.Engine.Format().Render(msgs, tools, opts); err != nil {
-			return 0, fmt.Errorf("hint gain: render the prompt: %w", err)
+			return 0, 0, fmt.Errorf("hint gain: render the prompt: %w", err)
 		}
 	}
-	without, err := t.Engine.Score(ctx, engine.ScoreRequest{PromptIDs: t.Engine.Format().Encode(plain), CompletionIDs: answerIDs, Adapter: t.Adapter})
+	without, err := h.score(ctx, plain, answerIDs)
 	if err != nil {
-		return 0, fmt.Errorf("hint gain: score without the feedback: %w", err)
+		return 0, 0, fmt.Errorf("hint gain: score without the feedback: %w", err)
 	}
-	if len(without.Logprobs) != len(answerIDs) {
-		return 0, fmt.Errorf("hint gain: %d logprobs for %d tokens", len(without.Logprobs), len(answerIDs))
+	gain := meanDiff(with, without)
+	if !relevance {
+		return gain, 0, nil
 	}
+	bare, err := withoutQuestion(msgs)
+	if err != nil {
+		return 0, 0, fmt.Errorf("relevance: %w", err)
+	}
+	text, err := t.Prompt(bare, tools, "", feedback)
+	if err != nil {
+		return 0, 0, fmt.Errorf("relevance: %w", err)
+	}
+	alone, err := h.score(ctx, text, answerIDs)
+	if err != nil {
+		return 0, 0, fmt.Errorf("relevance: score the feedback alone: %w", err)
+	}
+	return gain, meanDiff(with, alone), nil
+}
+
+// score is the teacher's logprob of each of answerIDs after prompt.
+func (h *HintGain) score(ctx context.Context, prompt string, answerIDs []int32) ([]float32, error) {
+	t := h.Teacher
+	out, err := t.Engine.Score(ctx, engine.ScoreRequest{PromptIDs: t.Engine.Format().Encode(prompt), CompletionIDs: answerIDs, Adapter: t.Adapter})
+	if err != nil {
+		return nil, err
+	}
+	if len(out.Logprobs) != len(answerIDs) {
+		return nil, fmt.Errorf("%d logprobs for %d tokens", len(out.Logprobs), len(answerIDs))
+	}
+	return out.Logprobs, nil
+}
+
+// meanDiff is the mean of a[i] − b[i] (same lengths, at least one).
+func meanDiff(a, b []float32) float64 {
 	sum := 0.0
-	for i := range answerIDs {
-		sum += float64(with[i]) - float64(without.Logprobs[i])
+	for i := range a {
+		sum += float64(a[i]) - float64(b[i])
 	}
-	return sum / float64(len(answerIDs)), nil
+	return sum / float64(len(a))
+}
+
+// withoutQuestion is msgs with the last user message's text left out (a
+// copy): what the feedback alone asks, in the same conversation.
+func withoutQuestion(msgs []chat.Message) ([]chat.Message, error) {
+	out := slices.Clone(msgs)
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Role == chat.RoleUser {
+			out[i].Content = ""
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("no user message to leave out")
 }

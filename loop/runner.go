@@ -64,6 +64,9 @@ type Config struct {
 	// (the hint gain under the teacher, above TeacherSelectThreshold).
 	TeacherSelect          string
 	TeacherSelectThreshold float64
+	// TeacherSelectRelevance: under SelectGain, only answers the
+	// question makes more likely are picked (judge.HintGain.ScoreRelevant).
+	TeacherSelectRelevance bool
 	// TeacherGainBy is the weights that read the hint gain: GainByBase,
 	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""
 	// is DefaultGainBy.
@@ -150,6 +153,9 @@ type Counters struct {
 	// trained whatever their score (judge.Refuse), lone or among
 	// best-of-N: they repeat the feedback, or are made of its words only.
 	RefusedCopies, RefusedEchoes int
+	// TeacherIrrelevant counts best-of-N answers --teacher-select-relevance
+	// kept from the pick: no likelier after the question than without it.
+	TeacherIrrelevant int
 }
 
 // Runner runs the judge and train loops.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,9 @@ type TeacherSampleSettings struct {
 	// FitShare is the share of the turn's budget an answer must end
 	// within under LengthFit (judge.Share); 0 or 1: all of it.
 	FitShare float64
+	// Relevance keeps, under SelectGain, only answers likelier after the
+	// rated turn's question than without it (judge.HintGain.ScoreRelevant).
+	Relevance bool
 }
 
 // The length rules of --teacher-select-length.
@@ -109,6 +113,10 @@ const DefaultSelectThreshold = 0.0
 // DefaultTeacherSelect: see BENCHMARKS.md, "Best-of-N teacher answers".
 const DefaultTeacherSelect = SelectGain
 
+// DefaultSelectRelevance: see BENCHMARKS.md, "Teacher answers that answer
+// the question".
+const DefaultSelectRelevance = false
+
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample); whatever the number, an answer that repeats the feedback or has fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own beside the feedback's is never kept")
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
@@ -116,6 +124,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
 	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps the best-scored answer that passes the selector and ends within the rated turn's token budget (its request's max_tokens or the server's --max-tokens; for a turn recorded without it, the length of a rated answer cut off at its limit), so the user could have read it whole, and none when no such answer passes; off: the score alone")
 	fs.Float64Var(&s.FitShare, "teacher-fit-share", DefaultFitShare, "with --teacher-select-length fit: the share of the rated turn's token budget a teacher answer must end within (0.75 of a 64-token limit: 48 tokens), a margin so that a student that learns the teacher's length, and spreads around it, is not cut off at the limit; 1: the whole budget")
+	fs.BoolVar(&s.Relevance, "teacher-select-relevance", DefaultSelectRelevance, "with --teacher-select gain: keep only answers the question makes more likely (read by the same weights, the last user message's text left out), so a reply to the feedback itself (\"Sure, I'll answer in French.\") is never trained")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
@@ -283,7 +292,16 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	if gain {
 		g := judge.HintGain{Teacher: r.gainReader(teacher)}
 		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, func(i int) (float64, error) {
-			return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
+			if !r.cfg.TeacherSelectRelevance {
+				return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
+			}
+			gain, rel, err := g.ScoreRelevant(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
+			if err == nil && rel <= 0 {
+				r.count(func(c *Counters) { c.TeacherIrrelevant++ })
+				r.log.Info("a teacher answer is no likelier after the question than without it", "turn", t.ID, "answer", texts[i], "gain", gain, "relevance", rel)
+				return math.Inf(-1), nil
+			}
+			return gain, err
 		})
 	} else {
 		threshold = r.selector.Threshold
@@ -383,6 +401,8 @@ var (
 		"Best-of-N teacher picks that --teacher-select-length fit changed since start (the best-scored answer did not end within the rated turn's token budget: its max_tokens, or the length of a rated answer cut off at its limit), by result: another answer (one that passed the selector did), or none (the turn had no teacher sample).", "result")
 	teacherRefusedDesc = desc("teacher_answers_refused_total",
 		"Teacher answers never trained whatever their score since start (judge.Refuse, a lone answer or one of --teacher-samples), by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
+	teacherIrrelevantDesc = desc("teacher_answers_irrelevant_total",
+		"Best-of-N teacher answers --teacher-select-relevance kept from the pick since start: no likelier after the rated turn's question than with the feedback alone.")
 )
 
 // collectSelections adds the refusals (when the teacher writes answers)
@@ -400,6 +420,9 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherPicked), "picked")
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherNoPick), "none")
+	if r.cfg.TeacherSelectRelevance && r.cfg.TeacherSelect == SelectGain {
+		ch <- prometheus.MustNewConstMetric(teacherIrrelevantDesc, prometheus.CounterValue, float64(k.TeacherIrrelevant))
+	}
 	if r.cfg.TeacherSelectLength == LengthFit {
 		ch <- prometheus.MustNewConstMetric(teacherFitDesc, prometheus.CounterValue, float64(k.TeacherFitOther), "another answer")
 		ch <- prometheus.MustNewConstMetric(teacherFitDesc, prometheus.CounterValue, float64(k.TeacherFitNone), "none")
