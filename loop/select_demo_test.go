@@ -82,3 +82,47 @@ func TestSelectorOnDemoModel(t *testing.T) {
 		}
 	}
 }
+
+// TestRelevanceOnDemoModel: read by the demo model, an answer to the
+// question is likelier after it than with the feedback alone (relevance
+// > 0), and a reply to the feedback itself is not (the French teacher's
+// "Bien sûr, je serai ravi de vous aider.", which gains from the feedback
+// as much as a French answer does), so --teacher-select-relevance keeps
+// the answer and drops the reply.
+func TestRelevanceOnDemoModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo model")
+	}
+	eng, err := native.Open(demotest.GGUF(t), native.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	ctx := context.Background()
+	gain := &judge.HintGain{Teacher: &judge.Teacher{Engine: eng, Adapter: engine.AdapterBase}}
+	french := "Réponds en français, s'il te plaît. Answer in French."
+	for _, c := range []struct {
+		question, feedback, answer string
+		relevant                   bool
+	}{
+		{"What is a library?", french, "Une bibliothèque est un lieu où l'on emprunte et lit des livres.", true},
+		{"What is a library?", french, "Bien sûr, je serai ravi de vous aider.", false},
+		{"What do dogs eat?", french, "Les chiens mangent de la viande, des croquettes et parfois des légumes.", true},
+		{"What do dogs eat?", french, "Bien sûr, je suis prêt à vous répondre en français.", false},
+	} {
+		msgs := []chat.Message{{Role: chat.RoleUser, Content: c.question}}
+		ids := append(eng.Format().Encode(c.answer), eng.Format().StopIDs()[0])
+		g, rel, err := gain.ScoreRelevant(ctx, msgs, nil, "", c.feedback, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		only, err := gain.Score(ctx, msgs, nil, "", c.feedback, ids)
+		if err != nil || only != g {
+			t.Errorf("%q: gain %v alone, %v beside the relevance (%v)", c.answer, only, g, err)
+		}
+		t.Logf("%q after %q: gain %.3f, relevance %.3f", c.answer, c.question, g, rel)
+		if (rel > 0) != c.relevant {
+			t.Errorf("%q after %q: relevance %.3f, want it above 0: %v", c.answer, c.question, rel, c.relevant)
+		}
+	}
+}

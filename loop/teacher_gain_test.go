@@ -5,8 +5,11 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/scripted"
@@ -82,4 +85,79 @@ func TestTeacherGainBy(t *testing.T) {
 			t.Errorf("teacher %q, gain by %q: gain read on %q, want %q", c.teacher, c.by, log.score, want)
 		}
 	}
+}
+
+// TestTeacherSelectRelevance: with --teacher-select-relevance each answer
+// gets a third scoring pass (the feedback alone, the question's text left
+// out), and one no likelier after the question than without it is kept
+// from the pick however much it gains: the scripted engine's logprobs do
+// not depend on the prompt, so every answer's relevance is 0, the turn is
+// dropped by the hint gain, and the answers are counted on /metrics.
+// Without the flag the same answers pass a threshold of −Inf.
+func TestTeacherSelectRelevance(t *testing.T) {
+	ctx := context.Background()
+	for _, relevance := range []bool{false, true} {
+		dir := t.TempDir()
+		f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+		t.Cleanup(func() { f.store.Close() })
+		j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+			EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+		log := &adapterLog{Engine: f.engine}
+		r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: log}, Trainer: f.trainer,
+			Publisher: f.engine, Log: quiet(), Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
+				TeacherTokens: 40, TeacherSamples: selectSamples, TeacherTemperature: 0.7, TeacherSelect: SelectGain,
+				TeacherSelectThreshold: math.Inf(-1), TeacherSelectRelevance: relevance,
+				Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.runner = r
+		turns := critiqueTurns(t, f, 1)
+		if _, err := r.judgeRound(ctx); err != nil {
+			t.Fatal(err)
+		}
+		passes, samples, irrelevant := 2*selectSamples, 1, 0
+		if relevance {
+			passes, samples, irrelevant = 3*selectSamples, 0, selectSamples
+		}
+		if got := len(log.score); got != passes {
+			t.Errorf("relevance %v: %d scoring passes for the selection, want %d", relevance, got, passes)
+		}
+		ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: turns[0].SessionID})
+		if err != nil || len(ss) != samples {
+			t.Errorf("relevance %v: %d samples (%v), want %d", relevance, len(ss), err, samples)
+		}
+		if got, _ := f.turn(t, turns[0].ID); relevance && (got.State != store.Dropped || !strings.Contains(got.DropReason, "by the hint gain")) {
+			t.Errorf("turn state %s (%q), want dropped by the hint gain", got.State, got.DropReason)
+		}
+		if k := r.Counters(); k.TeacherIrrelevant != irrelevant {
+			t.Errorf("relevance %v: %d answers counted irrelevant, want %d", relevance, k.TeacherIrrelevant, irrelevant)
+		}
+		want := float64(irrelevant)
+		if !relevance {
+			want = -1 // not exported
+		}
+		if got := counterValue(t, r, "clawrl_loop_teacher_answers_irrelevant_total"); got != want {
+			t.Errorf("relevance %v: metric %v, want %v", relevance, got, want)
+		}
+	}
+}
+
+// counterValue is r's teacher counter called name (−1 when there is none).
+func counterValue(t *testing.T, r *Runner, name string) float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(r.TeacherCollector()); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return -1
 }
