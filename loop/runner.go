@@ -65,7 +65,8 @@ type Config struct {
 	TeacherSelect          string
 	TeacherSelectThreshold float64
 	// TeacherSelectRelevance: under SelectGain, only answers the
-	// question makes more likely are picked (judge.HintGain.ScoreRelevant).
+	// question makes more likely are picked, ranked by the lesser of
+	// that relevance and the gain (judge.HintGain.ScoreRelevant).
 	TeacherSelectRelevance bool
 	// TeacherGainBy is the weights that read the hint gain: GainByBase,
 	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""

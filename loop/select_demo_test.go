@@ -101,6 +101,7 @@ func TestRelevanceOnDemoModel(t *testing.T) {
 	ctx := context.Background()
 	gain := &judge.HintGain{Teacher: &judge.Teacher{Engine: eng, Adapter: engine.AdapterBase}}
 	french := "Réponds en français, s'il te plaît. Answer in French."
+	var ranks []float64 // min(gain, relevance), --teacher-select-relevance's rank
 	for _, c := range []struct {
 		question, feedback, answer string
 		relevant                   bool
@@ -109,6 +110,7 @@ func TestRelevanceOnDemoModel(t *testing.T) {
 		{"What is a library?", french, "Bien sûr, je serai ravi de vous aider.", false},
 		{"What do dogs eat?", french, "Les chiens mangent de la viande, des croquettes et parfois des légumes.", true},
 		{"What do dogs eat?", french, "Bien sûr, je suis prêt à vous répondre en français.", false},
+		{"What do dogs eat?", french, "Bien sûr, je peux vous parler de ce que mangent les chiens.", true},
 	} {
 		msgs := []chat.Message{{Role: chat.RoleUser, Content: c.question}}
 		ids := append(eng.Format().Encode(c.answer), eng.Format().StopIDs()[0])
@@ -121,8 +123,14 @@ func TestRelevanceOnDemoModel(t *testing.T) {
 			t.Errorf("%q: gain %v alone, %v beside the relevance (%v)", c.answer, only, g, err)
 		}
 		t.Logf("%q after %q: gain %.3f, relevance %.3f", c.answer, c.question, g, rel)
+		ranks = append(ranks, min(g, rel))
 		if (rel > 0) != c.relevant {
 			t.Errorf("%q after %q: relevance %.3f, want it above 0: %v", c.answer, c.question, rel, c.relevant)
 		}
+	}
+	// A reply that names the topic is about the question, but the answer
+	// ranks above it.
+	if ranks[2] <= ranks[4] {
+		t.Errorf("dogs: the answer ranks %.3f, the reply that names the topic %.3f", ranks[2], ranks[4])
 	}
 }

@@ -50,7 +50,8 @@ type TeacherSampleSettings struct {
 	// within under LengthFit (judge.Share); 0 or 1: all of it.
 	FitShare float64
 	// Relevance keeps, under SelectGain, only answers likelier after the
-	// rated turn's question than without it (judge.HintGain.ScoreRelevant).
+	// rated turn's question than without it, and ranks them by the lesser
+	// of that relevance and the gain (judge.HintGain.ScoreRelevant).
 	Relevance bool
 }
 
@@ -124,7 +125,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
 	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps the best-scored answer that passes the selector and ends within the rated turn's token budget (its request's max_tokens or the server's --max-tokens; for a turn recorded without it, the length of a rated answer cut off at its limit), so the user could have read it whole, and none when no such answer passes; off: the score alone")
 	fs.Float64Var(&s.FitShare, "teacher-fit-share", DefaultFitShare, "with --teacher-select-length fit: the share of the rated turn's token budget a teacher answer must end within (0.75 of a 64-token limit: 48 tokens), a margin so that a student that learns the teacher's length, and spreads around it, is not cut off at the limit; 1: the whole budget")
-	fs.BoolVar(&s.Relevance, "teacher-select-relevance", DefaultSelectRelevance, "with --teacher-select gain: keep only answers the question makes more likely (read by the same weights, the last user message's text left out), so a reply to the feedback itself (\"Sure, I'll answer in French.\") is never trained")
+	fs.BoolVar(&s.Relevance, "teacher-select-relevance", DefaultSelectRelevance, "with --teacher-select gain: keep only answers the question makes more likely (read by the same weights, the last user message's text left out) and rank them by the lesser of that relevance and the gain, so a reply to the feedback itself (\"Sure, I'll answer in French.\") is never trained")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
@@ -295,13 +296,22 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			if !r.cfg.TeacherSelectRelevance {
 				return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
 			}
+			// An answer must owe its words to both the question and the
+			// feedback: one no likelier after the question is never
+			// picked, and the others rank by the lesser of the two, so a
+			// reply to the feedback that names the topic ("Bien sûr, je
+			// peux vous parler des arbres.") loses to an answer.
 			gain, rel, err := g.ScoreRelevant(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
-			if err == nil && rel <= 0 {
+			if err != nil {
+				return 0, err
+			}
+			if rel <= 0 {
 				r.count(func(c *Counters) { c.TeacherIrrelevant++ })
 				r.log.Info("a teacher answer is no likelier after the question than without it", "turn", t.ID, "answer", texts[i], "gain", gain, "relevance", rel)
 				return math.Inf(-1), nil
 			}
-			return gain, err
+			r.log.Debug("a teacher answer's gain and relevance", "turn", t.ID, "answer", texts[i], "gain", gain, "relevance", rel)
+			return min(gain, rel), nil
 		})
 	} else {
 		threshold = r.selector.Threshold
