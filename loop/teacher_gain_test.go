@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/scripted"
@@ -140,6 +141,27 @@ func TestTeacherSelectRelevance(t *testing.T) {
 		if got := counterValue(t, r, "clawrl_loop_teacher_answers_irrelevant_total"); got != want {
 			t.Errorf("relevance %v: metric %v, want %v", relevance, got, want)
 		}
+	}
+}
+
+// TestTeacherSelectRelevanceFlag: the flag is off by default, parsed on,
+// and refused beside the judge selector, which reads answers otherwise.
+func TestTeacherSelectRelevanceFlag(t *testing.T) {
+	var s TeacherSampleSettings
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	s.addFlags(fs)
+	if s.Relevance != DefaultSelectRelevance {
+		t.Errorf("default %v, want %v", s.Relevance, DefaultSelectRelevance)
+	}
+	if err := fs.Parse([]string{"--teacher-select-relevance", "--teacher-samples=4"}); err != nil || !s.Relevance {
+		t.Fatalf("parsed %v (%v)", s.Relevance, err)
+	}
+	if err := s.check("teacher"); err != nil {
+		t.Errorf("with gain: %v", err)
+	}
+	s.Select = SelectJudge
+	if err := s.check("teacher"); err == nil {
+		t.Error("with --teacher-select judge: no error")
 	}
 }
 

@@ -140,6 +140,8 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 		return fmt.Errorf("--teacher-temperature %g: want ≥ 0", s.Temperature)
 	case s.Select != "" && s.Select != SelectJudge && s.Select != SelectGain:
 		return fmt.Errorf("--teacher-select %q: want judge or gain", s.Select)
+	case s.Relevance && s.Select == SelectJudge:
+		return fmt.Errorf("--teacher-select-relevance reads answers as the hint gain does: it needs --teacher-select gain, not judge")
 	}
 	switch s.Length {
 	case "", LengthOff, LengthFit:
