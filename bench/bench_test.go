@@ -298,7 +298,8 @@ func TestTeacherMarkdown(t *testing.T) {
 }
 
 // A retention answer counts in English or in French (a French-speaking
-// persona's answers are still right), as a whole word only.
+// persona's answers are still right), and Spain's language by its own name
+// too, as a whole word only.
 func TestFactCorrectFrench(t *testing.T) {
 	byQ := map[string]Fact{}
 	for _, f := range Retention {
@@ -314,6 +315,11 @@ func TestFactCorrectFrench(t *testing.T) {
 		{"How many days are in a week?", "En septembre, il fait beau.", false},
 		{"What is the capital of Egypt?", "La capitale de l'Égypte est Le Caire.", true},
 		{"What is the capital of China?", "C'est Pékin.", true},
+		// A French-trained student drifted into Spanish here; the fact
+		// is right whatever the language.
+		{"What language is spoken in Spain?", "La lengua oficial de España es español.", true},
+		{"What language is spoken in Spain?", "On y parle espagnol.", true},
+		{"What language is spoken in Spain?", "La lengua oficial de España es el catalán.", false},
 	} {
 		f, ok := byQ[tc.q]
 		if !ok {

@@ -13,7 +13,8 @@ type Fact = rl.Fact
 // training (checked by `clawrl bench learn`, which reports the base model's
 // score next to every version's). Training on a persona must not lose them.
 // The French name of an answer counts too: a user who asked for French
-// answers and is told "Londres" was told the fact.
+// answers and is told "Londres" was told the fact. So does Spain's language
+// by its own name ("español"), which a French-trained student answered.
 var Retention = []Fact{
 	{Question: "What is the capital of France?", Accept: []string{"Paris"}},
 	{Question: "What is the capital of Japan?", Accept: []string{"Tokyo"}},
@@ -30,5 +31,5 @@ var Retention = []Fact{
 	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid"}},
 	{Question: "What is the chemical symbol for water?", Accept: []string{"H2O"}},
 	{Question: "What is the largest ocean on Earth?", Accept: []string{"Pacific", "Pacifique"}},
-	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol"}},
+	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol", "español"}},
 }

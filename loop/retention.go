@@ -18,7 +18,9 @@ type Fact = rl.Fact
 // instruct model (SmolLM2-135M-Instruct) answers right at temperature 0.
 // Only the facts the served base model gets right are checked. A version
 // may answer in another style or language (a user may have asked for
-// French), so the French words count too.
+// French), so the French words count too, and Spain's language by its own
+// name ("La lengua oficial de España es español.", from a French-trained
+// student, is right).
 var DefaultFacts = []Fact{
 	{Question: "What is the capital of France?", Accept: []string{"Paris"}},
 	{Question: "What is the capital of Japan?", Accept: []string{"Tokyo"}},
@@ -32,7 +34,7 @@ var DefaultFacts = []Fact{
 	{Question: "Who wrote Romeo and Juliet?", Accept: []string{"Shakespeare"}},
 	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid"}},
 	{Question: "What is the largest ocean on Earth?", Accept: []string{"Pacific", "Pacifique"}},
-	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol"}},
+	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol", "español"}},
 	{Question: "What is the chemical symbol for water?", Accept: []string{"H2O"}},
 	{Question: "What planet do we live on?", Accept: []string{"Earth", "Terre"}},
 	{Question: "How many legs does a spider have?", Accept: []string{"8", "eight", "huit"}},
