@@ -42,10 +42,9 @@ func (h *HintGain) Score(ctx context.Context, msgs []chat.Message, tools []chat.
 // vous aider." instead of answering, and that gains most, French words
 // without the question's content. Such a reply is as likely without the
 // question as with it (relevance ≤ 0); an answer is likelier after the
-// question it answers. A student trained on such replies learns to reply
-// to nothing, and answers "I'm sorry, but I can't assist with that." to
-// a retention fact (BENCHMARKS.md, "Teacher answers that answer the
-// question").
+// question it answers. Such replies were a third of the teacher answers
+// the french persona's runs trained (BENCHMARKS.md, "Teacher answers that
+// answer the question": fewer with the relevance, no more learned).
 func (h *HintGain) ScoreRelevant(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32) (gain, relevance float64, err error) {
 	return h.read(ctx, msgs, tools, promptText, feedback, answerIDs, true)
 }
