@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/clawrl/clawrl/api"
 	"github.com/clawrl/clawrl/chat"
@@ -114,9 +115,8 @@ func metric(t *testing.T, r *Runner, result string) float64 {
 	return metricLabel(t, r, "result", result)
 }
 
-// metricLabel is the value of r's teacher counter whose label is
-// name=value (−1 when none is).
-func metricLabel(t *testing.T, r *Runner, name, value string) float64 {
+// teacherMetrics gathers r's teacher counters.
+func teacherMetrics(t *testing.T, r *Runner) []*dto.MetricFamily {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(r.TeacherCollector()); err != nil {
@@ -126,7 +126,14 @@ func metricLabel(t *testing.T, r *Runner, name, value string) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mf := range mfs {
+	return mfs
+}
+
+// metricLabel is the value of r's teacher counter whose label is
+// name=value (−1 when none is).
+func metricLabel(t *testing.T, r *Runner, name, value string) float64 {
+	t.Helper()
+	for _, mf := range teacherMetrics(t, r) {
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == name && l.GetValue() == value {

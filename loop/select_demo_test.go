@@ -13,6 +13,21 @@ import (
 	"github.com/clawrl/clawrl/modelref/demotest"
 )
 
+// demoEngine is the demo model on the native engine, closed at the end of
+// the test; skipped under -short.
+func demoEngine(t *testing.T) *native.Engine {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the demo model")
+	}
+	eng, err := native.Open(demotest.GGUF(t), native.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return eng
+}
+
 // TestSelectorOnDemoModel: the answer selector on the demo model
 // (SmolLM2-135M-Instruct), as the loop's local judge (the engine's base
 // weights, one prefill) and as a --judge-url judge (the same model behind
@@ -21,14 +36,7 @@ import (
 // (judge.HintGain) pick the answer that does what the feedback asks in the
 // cases this small model tells apart.
 func TestSelectorOnDemoModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the demo model")
-	}
-	eng, err := native.Open(demotest.GGUF(t), native.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := demoEngine(t)
 	local := &judge.Selector{Scorer: &judge.EngineBackend{Engine: eng}, Threshold: math.Inf(-1)}
 	remote := &judge.Selector{Scorer: judge.HTTPScorer{HTTPBackend: &judge.HTTPBackend{URL: teacherServer(t, eng), Model: "demo"}},
 		Threshold: math.Inf(-1)}
@@ -90,14 +98,7 @@ func TestSelectorOnDemoModel(t *testing.T) {
 // as much as a French answer does), so --teacher-select-relevance keeps
 // the answer and drops the reply.
 func TestRelevanceOnDemoModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the demo model")
-	}
-	eng, err := native.Open(demotest.GGUF(t), native.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := demoEngine(t)
 	ctx := context.Background()
 	gain := &judge.HintGain{Teacher: &judge.Teacher{Engine: eng, Adapter: engine.AdapterBase}}
 	french := "Réponds en français, s'il te plaît. Answer in French."

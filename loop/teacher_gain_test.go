@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/clawrl/clawrl/engine"
@@ -42,6 +41,30 @@ func (a *adapterLog) Score(ctx context.Context, req engine.ScoreRequest) (engine
 	return a.Engine.Score(ctx, req)
 }
 
+// gainFixture is a loop whose teacher (adapter teacher, its passes
+// logged) writes selectSamples answers per turn, picked by the hint gain
+// at a threshold of −Inf; set adjusts the config.
+func gainFixture(t *testing.T, teacher string, set func(*Config)) (*fixture, *adapterLog) {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+	t.Cleanup(func() { f.store.Close() })
+	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+	log := &adapterLog{Engine: f.engine}
+	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
+		TeacherTokens: 40, TeacherSamples: selectSamples, TeacherTemperature: 0.7, TeacherSelect: SelectGain,
+		TeacherSelectThreshold: math.Inf(-1), Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}
+	set(&cfg)
+	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: log, Adapter: teacher}, Trainer: f.trainer,
+		Publisher: f.engine, Log: quiet(), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runner = r
+	return f, log
+}
+
 // TestTeacherGainBy: --teacher-select-gain-by picks the weights that read
 // the hint gain (its two scoring passes per answer) whatever the OPD
 // teacher is; the answers are still written by the teacher's own weights.
@@ -56,21 +79,8 @@ func TestTeacherGainBy(t *testing.T) {
 		{engine.AdapterBase, GainByPolicy, engine.AdapterCurrent},
 		{engine.AdapterCurrent, "", map[string]string{GainByTeacher: engine.AdapterCurrent, GainByBase: engine.AdapterBase, GainByPolicy: engine.AdapterCurrent}[DefaultGainBy]},
 	} {
-		dir := t.TempDir()
-		f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
-		t.Cleanup(func() { f.store.Close() })
-		j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-			EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-		log := &adapterLog{Engine: f.engine}
-		r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: log, Adapter: c.teacher}, Trainer: f.trainer,
-			Publisher: f.engine, Log: quiet(), Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
-				TeacherTokens: 40, TeacherSamples: selectSamples, TeacherTemperature: 0.7, TeacherSelect: SelectGain,
-				TeacherSelectThreshold: math.Inf(-1), TeacherGainBy: c.by,
-				Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.runner = r
+		f, log := gainFixture(t, c.teacher, func(c2 *Config) { c2.TeacherGainBy = c.by })
+		r := f.runner
 		turns := critiqueTurns(t, f, 1)
 		if _, err := r.judgeRound(ctx); err != nil {
 			t.Fatal(err)
@@ -98,21 +108,8 @@ func TestTeacherGainBy(t *testing.T) {
 func TestTeacherSelectRelevance(t *testing.T) {
 	ctx := context.Background()
 	for _, relevance := range []bool{false, true} {
-		dir := t.TempDir()
-		f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
-		t.Cleanup(func() { f.store.Close() })
-		j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-			EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-		log := &adapterLog{Engine: f.engine}
-		r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: log}, Trainer: f.trainer,
-			Publisher: f.engine, Log: quiet(), Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
-				TeacherTokens: 40, TeacherSamples: selectSamples, TeacherTemperature: 0.7, TeacherSelect: SelectGain,
-				TeacherSelectThreshold: math.Inf(-1), TeacherSelectRelevance: relevance,
-				Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.runner = r
+		f, log := gainFixture(t, "", func(c *Config) { c.TeacherSelectRelevance = relevance })
+		r := f.runner
 		turns := critiqueTurns(t, f, 1)
 		if _, err := r.judgeRound(ctx); err != nil {
 			t.Fatal(err)
@@ -168,15 +165,7 @@ func TestTeacherSelectRelevanceFlag(t *testing.T) {
 // counterValue is r's teacher counter called name (−1 when there is none).
 func counterValue(t *testing.T, r *Runner, name string) float64 {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(r.TeacherCollector()); err != nil {
-		t.Fatal(err)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
+	for _, mf := range teacherMetrics(t, r) {
 		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
 			return mf.GetMetric()[0].GetCounter().GetValue()
 		}
