@@ -3,6 +3,7 @@ package judge
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/clawrl/clawrl/chat"
@@ -47,6 +48,19 @@ func (h *HintGain) Score(ctx context.Context, msgs []chat.Message, tools []chat.
 // answer the question": fewer with the relevance, no more learned).
 func (h *HintGain) ScoreRelevant(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32) (gain, relevance float64, err error) {
 	return h.read(ctx, msgs, tools, promptText, feedback, answerIDs, true)
+}
+
+// RelevantRank is an answer's rank under --teacher-select-relevance from
+// its ScoreRelevant reading: −Inf (never picked) when the question does
+// not make it likelier, else the lesser of gain and relevance, so an
+// answer must owe its words to both the question and the feedback and a
+// reply that only names the topic ("Bien sûr, je peux vous parler des
+// arbres.") loses to an answer.
+func RelevantRank(gain, relevance float64) float64 {
+	if relevance <= 0 {
+		return math.Inf(-1)
+	}
+	return min(gain, relevance)
 }
 
 func (h *HintGain) read(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32, relevance bool) (float64, float64, error) {

@@ -102,7 +102,7 @@ func TestRelevanceOnDemoModel(t *testing.T) {
 	ctx := context.Background()
 	gain := &judge.HintGain{Teacher: &judge.Teacher{Engine: eng, Adapter: engine.AdapterBase}}
 	french := "Réponds en français, s'il te plaît. Answer in French."
-	var ranks []float64 // min(gain, relevance), --teacher-select-relevance's rank
+	var ranks []float64 // --teacher-select-relevance's rank (judge.RelevantRank)
 	for _, c := range []struct {
 		question, feedback, answer string
 		relevant                   bool
@@ -124,7 +124,7 @@ func TestRelevanceOnDemoModel(t *testing.T) {
 			t.Errorf("%q: gain %v alone, %v beside the relevance (%v)", c.answer, only, g, err)
 		}
 		t.Logf("%q after %q: gain %.3f, relevance %.3f", c.answer, c.question, g, rel)
-		ranks = append(ranks, min(g, rel))
+		ranks = append(ranks, judge.RelevantRank(g, rel))
 		if (rel > 0) != c.relevant {
 			t.Errorf("%q after %q: relevance %.3f, want it above 0: %v", c.answer, c.question, rel, c.relevant)
 		}

@@ -298,22 +298,18 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			if !r.cfg.TeacherSelectRelevance {
 				return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
 			}
-			// An answer must owe its words to both the question and the
-			// feedback: one no likelier after the question is never
-			// picked, and the others rank by the lesser of the two, so a
-			// reply to the feedback that names the topic ("Bien sûr, je
-			// peux vous parler des arbres.") loses to an answer.
 			gain, rel, err := g.ScoreRelevant(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
 			if err != nil {
 				return 0, err
 			}
-			if rel <= 0 {
+			rank := judge.RelevantRank(gain, rel)
+			if math.IsInf(rank, -1) {
 				r.count(func(c *Counters) { c.TeacherIrrelevant++ })
 				r.log.Info("a teacher answer is no likelier after the question than without it", "turn", t.ID, "answer", texts[i], "gain", gain, "relevance", rel)
-				return math.Inf(-1), nil
+			} else {
+				r.log.Debug("a teacher answer's gain and relevance", "turn", t.ID, "answer", texts[i], "gain", gain, "relevance", rel)
 			}
-			r.log.Debug("a teacher answer's gain and relevance", "turn", t.ID, "answer", texts[i], "gain", gain, "relevance", rel)
-			return min(gain, rel), nil
+			return rank, nil
 		})
 	} else {
 		threshold = r.selector.Threshold
