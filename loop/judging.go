@@ -202,7 +202,9 @@ func (r *Runner) revise(ctx context.Context, j store.Judgment) error {
 // samples and leaves the rest to the next round: the judge loop then
 // judges turns rated meanwhile and builds their plain samples between
 // teacher builds, instead of after the whole backlog of disliked turns
-// (BENCHMARKS.md, "The hint gain read by the base weights"). It returns
+// (BENCHMARKS.md, "The hint gain read by the base weights"). todo comes
+// newest first (store.Learning.JudgedToSample), so the teacher's work
+// goes to the turns the served policy wrote last. It returns
 // how many samples it built and how many teacher samples it left; only a
 // cancelled context is an error.
 func (r *Runner) buildSamples(ctx context.Context, todo []store.Judgment, teacherLimit int) (built, left int, err error) {
@@ -260,6 +262,10 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 	if !d.Keep {
 		// The method changed since the judgment: drop with the new reason.
 		r.drop(ctx, t.ID, d.Reason)
+		return false, nil
+	}
+	if r.scheduler != nil && r.scheduler.RefuseStale(ctx, t.ID, t.PolicyVersion) {
+		// No step would take it: spend no teacher work on it.
 		return false, nil
 	}
 	smp := store.Sample{TurnID: t.ID, SessionID: t.SessionID, Method: string(r.cfg.Method), Why: d.Reason, PolicyVersion: t.PolicyVersion}

@@ -179,6 +179,9 @@ type Learning interface {
 
 	// JudgedToSample returns judgments of turns still judged whose judgment
 	// says Keep: the sample is not built yet (teacher pending, or a crash).
+	// The newest come first: a teacher slower than the ratings then works
+	// on the turns the served policy wrote last, and the older ones go
+	// stale (rl.Scheduler.RefuseStale) instead of being taught first.
 	JudgedToSample(ctx context.Context, limit int) ([]Judgment, error)
 
 	// AddSample stores s and moves its turn judged → ready in one

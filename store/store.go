@@ -180,6 +180,7 @@ type TurnFilter struct {
 	Since     time.Time // CreatedAt at or after
 	AfterID   int64     // keyset pagination: only turns with Seq > AfterID, in Seq order
 	Limit     int       // 0: no limit
+	Newest    bool      // the newest turns first (Seq descending); not with AfterID
 }
 
 // Stats is a summary for `clawrl status` and /metrics.

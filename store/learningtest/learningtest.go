@@ -151,6 +151,15 @@ func testSample(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 	}
+	// Both judged, no sample yet: the newest come first (the teacher's
+	// work goes to what the served policy wrote last); a limit keeps them.
+	todo, err := s.JudgedToSample(ctx, 0)
+	if err != nil || len(todo) != 2 || todo[0].TurnID != turns[1].ID || todo[1].TurnID != turns[0].ID {
+		t.Errorf("JudgedToSample = %+v, %v; want the second turn first", todo, err)
+	}
+	if todo, err := s.JudgedToSample(ctx, 1); err != nil || len(todo) != 1 || todo[0].TurnID != turns[1].ID {
+		t.Errorf("JudgedToSample(limit 1) = %+v, %v; want the second turn", todo, err)
+	}
 	smp := store.Sample{TurnID: turns[1].ID, SessionID: turns[1].SessionID, Method: "combine", UseRL: true, Reward: 1,
 		TeacherLogprobs: []float32{-1, -2, -3}, TeacherAdapter: "", TeacherVersion: 2, Why: "score +1"}
 	if err := s.AddSample(ctx, smp); err != nil {
@@ -171,7 +180,7 @@ func testSample(t *testing.T, open Opener) {
 	if !reflect.DeepEqual(ts[0].ResponseIDs, turns[1].ResponseIDs) || !reflect.DeepEqual(ts[0].BehaviourLogprobs, turns[1].BehaviourLogprobs) {
 		t.Errorf("ready turn lost its tokens: %+v", ts[0])
 	}
-	todo, _ := s.JudgedToSample(ctx, 0)
+	todo, _ = s.JudgedToSample(ctx, 0)
 	if len(todo) != 1 || todo[0].TurnID != turns[0].ID {
 		t.Errorf("JudgedToSample after one sample: %+v", todo)
 	}

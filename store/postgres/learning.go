@@ -156,7 +156,7 @@ func (s *Store) ReviseJudgment(ctx context.Context, j store.Judgment, useRL bool
 
 // JudgedToSample implements store.Learning.
 func (s *Store) JudgedToSample(ctx context.Context, limit int) ([]store.Judgment, error) {
-	where, args := turnWhere(store.TurnFilter{States: []store.TurnState{store.Judged}, Limit: limit}, "j.keep")
+	where, args := turnWhere(store.TurnFilter{States: []store.TurnState{store.Judged}, Limit: limit, Newest: true}, "j.keep")
 	return queryAll(ctx, s, "judged turns to sample",
 		`SELECT `+judgmentColumns+` FROM judgments j JOIN turns t ON t.id = j.turn_id`+where, args, scanJudgment)
 }

@@ -398,6 +398,9 @@ func turnWhere(f store.TurnFilter, extra ...string) (string, []any) {
 		q = " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY t.seq"
+	if f.Newest {
+		q += " DESC"
+	}
 	if f.Limit > 0 {
 		q += " LIMIT " + arg(f.Limit)
 	}

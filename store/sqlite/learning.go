@@ -139,6 +139,9 @@ func turnWhere(f store.TurnFilter) (string, []any) {
 		q = " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY t.seq"
+	if f.Newest {
+		q += " DESC"
+	}
 	if f.Limit > 0 {
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
@@ -234,7 +237,7 @@ func (s *Store) ReviseJudgment(ctx context.Context, j store.Judgment, useRL bool
 
 // JudgedToSample implements store.Learning.
 func (s *Store) JudgedToSample(ctx context.Context, limit int) ([]store.Judgment, error) {
-	where, args := turnWhere(store.TurnFilter{States: []store.TurnState{store.Judged}, Limit: limit})
+	where, args := turnWhere(store.TurnFilter{States: []store.TurnState{store.Judged}, Limit: limit, Newest: true})
 	where = strings.Replace(where, " WHERE ", " WHERE j.keep = 1 AND ", 1)
 	return queryAll(ctx, s.reader, "judged turns to sample",
 		`SELECT `+judgmentColumns+` FROM judgments j JOIN turns t ON t.id = j.turn_id`+where, args, scanJudgment)
