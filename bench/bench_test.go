@@ -476,3 +476,43 @@ func TestAwaitVersionTopsUpPastUnjudgedTurns(t *testing.T) {
 		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 after one top-up of 8", v, rejected, err, topUps, sent)
 	}
 }
+
+// TestAwaitVersionWaitsForTheTeacher: every rated turn is judged and half
+// the step's samples are built, but the teacher is still writing the
+// other half (clawrl_loop_samples_pending): the user waits for the step
+// instead of talking on, however long the teacher takes between samples.
+// Before, a teacher slower than five polls a sample drew a top-up each
+// time (64 rated turns a round in the 8 × 16 protocol, not 16).
+func TestAwaitVersionWaitsForTheTeacher(t *testing.T) {
+	defer func(p time.Duration) { pollEvery = p }(pollEvery)
+	pollEvery = time.Millisecond
+	var mu sync.Mutex
+	polls, version := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.URL.Path {
+		case "/healthz":
+			fmt.Fprintf(w, `{"status":"ok","policy_version":%d}`, version)
+		case "/metrics":
+			polls++
+			built, pending := 8, 8
+			if polls > 40 { // the teacher's eight samples, all at once after 40 polls
+				built, pending, version = 16, 0, 1
+			}
+			fmt.Fprintf(w, "clawrl_loop_judged_total{score=\"-1\"} 16\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\nclawrl_loop_samples_pending %d\n", built, pending)
+		}
+	}))
+	defer srv.Close()
+	sent, topUps := 16, 0
+	send := func(n int) error {
+		topUps++
+		sent += n
+		return nil
+	}
+	cfg := Config{PerVersion: 16, VersionTimeout: time.Minute}
+	v, rejected, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, 0, &sent, send)
+	if err != nil || v != 1 || rejected || topUps != 0 || sent != 16 {
+		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 and no top-up", v, rejected, err, topUps, sent)
+	}
+}

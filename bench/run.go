@@ -361,7 +361,9 @@ const stuckPolls = 60
 // reports rejected and the version still served). A user
 // keeps talking when the loop has judged every rated turn yet holds fewer
 // samples than a step takes (OPD keeps only turns with a hint, so satisfied
-// turns build none): then it sends PerVersion/2 more rated turns, at most
+// turns build none), counting those the teacher is still writing (a slow
+// teacher is not a lack of turns: topped up for it, the 8 × 16 protocol
+// rated 64 turns a round, not 16): then it sends PerVersion/2 more rated turns, at most
 // maxTopUps times. It gives up VersionTimeout after the last rated turn and
 // returns before.
 func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, steps int, sent *int, send func(int) error) (int64, bool, error) {
@@ -405,7 +407,7 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, ste
 		// the servers' --session-idle on a loaded machine) expires. So
 		// after a minute with neither judgments nor samples moving, the
 		// loop counts as short whatever it has judged.
-		if m.SamplesBuilt-m.SamplesTrained < cfg.PerVersion && m.SamplesBuilt == lastBuilt && m.Judged == lastJudged {
+		if m.SamplesBuilt-m.SamplesTrained+m.SamplesPending < cfg.PerVersion && m.SamplesBuilt == lastBuilt && m.Judged == lastJudged {
 			idle++
 		} else {
 			idle = 0

@@ -38,6 +38,7 @@ var (
 	lastDesc         = desc("last_step", "Numbers of the last recorded version's trainer step.", "metric")
 	stepScaleDesc    = desc("version_step_scale", "Fraction of its trainer step the last recorded version holds: 1, or 1/2, 1/4… when the retention gate backtracked (0: not gated).")
 	readyDesc        = desc("samples_ready", "Samples waiting for the trainer.")
+	pendingDesc      = desc("samples_pending", "Judged turns kept for training whose sample is not built yet (mostly the teacher's work waiting).")
 	trainedDesc      = desc("samples_trained", "Samples trained, all time.")
 	droppedByDesc    = desc("turns_dropped", "Dropped turns by reason, all time.", "reason")
 	servingDesc      = desc("serving_active", "Serving generations running now (training yields to them).")
@@ -46,7 +47,7 @@ var (
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{judgedDesc, hintsDesc, samplesDesc, droppedNowDesc, revisedDesc, roundErrDesc, stepsDesc,
-		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, stepScaleDesc, readyDesc, trainedDesc,
+		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, stepScaleDesc, readyDesc, pendingDesc, trainedDesc,
 		droppedByDesc, servingDesc, learningErrsDesc} {
 		ch <- d
 	}
@@ -90,6 +91,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(learningErrsDesc, 0)
 	gauge(readyDesc, float64(st.SamplesReady))
+	gauge(pendingDesc, float64(st.SamplesPending))
 	gauge(trainedDesc, float64(st.Trained))
 	for reason, n := range st.DroppedBy {
 		gauge(droppedByDesc, float64(n), reason)

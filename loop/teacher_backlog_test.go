@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/scripted"
@@ -119,6 +121,22 @@ func TestPlainSamplesDoNotWaitForTheTeacher(t *testing.T) {
 	left, err := f.store.JudgedToSample(ctx, 0)
 	if err != nil || len(left) != 1 || left[0].TurnID != turns[0].ID {
 		t.Fatalf("left for the next round: %+v %v; want the first disliked turn", left, err)
+	}
+	// /metrics says one sample is pending (the bench waits for it).
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(r.Collector())
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := -1.0
+	for _, mf := range mfs {
+		if mf.GetName() == "clawrl_loop_samples_pending" && len(mf.GetMetric()) == 1 {
+			pending = mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	if pending != 1 {
+		t.Errorf("clawrl_loop_samples_pending = %v, want 1", pending)
 	}
 
 	// The next round (release is closed: the pass goes through) builds it.

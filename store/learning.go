@@ -147,11 +147,14 @@ type LearningStats struct {
 	Judgments     int
 	HintsAccepted int
 	SamplesReady  int
-	SamplesTotal  int
-	Trained       int
-	DroppedBy     map[string]int // drop reason → turns
-	Versions      int
-	Latest        *Version
+	// SamplesPending counts judged turns kept for training whose sample is
+	// not built yet: mostly the teacher's work waiting.
+	SamplesPending int
+	SamplesTotal   int
+	Trained        int
+	DroppedBy      map[string]int // drop reason → turns
+	Versions       int
+	Latest         *Version
 }
 
 // Learning is the learning loop's part of the Store.

@@ -93,7 +93,7 @@ func LearningReport(ctx context.Context, src interface {
 		return nil, err
 	}
 	rep := map[string]any{
-		"judgments": st.Judgments, "hints_accepted": st.HintsAccepted, "samples_ready": st.SamplesReady,
+		"judgments": st.Judgments, "hints_accepted": st.HintsAccepted, "samples_ready": st.SamplesReady, "samples_pending": st.SamplesPending,
 		"samples_total": st.SamplesTotal, "samples_trained": st.Trained, "versions": st.Versions,
 	}
 	if len(st.DroppedBy) > 0 {

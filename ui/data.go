@@ -351,7 +351,7 @@ func (h *Handler) learning(w http.ResponseWriter, r *http.Request) {
 		"model": h.cfg.Model, "policy_version": st.PolicyVersion, "latest_version": latest,
 		"queues": map[string]any{"awaiting_judge": st.AwaitingJudge, "awaiting_trainer": st.AwaitingTrainer,
 			"by_state": st.TurnsByState, "by_type": st.TurnsByType, "sessions": st.Sessions, "turns": st.Turns},
-		"learning": map[string]any{"judgments": ls.Judgments, "hints_accepted": ls.HintsAccepted, "samples_ready": ls.SamplesReady,
+		"learning": map[string]any{"judgments": ls.Judgments, "hints_accepted": ls.HintsAccepted, "samples_ready": ls.SamplesReady, "samples_pending": ls.SamplesPending,
 			"samples_total": ls.SamplesTotal, "trained": ls.Trained, "dropped_by": ls.DroppedBy, "versions": ls.Versions},
 		"activity": activity, "versions": vs, "bench": bench, "bench_dir": h.cfg.BenchDir,
 	}

@@ -160,6 +160,9 @@ func testSample(t *testing.T, open Opener) {
 	if todo, err := s.JudgedToSample(ctx, 1); err != nil || len(todo) != 1 || todo[0].TurnID != turns[1].ID {
 		t.Errorf("JudgedToSample(limit 1) = %+v, %v; want the second turn", todo, err)
 	}
+	if st, err := s.LearningStats(ctx); err != nil || st.SamplesPending != 2 || st.SamplesReady != 0 {
+		t.Errorf("stats before any sample: pending %d, ready %d, %v; want 2, 0", st.SamplesPending, st.SamplesReady, err)
+	}
 	smp := store.Sample{TurnID: turns[1].ID, SessionID: turns[1].SessionID, Method: "combine", UseRL: true, Reward: 1,
 		TeacherLogprobs: []float32{-1, -2, -3}, TeacherAdapter: "", TeacherVersion: 2, Why: "score +1"}
 	if err := s.AddSample(ctx, smp); err != nil {
@@ -183,6 +186,9 @@ func testSample(t *testing.T, open Opener) {
 	todo, _ = s.JudgedToSample(ctx, 0)
 	if len(todo) != 1 || todo[0].TurnID != turns[0].ID {
 		t.Errorf("JudgedToSample after one sample: %+v", todo)
+	}
+	if st, err := s.LearningStats(ctx); err != nil || st.SamplesPending != 1 || st.SamplesReady != 1 {
+		t.Errorf("stats after one sample: pending %d, ready %d, %v; want 1, 1", st.SamplesPending, st.SamplesReady, err)
 	}
 	if got.TeacherResponseIDs != nil {
 		t.Errorf("sample without a teacher response read back %v", got.TeacherResponseIDs)

@@ -483,6 +483,10 @@ func (s *Store) LearningStats(ctx context.Context) (store.LearningStats, error) 
 		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM turns WHERE state = 'ready'`).Scan(&st.SamplesReady); err != nil {
 			return fmt.Errorf("ready: %w", err)
 		}
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM turns t JOIN judgments j ON j.turn_id = t.id
+			WHERE t.state = 'judged' AND j.keep`).Scan(&st.SamplesPending); err != nil {
+			return fmt.Errorf("pending: %w", err)
+		}
 		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM versions`).Scan(&st.Versions); err != nil {
 			return fmt.Errorf("versions: %w", err)
 		}

@@ -573,6 +573,10 @@ func (s *Store) LearningStats(ctx context.Context) (store.LearningStats, error) 
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM turns WHERE state = 'ready'`).Scan(&st.SamplesReady); err != nil {
 		return st, fmt.Errorf("learning stats: ready: %w", err)
 	}
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM turns t JOIN judgments j ON j.turn_id = t.id
+		WHERE t.state = 'judged' AND j.keep = 1`).Scan(&st.SamplesPending); err != nil {
+		return st, fmt.Errorf("learning stats: pending: %w", err)
+	}
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM versions`).Scan(&st.Versions); err != nil {
 		return st, fmt.Errorf("learning stats: versions: %w", err)
 	}
