@@ -438,6 +438,21 @@ func TestVerdictMarkdown(t *testing.T) {
 	}
 }
 
+// fakeLoop is a clawrl server as awaitVersion polls it: /healthz reports
+// *version and /metrics what metrics returns, each under mu.
+func fakeLoop(mu *sync.Mutex, version *int, metrics func() string) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.URL.Path {
+		case "/healthz":
+			fmt.Fprintf(w, `{"status":"ok","policy_version":%d}`, *version)
+		case "/metrics":
+			fmt.Fprint(w, metrics())
+		}
+	}))
+}
+
 // TestAwaitVersionTopsUpPastUnjudgedTurns: a round whose turns are not all
 // judged (one expired before the user's next message came) and whose loop
 // holds too few samples for a step gets more turns once nothing has moved
@@ -447,16 +462,9 @@ func TestAwaitVersionTopsUpPastUnjudgedTurns(t *testing.T) {
 	pollEvery = time.Millisecond
 	var mu sync.Mutex
 	judged, built, version := 15, 15, 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch r.URL.Path {
-		case "/healthz":
-			fmt.Fprintf(w, `{"status":"ok","policy_version":%d}`, version)
-		case "/metrics":
-			fmt.Fprintf(w, "clawrl_loop_judged_total{score=\"-1\"} %d\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\n", judged, built)
-		}
-	}))
+	srv := fakeLoop(&mu, &version, func() string {
+		return fmt.Sprintf("clawrl_loop_judged_total{score=\"-1\"} %d\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\n", judged, built)
+	})
 	defer srv.Close()
 	sent, topUps := 16, 0
 	send := func(n int) error {
@@ -488,21 +496,14 @@ func TestAwaitVersionWaitsForTheTeacher(t *testing.T) {
 	pollEvery = time.Millisecond
 	var mu sync.Mutex
 	polls, version := 0, 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch r.URL.Path {
-		case "/healthz":
-			fmt.Fprintf(w, `{"status":"ok","policy_version":%d}`, version)
-		case "/metrics":
-			polls++
-			built, pending := 8, 8
-			if polls > 40 { // the teacher's eight samples, all at once after 40 polls
-				built, pending, version = 16, 0, 1
-			}
-			fmt.Fprintf(w, "clawrl_loop_judged_total{score=\"-1\"} 16\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\nclawrl_loop_samples_pending %d\n", built, pending)
+	srv := fakeLoop(&mu, &version, func() string {
+		polls++
+		built, pending := 8, 8
+		if polls > 40 { // the teacher's eight samples, all at once after 40 polls
+			built, pending, version = 16, 0, 1
 		}
-	}))
+		return fmt.Sprintf("clawrl_loop_judged_total{score=\"-1\"} 16\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\nclawrl_loop_samples_pending %d\n", built, pending)
+	})
 	defer srv.Close()
 	sent, topUps := 16, 0
 	send := func(n int) error {

@@ -296,6 +296,22 @@ func TestMethodTable(t *testing.T) {
 	}
 }
 
+// commitVersions records versions 1..n of f's trainer weights as served,
+// as if trained elsewhere (a Recover then serves v n).
+func (f *fixture) commitVersions(t *testing.T, n int64) {
+	t.Helper()
+	vs := rl.Versions{Dir: filepath.Join(f.dir, "versions")}
+	for v := int64(1); v <= n; v++ {
+		vdir, err := vs.Write(v, f.trainer.Save)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.store.CommitVersion(context.Background(), store.Version{Version: v, Dir: vdir}, nil, nil, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestStaleSamplesDropped(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -308,16 +324,7 @@ func TestStaleSamplesDropped(t *testing.T) {
 	}
 	// The policy moves on five versions (trained elsewhere) while the
 	// sample from v0 waits.
-	vs := rl.Versions{Dir: filepath.Join(dir, "versions")}
-	for v := int64(1); v <= 5; v++ {
-		vdir, err := vs.Write(v, f.trainer.Save)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.store.CommitVersion(ctx, store.Version{Version: v, Dir: vdir}, nil, nil, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.commitVersions(t, 5)
 	if err := f.runner.Scheduler().Recover(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -51,25 +51,37 @@ func (h *heldTeacher) Score(ctx context.Context, req engine.ScoreRequest) (engin
 	return h.Engine.Score(ctx, req)
 }
 
+// combineFixture is a combine runner over a scripted engine whose
+// teacher is teacher(engine), with judgeConcurrency teacher passes at once
+// (0: the default) and a batch too large to step.
+func combineFixture(t *testing.T, judgeConcurrency int, teacher func(*scripted.Engine) engine.Engine) (*fixture, *Runner, Config) {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+	t.Cleanup(func() { f.store.Close() })
+	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, JudgeConcurrency: judgeConcurrency, NoYield: true,
+		Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}
+	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher(f.engine)}, Trainer: f.trainer, Publisher: f.engine, Log: quiet(), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, r, cfg
+}
+
 // TestPlainSamplesDoNotWaitForTheTeacher: a liked turn's sample (the RL
 // term, no teacher) is built before the teacher's work on the disliked
 // turns judged with it; the teacher's passes run JudgeConcurrency at
 // once; and a round of the judge loop (judgeRoundUpTo) does at most that
 // many, leaving the rest, counted as work waiting, to the next round.
 func TestPlainSamplesDoNotWaitForTheTeacher(t *testing.T) {
-	dir := t.TempDir()
 	ctx := context.Background()
-	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
-	t.Cleanup(func() { f.store.Close() })
-	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-	held := &heldTeacher{Engine: f.engine, release: make(chan struct{}), entered: make(chan struct{})}
-	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, JudgeConcurrency: 2, NoYield: true,
-		Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}
-	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: held}, Trainer: f.trainer, Publisher: f.engine, Log: quiet(), Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var held *heldTeacher
+	f, r, cfg := combineFixture(t, 2, func(e *scripted.Engine) engine.Engine {
+		held = &heldTeacher{Engine: e, release: make(chan struct{}), entered: make(chan struct{})}
+		return held
+	})
 	const disliked = 3
 	var turns []store.Turn
 	for i := range disliked {
@@ -179,19 +191,12 @@ func (c *countingTeacher) Score(ctx context.Context, req engine.ScoreRequest) (e
 // teacher's pass (a step would refuse its sample anyway), counted with the
 // scheduler's stale samples; a fresh one is taught.
 func TestTeacherSkipsStaleTurns(t *testing.T) {
-	dir := t.TempDir()
 	ctx := context.Background()
-	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
-	t.Cleanup(func() { f.store.Close() })
-	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-	teacher := &countingTeacher{Engine: f.engine}
-	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, NoYield: true,
-		Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}
-	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher}, Trainer: f.trainer, Publisher: f.engine, Log: quiet(), Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var teacher *countingTeacher
+	f, r, _ := combineFixture(t, 0, func(e *scripted.Engine) engine.Engine {
+		teacher = &countingTeacher{Engine: e}
+		return teacher
+	})
 	dislike := func(key string) store.Turn {
 		tr := f.serve(t, key, []chat.Message{{Role: chat.RoleUser, Content: "question " + key}})
 		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: "End with 'Hope this helps!'", CreatedAt: time.Now()}); err != nil {
@@ -201,16 +206,7 @@ func TestTeacherSkipsStaleTurns(t *testing.T) {
 	}
 	old := dislike("old")
 	// The served policy moves on five versions before the judge loop runs.
-	vs := rl.Versions{Dir: filepath.Join(dir, "versions")}
-	for v := int64(1); v <= 5; v++ {
-		vdir, err := vs.Write(v, f.trainer.Save)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.store.CommitVersion(ctx, store.Version{Version: v, Dir: vdir}, nil, nil, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.commitVersions(t, 5)
 	if err := r.Scheduler().Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
