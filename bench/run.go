@@ -363,9 +363,9 @@ const stuckPolls = 60
 // samples than a step takes (OPD keeps only turns with a hint, so satisfied
 // turns build none), counting those the teacher is still writing (a slow
 // teacher is not a lack of turns: topped up for it, the 8 × 16 protocol
-// rated 64 turns a round, not 16): then it sends PerVersion/2 more rated turns, at most
-// maxTopUps times. It gives up VersionTimeout after the last rated turn and
-// returns before.
+// rated 64 turns a round, not 16): then it sends PerVersion/2 more rated
+// turns, at most maxTopUps times. It gives up VersionTimeout after the
+// last rated turn and returns before.
 func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, steps int, sent *int, send func(int) error) (int64, bool, error) {
 	deadline := time.Now().Add(cfg.VersionTimeout)
 	topUps, short, idle, lastBuilt, lastJudged := 0, 0, 0, -1, -1
