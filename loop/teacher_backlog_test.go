@@ -51,16 +51,24 @@ func (h *heldTeacher) Score(ctx context.Context, req engine.ScoreRequest) (engin
 	return h.Engine.Score(ctx, req)
 }
 
+// scriptedFixture is a store and the rltest trainer over a scripted
+// engine, and a one-vote judge on that engine (no runner yet).
+func scriptedFixture(t *testing.T) (*fixture, *judge.Judge) {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+	t.Cleanup(func() { f.store.Close() })
+	return f, judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+}
+
 // combineFixture is a combine runner over a scripted engine whose
 // teacher is teacher(engine), with judgeConcurrency teacher passes at once
 // (0: the default) and a batch too large to step.
 func combineFixture(t *testing.T, judgeConcurrency int, teacher func(*scripted.Engine) engine.Engine) (*fixture, *Runner, Config) {
 	t.Helper()
-	dir := t.TempDir()
-	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
-	t.Cleanup(func() { f.store.Close() })
-	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+	f, j := scriptedFixture(t)
+	dir := f.dir
 	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, JudgeConcurrency: judgeConcurrency, NoYield: true,
 		Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}
 	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher(f.engine)}, Trainer: f.trainer, Publisher: f.engine, Log: quiet(), Config: cfg})

@@ -15,7 +15,6 @@ import (
 	"github.com/clawrl/clawrl/engine/scripted"
 	"github.com/clawrl/clawrl/judge"
 	"github.com/clawrl/clawrl/rl"
-	"github.com/clawrl/clawrl/rl/rltest"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -46,11 +45,8 @@ func (a *adapterLog) Score(ctx context.Context, req engine.ScoreRequest) (engine
 // at a threshold of −Inf; set adjusts the config.
 func gainFixture(t *testing.T, teacher string, set func(*Config)) (*fixture, *adapterLog) {
 	t.Helper()
-	dir := t.TempDir()
-	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
-	t.Cleanup(func() { f.store.Close() })
-	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+	f, j := scriptedFixture(t)
+	dir := f.dir
 	log := &adapterLog{Engine: f.engine}
 	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
 		TeacherTokens: 40, TeacherSamples: selectSamples, TeacherTemperature: 0.7, TeacherSelect: SelectGain,
