@@ -77,6 +77,7 @@ type Settings struct {
 	NoRetentionGate  bool
 	RetentionMaxLost int
 	RetentionShrinks int
+	GateRepairs      int
 	RetentionMaxDrop float64
 	// Rehearsal: anchors per step (rl.Rehearsal; 0: none), their
 	// advantage and answer length.
@@ -144,6 +145,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
 	fs.IntVar(&s.RetentionShrinks, "gate-backtrack", 0, "a version the retention gate rejects is tried again at 1/2, 1/4, … of its step (this many tries; 0: reject at once) and the largest that keeps the facts is served (native LoRA trainer)")
+	fs.IntVar(&s.GateRepairs, "gate-repair", DefaultGateRepairs, "a version the retention gate rejects gets this many repair steps, each on all the rehearsal anchors alone (generic questions the base model answered) and checked again, before --gate-backtrack (0: none; native trainer)")
 	// The older name of --gate-backtrack, kept working for scripts that
 	// pass it; one setting, one name in the help.
 	fs.IntVar(&s.RetentionShrinks, "retention-shrinks", 0, "")
@@ -201,6 +203,9 @@ const (
 	// batch of 8 turned the gate's 21-of-24 rejections into ~all versions
 	// served; eight kept the facts too but learned more slowly.
 	DefaultRehearsalPerBatch = 4
+	// DefaultGateRepairs: repair steps a rejected version gets
+	// (--gate-repair; 0 until `clawrl bench learn` says otherwise).
+	DefaultGateRepairs = 0
 	// DefaultRetentionTokens: a candidate's answer to a retention fact in
 	// the gate (the base answers that made the probes named the word within
 	// retentionAnswerTokens).
@@ -356,13 +361,13 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {
 		eng := p.Engine
 		f := eng.Format()
-		o.Config.Train.Retention = &rl.RetentionConfig{MaxLost: s.RetentionMaxLost, MaxMeanDrop: s.RetentionMaxDrop, Shrinks: s.RetentionShrinks,
+		o.Config.Train.Retention = &rl.RetentionConfig{MaxLost: s.RetentionMaxLost, MaxMeanDrop: s.RetentionMaxDrop, Shrinks: s.RetentionShrinks, Repairs: s.GateRepairs,
 			Decode: f.Decode, Stop: f.StopIDs(), MaxTokens: s.RetentionTokens,
 			Build: func(ctx context.Context) ([]rl.Probe, error) { return RetentionProbes(ctx, eng, DefaultFacts) }}
 	}
-	if r, ok := trainer.(interface{ SetRehearsal(*rl.Rehearsal) }); ok && s.Rehearsal > 0 && p.Engine != nil {
+	if r, ok := trainer.(interface{ SetRehearsal(*rl.Rehearsal) }); ok && (s.Rehearsal > 0 || s.GateRepairs > 0) && p.Engine != nil {
 		eng, tokens, log := p.Engine, s.RehearsalTokens, p.Log
-		r.SetRehearsal(rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Weight: s.RehearsalWeight,
+		r.SetRehearsal(rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight,
 			Build: func(ctx context.Context) ([]rl.Anchor, error) {
 				a, err := RehearsalAnchors(ctx, eng, DefaultRehearsal, tokens, DefaultFacts)
 				switch {

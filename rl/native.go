@@ -95,6 +95,7 @@ var (
 	_ Yielder  = (*NativeTrainer)(nil)
 	_ Answerer = (*NativeTrainer)(nil)
 	_ Shrinker = (*NativeTrainer)(nil)
+	_ Repairer = (*NativeTrainer)(nil)
 )
 
 // Step implements Trainer; in LoRA mode it keeps the adapters as they were
@@ -107,6 +108,32 @@ func (n *NativeTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, 
 		}
 	}
 	return n.PolicyTrainer.Step(ctx, batch)
+}
+
+// Repair implements Repairer: one step on every rehearsal anchor alone,
+// with AdamW's first moment reset for it and the optimizer's state put back
+// after it, so the repair moves the weights only. The weights before the
+// version's step are kept: ShrinkStep after a repair shrinks the step and
+// the repair together.
+func (n *NativeTrainer) Repair(ctx context.Context) (StepMetrics, error) {
+	anchors, err := n.rehearsal.All(ctx)
+	if err != nil {
+		return StepMetrics{}, fmt.Errorf("trainer: repair: %w", err)
+	}
+	if len(anchors) == 0 {
+		return StepMetrics{}, ErrNoAnchors
+	}
+	saved := n.tr.OptimizerState()
+	cfg := n.cfg
+	cfg.MomentumReset = MomentumEveryStep
+	m, err := PolicyStep(ctx, n.st, cfg, anchors)
+	if serr := n.tr.SetOptimizerState(saved); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return StepMetrics{}, fmt.Errorf("trainer: repair: %w", err)
+	}
+	return StepMetrics{Loss: m.Loss, KL: m.KL, Entropy: m.Entropy, Tokens: m.Tokens, MomentumReset: true}, nil
 }
 
 // Load implements Trainer; loaded weights have no step to shrink.

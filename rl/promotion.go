@@ -2,6 +2,7 @@ package rl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -67,6 +68,30 @@ type Shrinker interface {
 	ShrinkStep(frac float64) error
 }
 
+// Repairer is implemented by trainers that can take a repair step: the
+// gate (RetentionConfig.Repairs, `--gate-repair`) asks for one when a step
+// lost a fact, and checks again. A repair step trains on every rehearsal
+// anchor alone — generic questions, disjoint from the retention facts,
+// towards the base model's own answers — so it pulls the openings of
+// ordinary answers back where the batch pushed them off ("Who wrote Romeo
+// and Juliet?" → "I'm sorry, but I can't assist with that."), and is taken
+// only when a step needed it: anchors in every step (RehearsalConfig) pull
+// every step back, whether it broke something or not. The repair is its own
+// update (the first moment reset, so it follows the anchors' gradient, not
+// the batch's momentum), and afterwards the optimizer's state is put back as
+// the batch's step left it: the repair moves the weights only. The line
+// search (Shrinker) after it shrinks the step and its repairs together. As
+// with the line search, nothing is saved while the gate repairs.
+type Repairer interface {
+	// Repair takes one repair step. It returns ErrNoAnchors when there
+	// are no anchors to repair with.
+	Repair(ctx context.Context) (StepMetrics, error)
+}
+
+// ErrNoAnchors: a repair step was asked of a trainer with no rehearsal
+// anchors (--rehearsal 0, or every question dropped).
+var ErrNoAnchors = errors.New("no rehearsal anchors to repair with")
+
 // Evaluator is implemented by trainers that can score probes under their
 // current weights and under the base weights (adapters off).
 type Evaluator interface {
@@ -89,6 +114,10 @@ type RetentionConfig struct {
 	// MaxTokens bounds a candidate's answer (default 48; the base answers
 	// that made the probes named the word within 40).
 	MaxTokens int
+	// Repairs is how many repair steps (Repairer) a rejected step gets,
+	// each checked again, before the line search (0: none; needs a
+	// Repairer with rehearsal anchors).
+	Repairs int
 	// Shrinks is how many times a rejected step is halved and checked
 	// again before the version is rejected (0: none; needs a Shrinker).
 	Shrinks int

@@ -37,6 +37,9 @@ const DefaultRehearsalWeight = 1.0
 type RehearsalConfig struct {
 	// PerBatch is how many anchors each step trains on (0: none).
 	PerBatch int
+	// Repair keeps the anchors for the gate's repair steps (All) even
+	// when PerBatch is 0.
+	Repair bool
 	// Weight is each anchor token's advantage (default
 	// DefaultRehearsalWeight).
 	Weight float64
@@ -60,9 +63,10 @@ type Rehearsal struct {
 	next  int
 }
 
-// NewRehearsal returns the anchors of cfg; nil when cfg.PerBatch is 0.
+// NewRehearsal returns the anchors of cfg; nil when cfg.PerBatch is 0 and
+// cfg.Repair is not set.
 func NewRehearsal(cfg RehearsalConfig) *Rehearsal {
-	if cfg.PerBatch <= 0 {
+	if cfg.PerBatch <= 0 && !cfg.Repair {
 		return nil
 	}
 	if cfg.Weight == 0 {
@@ -112,7 +116,7 @@ func (r *Rehearsal) Anchors() []Anchor {
 // (no behaviour logprobs), with Advantage set to the anchor weight and no
 // reward or teacher term.
 func (r *Rehearsal) Samples(ctx context.Context) ([]TrainSample, error) {
-	if r == nil {
+	if r == nil || r.cfg.PerBatch <= 0 {
 		return nil, nil
 	}
 	r.mu.Lock()
@@ -130,6 +134,25 @@ func (r *Rehearsal) Samples(ctx context.Context) ([]TrainSample, error) {
 	for i := range out {
 		a := r.cfg.Anchors[r.next%len(r.cfg.Anchors)]
 		r.next++
+		out[i] = TrainSample{PromptIDs: a.PromptIDs, ResponseIDs: a.AnswerIDs, Anchor: r.cfg.Weight}
+	}
+	return out, nil
+}
+
+// All returns every anchor as a training sample, as Samples does (the
+// gate's repair step, RetentionConfig.Repairs, trains on all of them at
+// once); none when every question was dropped.
+func (r *Rehearsal) All(ctx context.Context) ([]TrainSample, error) {
+	if r == nil {
+		return nil, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.prepareLocked(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]TrainSample, len(r.cfg.Anchors))
+	for i, a := range r.cfg.Anchors {
 		out[i] = TrainSample{PromptIDs: a.PromptIDs, ResponseIDs: a.AnswerIDs, Anchor: r.cfg.Weight}
 	}
 	return out, nil

@@ -54,6 +54,7 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 // Points at which the scheduler's crash-safety tests kill the process.
 const (
 	PointStepped   = "stepped"   // trainer step done, nothing saved
+	PointRepaired  = "repaired"  // the gate took a repair step, nothing saved
 	PointShrunk    = "shrunk"    // the gate shrank the step, nothing saved
 	PointSaved     = "saved"     // version folder renamed into place, not recorded
 	PointCommitted = "committed" // version recorded, samples trained, not published
@@ -535,8 +536,36 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	if err != nil {
 		return err
 	}
+	// The repair: a rejected step, followed by a step on the rehearsal
+	// anchors alone, may keep the facts and all of what the batch taught.
+	repairs := 0
+	repairer, canRepair := s.trainer.(Repairer)
+	for !res.Pass && canRepair && repairs < s.cfg.Retention.Repairs {
+		m, err := repairer.Repair(ctx)
+		if errors.Is(err, ErrNoAnchors) {
+			s.log.Warn("retention: no anchors to repair the step with", "version", v.Version)
+			break
+		}
+		if err != nil {
+			return err
+		}
+		repairs++
+		s.log.Info("retention: step repaired", "version", v.Version, "repairs", repairs, "anchor_loss", m.Loss, "tokens", m.Tokens)
+		s.at(PointRepaired)
+		if res, err = check(); err != nil {
+			return err
+		}
+	}
+	if res.Pass && repairs > 0 {
+		steps := "a repair step"
+		if repairs > 1 {
+			steps = fmt.Sprintf("%d repair steps", repairs)
+		}
+		res.Reason += " (after " + steps + " on the rehearsal anchors)"
+	}
 	// The line search: a rejected step, halved, may keep the facts and
-	// still move towards what the batch taught.
+	// still move towards what the batch taught (after repairs, the step
+	// and its repairs shrink together).
 	shrinker, canShrink := s.trainer.(Shrinker)
 	for k := 0; !res.Pass && canShrink && k < s.cfg.Retention.Shrinks; k++ {
 		if err := shrinker.ShrinkStep(0.5); err != nil {
@@ -560,6 +589,7 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	v.Metrics.RetentionFacts, v.Metrics.RetentionLost = res.Facts, res.Lost
 	v.Metrics.RetentionLogprob, v.Metrics.RetentionBase = res.Mean, res.Base
 	v.Metrics.StepScale = frac // what the saved weights hold, served or not
+	v.Metrics.Repairs = repairs
 	v.StatusReason = res.Reason
 	if !res.Pass {
 		v.Status = store.VersionRejected

@@ -100,6 +100,10 @@ type VersionMetrics struct {
 	// 1 for the full step, 1/2, 1/4… when the gate backtracked (a shrunk
 	// step passed where the full one lost facts). 0: not gated.
 	StepScale float64 `json:"step_scale,omitempty"`
+	// Repairs is how many repair steps on the rehearsal anchors the gate
+	// took after the trainer's step lost a fact (--gate-repair); the saved
+	// weights hold them, shrunk with the step when it backtracked too.
+	Repairs int `json:"repairs,omitempty"`
 	// The running reward baseline (--baseline running, rl.RatingMean):
 	// the mean subtracted from this step's rewards, and the running sum
 	// and weight of the ratings with this step's added, from which the

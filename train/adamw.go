@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/clawrl/clawrl/blas"
@@ -107,4 +108,39 @@ func clipGradNorm(params []*Tensor, maxNorm float64) float64 {
 		}
 	}
 	return norm
+}
+
+// OptimizerState is a copy of AdamW's moments and step counts
+// (Trainer.OptimizerState): what a side update — the gate's repair step on
+// the rehearsal anchors — puts back once it is taken, so the optimizer goes
+// on as the version's own step left it.
+type OptimizerState struct {
+	step, mStep int64
+	m, v        [][]float32
+}
+
+func (o *adamW) state() OptimizerState {
+	s := OptimizerState{step: o.step, mStep: o.mStep}
+	for i := range o.m {
+		s.m = append(s.m, append([]float32(nil), o.m[i]...))
+		s.v = append(s.v, append([]float32(nil), o.v[i]...))
+	}
+	return s
+}
+
+func (o *adamW) setState(s OptimizerState) error {
+	if len(s.m) != len(o.m) || len(s.v) != len(o.v) {
+		return fmt.Errorf("optimizer state: %d moments, want %d", len(s.m), len(o.m))
+	}
+	for i := range o.m {
+		if len(s.m[i]) != len(o.m[i]) || len(s.v[i]) != len(o.v[i]) {
+			return fmt.Errorf("optimizer state: tensor %d has %d values, want %d", i, len(s.m[i]), len(o.m[i]))
+		}
+	}
+	for i := range o.m {
+		copy(o.m[i], s.m[i])
+		copy(o.v[i], s.v[i])
+	}
+	o.step, o.mStep = s.step, s.mStep
+	return nil
 }

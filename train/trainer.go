@@ -419,6 +419,14 @@ func (t *Trainer) ResetMomentum() error {
 	return nil
 }
 
+// OptimizerState copies AdamW's moments and step counts.
+func (t *Trainer) OptimizerState() OptimizerState { return t.opt.state() }
+
+// SetOptimizerState puts back a state OptimizerState copied from this
+// trainer (the same parameters): the updates since leave no trace in the
+// optimizer, only in the weights.
+func (t *Trainer) SetOptimizerState(s OptimizerState) error { return t.opt.setState(s) }
+
 // Step is one optimizer step on seqs: the loss is averaged per response
 // token over the whole step (or over Normalizer.Tokens).
 func (t *Trainer) Step(ctx context.Context, seqs []Sequence, obj Objective) (Stats, error) {

@@ -180,6 +180,9 @@ func writeVersions(w io.Writer, vs []store.Version, served int64) error {
 			if m.RetentionBase != 0 { // the log-probability check (the behavioural one scores none)
 				retention += fmt.Sprintf(", %.2f (base %.2f)", m.RetentionLogprob, m.RetentionBase)
 			}
+			if m.Repairs > 0 { // the gate repaired the step on the rehearsal anchors
+				retention += fmt.Sprintf(", repaired ×%d", m.Repairs)
+			}
 			if m.StepScale > 0 && m.StepScale < 1 { // the gate backtracked
 				retention += fmt.Sprintf(", step ×%g", m.StepScale)
 			}
