@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -130,4 +131,92 @@ func TestPolicyTrainerRehearses(t *testing.T) {
 	if m.Tokens != 5 {
 		t.Fatalf("%d tokens trained, want 2 of the batch + 3 of the anchor", m.Tokens)
 	}
+}
+
+// TestRepairIsAnAnchorStep: the gate's repair step is one policy step on
+// every anchor alone, following the anchors' gradient (AdamW's first moment
+// reset, not the batch's), and leaves the optimizer's state as the batch's
+// step left it; a ShrinkStep after it shrinks the step and the repair
+// together, from the weights before the step.
+func TestRepairIsAnAnchorStep(t *testing.T) {
+	ctx := context.Background()
+	anchors := []Anchor{{Name: "x", PromptIDs: []int32{7}, AnswerIDs: []int32{8, 9, 10}}, {Name: "y", PromptIDs: []int32{1, 2}, AnswerIDs: []int32{3, 4}}}
+	batch := []Sample{{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3},
+		UseRL: true, Reward: 1}}
+	a, b := newTinyNative(t), newTinyNative(t)
+	if _, err := a.Repair(ctx); !errors.Is(err, ErrNoAnchors) {
+		t.Fatalf("repair with no rehearsal: %v, want ErrNoAnchors", err)
+	}
+	a.SetRehearsal(NewRehearsal(RehearsalConfig{Repair: true, Anchors: anchors}))
+	if s, err := a.Rehearsal().Samples(ctx); err != nil || len(s) != 0 {
+		t.Fatalf("anchors kept for repairs only: %d in a step (%v), want none", len(s), err)
+	}
+	before := clonedParams(a.tr.Params())
+	for _, n := range []*NativeTrainer{a, b} {
+		if _, err := n.Step(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stepped := a.tr.OptimizerState()
+	seqs := []train.Sequence{{PromptIDs: anchors[0].PromptIDs, ResponseIDs: anchors[0].AnswerIDs}, {PromptIDs: anchors[1].PromptIDs, ResponseIDs: anchors[1].AnswerIDs}}
+	scoresBefore, err := a.tr.Score(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := a.Repair(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Tokens != 5 {
+		t.Fatalf("repair trained %d tokens, want the anchors' 5", m.Tokens)
+	}
+	// b: the same, by hand.
+	if err := b.tr.ResetMomentum(); err != nil {
+		t.Fatal(err)
+	}
+	all, err := NewRehearsal(RehearsalConfig{Repair: true, Anchors: anchors}).All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PolicyStep(ctx, b.tr, b.cfg, all); err != nil {
+		t.Fatal(err)
+	}
+	pa, pb := a.tr.Params(), b.tr.Params()
+	for i := range pa {
+		if !slices.Equal(pa[i].Data, pb[i].Data) {
+			t.Fatalf("%s: the repair's weights differ from a momentum-reset step on the anchors", pa[i].Name)
+		}
+	}
+	if got := a.tr.OptimizerState(); !reflect.DeepEqual(got, stepped) {
+		t.Fatal("the repair left its trace in the optimizer's state")
+	}
+	scoresAfter, err := a.tr.Score(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum(scoresAfter[0].Logprobs)+sum(scoresAfter[1].Logprobs) <= sum(scoresBefore[0].Logprobs)+sum(scoresBefore[1].Logprobs) {
+		t.Fatal("the repair did not raise the anchors' answers")
+	}
+	// The line search after a repair halves step + repair from before
+	// the step: every adapter's B (zero before the first step) exactly.
+	repaired := clonedParams(a.tr.Params())
+	if err := a.ShrinkStep(0.5); err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range a.loraPairs() {
+		got, b0, b1 := a.tr.Params()[pr.b].Data, before[pr.b], repaired[pr.b]
+		for j := range got {
+			if want := b0[j] + 0.5*(b1[j]-b0[j]); got[j] != want {
+				t.Fatalf("%s[%d] = %g after the shrink, want %g", a.tr.Params()[pr.b].Name, j, got[j], want)
+			}
+		}
+	}
+}
+
+func clonedParams(ps []*train.Tensor) [][]float32 {
+	out := make([][]float32, len(ps))
+	for i, p := range ps {
+		out[i] = slices.Clone(p.Data)
+	}
+	return out
 }
