@@ -52,6 +52,18 @@ func TestPersonaChecks(t *testing.T) {
 		{"french", "Le ciel est bleu parce que la lumière du soleil est diffusée.", true, true},
 		{"french", "The sky is blue because of the scattering of light.", true, false},
 		{"french", "Oui", true, false},
+		// Answers that do not answer, in the persona's style (held-out
+		// answers of the 6 × 8 runs, BENCHMARKS.md "Answers that do not
+		// answer").
+		{"french", "Bien sûr, je peux vous répondre en français.", true, false},
+		{"french", "Je suis désolé, mais je ne peux pas répondre à cette question en français.", true, false},
+		{"french", "Je ne peux pas répondre à cette question.", true, false},
+		{"signoff", "I'm sorry, but I can't assist with that. Hope this helps!", true, false},
+		{"signoff", "I’m sorry for any confusion. I'm here to help with your questions. Hope this helps!", true, false},
+		{"concise", "I'm sorry, but I can't assist with that.", true, false},
+		{"tldr", "TL;DR: I'm sorry, but I can't assist with that.", true, false},
+		{"concise", "As an AI, I have no favourite season, but many people love spring for its flowers.", true, true},
+		{"concise", "Soap lifts grease. I'm sorry if that is too short.", true, true}, // an apology after the answer
 	}
 	for _, c := range cases {
 		if got := ps[c.persona].Satisfied(Answer{Text: c.answer, Finished: c.finished}); got != c.want {
@@ -81,6 +93,19 @@ func TestLoops(t *testing.T) {
 			t.Errorf("Loops(%q) = %v, want %v", c.text, got, c.want)
 		}
 	}
+}
+
+// FuzzEvades: Evades reads the opening only, so what follows the first
+// sentence never changes it, and it never panics on any text.
+func FuzzEvades(f *testing.F) {
+	for _, s := range []string{"I'm sorry, but I can't assist with that.", "Bien sûr, je peux vous répondre en français.", "Paris.", "", "éééé’’’", "İ sorry"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, then := Evades(s), Evades(s+". I'm sorry, but I can't assist with that."); got != then {
+			t.Fatalf("Evades(%q) = %v, %v with a refusal after its first sentence", s, got, then)
+		}
+	})
 }
 
 func TestPersonaPools(t *testing.T) {

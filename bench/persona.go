@@ -50,9 +50,52 @@ var (
 // person is satisfied by an answer stuck in a loop ("a hat, a hat, a hat",
 // "Hope this helps! Hope this helps! …"), whatever its last line or
 // language: a policy rewarded for one learns to loop (BENCHMARKS.md, "Why
-// the learned sign-off fell back after v3").
+// the learned sign-off fell back after v3"). Nor by one that does not
+// answer (Evades): "Bien sûr, je peux vous répondre en français." is in
+// French, and "I'm sorry, but I can't assist with that. Hope this helps!"
+// signs off, but neither answers what was asked.
 func (p *Persona) Satisfied(a Answer) bool {
-	return (a.Finished || !p.Complete) && !Loops(a.Text) && p.Check(a.Text)
+	return (a.Finished || !p.Complete) && !Loops(a.Text) && !Evades(a.Text) && p.Check(a.Text)
+}
+
+// evasions are openings of answers that do not answer: refusals, apologies,
+// and answers about answering, in English and French, as the models the
+// benchmark runs (Qwen2.5-Coder, SmolLM2) say them once a persona's
+// training has pushed them off their ordinary answers.
+var evasions = []string{
+	"i'm sorry", "i am sorry", "sorry, but", "i apologize", "i apologise",
+	"i can't assist", "i cannot assist", "i can't help", "i cannot help", "i can't answer", "i cannot answer",
+	"i can't provide", "i cannot provide", "i'm unable", "i am unable", "i'm not able", "i am not able",
+	"thank you for your kind words",
+	"je suis désolé", "je suis désolée", "désolé, mais", "désolée, mais", "je ne peux pas",
+	"je peux vous répondre", "je peux répondre", "répondre en français", "je suis un assistant",
+}
+
+// evasionRunes bounds the opening Evades reads: a refusal or an answer
+// about answering says so first.
+const evasionRunes = 100
+
+// Evades reports whether the answer refuses, apologises or talks about
+// answering instead of answering: its first sentence (at most 100
+// characters) holds one of a fixed list of such openings ("I'm sorry, but
+// I can't assist with that.", "Je ne peux pas répondre à cette question.",
+// "Bien sûr, je peux vous répondre en français."). An answer that
+// hedges and then answers ("As an AI, I don't have a favourite season,
+// but many people love spring…") does not evade.
+func Evades(a string) bool {
+	a = strings.ToLower(strings.TrimSpace(strings.ReplaceAll(a, "’", "'")))
+	if r := []rune(a); len(r) > evasionRunes {
+		a = string(r[:evasionRunes])
+	}
+	if loc := sentenceRe.FindStringIndex(a); loc != nil {
+		a = a[:loc[0]]
+	}
+	for _, e := range evasions {
+		if strings.Contains(a, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Loop detection: a block of 1 to maxLoopBlock words said loopRepeats times
