@@ -105,15 +105,18 @@ func TestMeasureSelectedThroughGateway(t *testing.T) {
 // recorded hint gain, with judge.Refuse applied and the personas' checkers
 // re-run: no pick is an answer of the feedback's words only, and the
 // selected counts are those BENCHMARKS.md reports ("Refusing answers made
-// of the feedback's words"; before the rule: 12, and 2, 18, 16, 17).
+// of the feedback's words"; before the rule: 12, and 2, 18, 16, 17), less
+// the picks that do not answer (Evades, "Answers that do not answer"):
+// one signoff pick, and four french ones before the rule and after it
+// ("Je suis désolé, mais je ne peux pas vous aider avec cette demande.").
 func TestRefuseOnRecordedDraws(t *testing.T) {
 	for _, c := range []struct {
 		file             string
 		selected, before map[string]int
 	}{
-		{"results/2026-11-25-qwen-student/teacher-1.5b-signoff/n4-signoff.json", map[string]int{"signoff": 14}, map[string]int{"signoff": 12}},
-		{"results/2026-11-25-qwen-student/teacher-self/n4.json", map[string]int{"signoff": 5, "concise": 18, "french": 18, "tldr": 17},
-			map[string]int{"signoff": 2, "concise": 18, "french": 16, "tldr": 17}},
+		{"results/2026-11-25-qwen-student/teacher-1.5b-signoff/n4-signoff.json", map[string]int{"signoff": 13}, map[string]int{"signoff": 11}},
+		{"results/2026-11-25-qwen-student/teacher-self/n4.json", map[string]int{"signoff": 5, "concise": 18, "french": 14, "tldr": 17},
+			map[string]int{"signoff": 2, "concise": 18, "french": 12, "tldr": 17}},
 	} {
 		raw, err := os.ReadFile(c.file)
 		if err != nil {
