@@ -3,6 +3,7 @@ package judge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/clawrl/clawrl/chat"
@@ -52,6 +53,13 @@ const (
 	// some instructions only there (BENCHMARKS.md, "Learning a person's
 	// preferences, round 2").
 	HintInSystemAndUser HintPlacement = "system+user"
+	// HintInSystem appends the hint to the system message only (making
+	// one when the conversation has none), leaving the user's question as
+	// it was asked: a teacher shown "What is friendship?" followed by
+	// "Réponds en français" in the user's own message often answers the
+	// request ("Bien sûr, je peux vous répondre en français.") instead of
+	// the question (BENCHMARKS.md, "Answers that do not answer").
+	HintInSystem HintPlacement = "system"
 	// HintAsRevision shows the teacher the conversation as it happened:
 	// the student's answer as the assistant turn, then the hint as the
 	// user's next message (revise.go).
@@ -67,10 +75,10 @@ func ParseHintPlacement(s string) (HintPlacement, error) {
 	switch p := HintPlacement(s); p {
 	case "", HintInUser:
 		return HintInUser, nil
-	case HintInSystemAndUser, HintAsRevision, HintAsContinuation:
+	case HintInSystem, HintInSystemAndUser, HintAsRevision, HintAsContinuation:
 		return p, nil
 	}
-	return "", fmt.Errorf("hint placement %q: want user, system+user, revise or continue", s)
+	return "", fmt.Errorf("hint placement %q: want user, system, system+user, revise or continue", s)
 }
 
 // TeacherPromptAt is TeacherPrompt with the hint placed as p says.
@@ -81,8 +89,18 @@ func TeacherPromptAt(msgs []chat.Message, hint string, p HintPlacement) ([]chat.
 	case HintAsContinuation:
 		p = HintInUser // the continued answer is not a message
 	}
-	out, err := TeacherPrompt(msgs, hint)
-	if err != nil || p != HintInSystemAndUser {
+	var out []chat.Message
+	var err error
+	if p == HintInSystem {
+		// The hint goes in the system message only; there must still be
+		// a question to answer.
+		if out, err = TeacherPrompt(msgs, ""); err == nil {
+			out = slices.Clone(msgs)
+		}
+	} else {
+		out, err = TeacherPrompt(msgs, hint)
+	}
+	if err != nil || p != HintInSystemAndUser && p != HintInSystem {
 		return out, err
 	}
 	if len(out) > 0 && out[0].Role == chat.RoleSystem {

@@ -8,8 +8,9 @@ import (
 )
 
 // The hint goes after the last user message under HintHeader; with
-// system+user also into the system message, made when there is none; the
-// caller's messages are left as they were.
+// system+user also into the system message, made when there is none; with
+// system only there, the question as it was asked; the caller's messages
+// are left as they were.
 func TestTeacherPromptAt(t *testing.T) {
 	user := []chat.Message{{Role: chat.RoleUser, Content: "q1"}, {Role: chat.RoleAssistant, Content: "a1"}, {Role: chat.RoleUser, Content: "q2"}}
 	withSys := append([]chat.Message{{Role: chat.RoleSystem, Content: "You are terse."}}, user...)
@@ -26,6 +27,8 @@ func TestTeacherPromptAt(t *testing.T) {
 			{Role: chat.RoleUser, Content: "q2" + HintHeader + "H"}}},
 		{"system+user", withSys, HintInSystemAndUser, []chat.Message{{Role: chat.RoleSystem, Content: "You are terse.\n\nH"}, user[0], user[1],
 			{Role: chat.RoleUser, Content: "q2" + HintHeader + "H"}}},
+		{"system, no system", user, HintInSystem, []chat.Message{{Role: chat.RoleSystem, Content: "H"}, user[0], user[1], user[2]}},
+		{"system", withSys, HintInSystem, []chat.Message{{Role: chat.RoleSystem, Content: "You are terse.\n\nH"}, user[0], user[1], user[2]}},
 	} {
 		got, err := TeacherPromptAt(tc.msgs, "H", tc.at)
 		if err != nil {
@@ -41,7 +44,9 @@ func TestTeacherPromptAt(t *testing.T) {
 	if _, err := ParseHintPlacement("assistant"); err == nil {
 		t.Error("want an error for an unknown placement")
 	}
-	if _, err := TeacherPromptAt([]chat.Message{{Role: chat.RoleSystem, Content: "s"}}, "H", HintInSystemAndUser); err == nil {
-		t.Error("want an error with no user message")
+	for _, at := range []HintPlacement{HintInSystemAndUser, HintInSystem} {
+		if _, err := TeacherPromptAt([]chat.Message{{Role: chat.RoleSystem, Content: "s"}}, "H", at); err == nil {
+			t.Errorf("%s: want an error with no user message", at)
+		}
 	}
 }
