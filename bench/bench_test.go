@@ -64,6 +64,10 @@ func TestPersonaChecks(t *testing.T) {
 		{"tldr", "TL;DR: I'm sorry, but I can't assist with that.", true, false},
 		{"concise", "As an AI, I have no favourite season, but many people love spring for its flowers.", true, true},
 		{"concise", "Soap lifts grease. I'm sorry if that is too short.", true, true}, // an apology after the answer
+		{"french", "Bien sûr, je peux vous aider à comprendre comment les chats dorment.", true, false},
+		{"french", "Bien sûr, je serai ravi de vous aider. Comment puis-je vous aider aujourd'hui ?", true, false},
+		{"french", "Bien sûr, je peux vous aider. Les chats dorment seize heures par jour.", true, true},
+		{"signoff", "Thank you for your kind words! Hope this helps!", true, false},
 	}
 	for _, c := range cases {
 		if got := ps[c.persona].Satisfied(Answer{Text: c.answer, Finished: c.finished}); got != c.want {
@@ -95,15 +99,20 @@ func TestLoops(t *testing.T) {
 	}
 }
 
-// FuzzEvades: Evades reads the opening only, so what follows the first
-// sentence never changes it, and it never panics on any text.
+// FuzzEvades: Evades never panics, and neither the space around an
+// answer nor its apostrophes' typography change it.
 func FuzzEvades(f *testing.F) {
-	for _, s := range []string{"I'm sorry, but I can't assist with that.", "Bien sûr, je peux vous répondre en français.", "Paris.", "", "éééé’’’", "İ sorry"} {
+	for _, s := range []string{"I'm sorry, but I can't assist with that.", "Bien sûr, je peux vous répondre en français.", "Paris.", "", "éééé’’’", "İ sorry",
+		"Bien sûr, je peux vous aider. Les chats dorment."} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, then := Evades(s), Evades(s+". I'm sorry, but I can't assist with that."); got != then {
-			t.Fatalf("Evades(%q) = %v, %v with a refusal after its first sentence", s, got, then)
+		got := Evades(s)
+		if padded := Evades(" \n" + s + "\n "); padded != got {
+			t.Fatalf("Evades(%q) = %v, %v with space around it", s, got, padded)
+		}
+		if curly := Evades(strings.ReplaceAll(s, "'", "’")); curly != got {
+			t.Fatalf("Evades(%q) = %v, %v with curly apostrophes", s, got, curly)
 		}
 	})
 }

@@ -58,44 +58,64 @@ func (p *Persona) Satisfied(a Answer) bool {
 	return (a.Finished || !p.Complete) && !Loops(a.Text) && !Evades(a.Text) && p.Check(a.Text)
 }
 
-// evasions are openings of answers that do not answer: refusals, apologies,
-// and answers about answering, in English and French, as the models the
-// benchmark runs (Qwen2.5-Coder, SmolLM2) say them once a persona's
-// training has pushed them off their ordinary answers.
-var evasions = []string{
-	"i'm sorry", "i am sorry", "sorry, but", "i apologize", "i apologise",
-	"i can't assist", "i cannot assist", "i can't help", "i cannot help", "i can't answer", "i cannot answer",
-	"i can't provide", "i cannot provide", "i'm unable", "i am unable", "i'm not able", "i am not able",
-	"thank you for your kind words",
-	"je suis désolé", "je suis désolée", "désolé, mais", "désolée, mais", "je ne peux pas",
-	"je peux vous répondre", "je peux répondre", "répondre en français", "je suis un assistant",
-}
+// refusals are what an answer that will not answer says first, and talk
+// what an answer says about answering (offers, apologies, sign-offs), in
+// English and French, as the models the benchmark runs (Qwen2.5-Coder,
+// SmolLM2) and their teachers say them once a persona's training has pushed
+// them off their ordinary answers.
+var (
+	refusals = []string{
+		"i can't assist", "i cannot assist", "i can't help", "i cannot help", "i can't answer", "i cannot answer",
+		"i can't provide", "i cannot provide", "i'm unable", "i am unable", "i'm not able", "i am not able",
+		"je ne peux pas", "je suis désolé, mais", "je suis désolée, mais", "désolé, mais", "désolée, mais",
+	}
+	talk = []string{
+		"i'm sorry", "i am sorry", "i apologize", "i apologise", "thank you for your kind words",
+		"i'm here to help", "i am here to help", "how can i help", "how can i assist", "i can help you",
+		"happy to help", "hope this helps",
+		"je suis désolé", "je suis désolée", "je peux vous aider", "je peux vous répondre", "je peux répondre",
+		"répondre en français", "je serai heureux de vous", "je serai ravi de vous", "je suis là pour vous aider",
+		"je suis un assistant", "comment puis-je vous aider",
+	}
+)
 
-// evasionRunes bounds the opening Evades reads: a refusal or an answer
-// about answering says so first.
-const evasionRunes = 100
-
-// Evades reports whether the answer refuses, apologises or talks about
-// answering instead of answering: its first sentence (at most 100
-// characters) holds one of a fixed list of such openings ("I'm sorry, but
-// I can't assist with that.", "Je ne peux pas répondre à cette question.",
-// "Bien sûr, je peux vous répondre en français."). An answer that
-// hedges and then answers ("As an AI, I don't have a favourite season,
-// but many people love spring…") does not evade.
+// Evades reports whether the answer does not answer: its first sentence
+// refuses ("I'm sorry, but I can't assist with that.", "Je ne peux pas
+// répondre à cette question."), or every sentence of it only talks about
+// answering ("Bien sûr, je peux vous répondre en français.", "I'm sorry for
+// any confusion. I'm here to help with your questions. Hope this helps!").
+// An answer that says something after its preamble does not evade
+// ("Bien sûr, je peux vous aider. Les chats dorment seize heures par
+// jour."), nor one that hedges and answers ("As an AI, I have no favourite
+// season, but many people love spring…").
 func Evades(a string) bool {
-	a = strings.ToLower(strings.TrimSpace(strings.ReplaceAll(a, "’", "'")))
-	if r := []rune(a); len(r) > evasionRunes {
-		a = string(r[:evasionRunes])
-	}
-	if loc := sentenceRe.FindStringIndex(a); loc != nil {
-		a = a[:loc[0]]
-	}
-	for _, e := range evasions {
-		if strings.Contains(a, e) {
-			return true
+	a = strings.ToLower(strings.ReplaceAll(a, "’", "'"))
+	var sentences []string
+	for _, s := range sentenceRe.Split(a, -1) {
+		if s = strings.TrimSpace(s); s != "" {
+			sentences = append(sentences, s)
 		}
 	}
-	return false
+	if len(sentences) == 0 {
+		return false
+	}
+	says := func(s string, phrases []string) bool {
+		for _, p := range phrases {
+			if strings.Contains(s, p) {
+				return true
+			}
+		}
+		return false
+	}
+	if says(sentences[0], refusals) {
+		return true
+	}
+	for _, s := range sentences {
+		if !says(s, talk) && !says(s, refusals) {
+			return false
+		}
+	}
+	return true
 }
 
 // Loop detection: a block of 1 to maxLoopBlock words said loopRepeats times
