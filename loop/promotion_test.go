@@ -268,21 +268,32 @@ func TestRetentionLineSearch(t *testing.T) {
 	if err := r.Scheduler().Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fx := &fixture{dir: dir, store: st, engine: eng}
+	v := (&fixture{dir: dir, store: st, engine: eng}).rateAndStep(t, r)
+	if v.Status != store.VersionPromoted || !strings.Contains(v.StatusReason, "shrunk to 0.5") || eng.Version() != 1 {
+		t.Fatalf("v1 %+v, engine v%d: want the halved step served", v, eng.Version())
+	}
+	if len(tr.shrinks) != 1 || tr.shrinks[0] != 0.5 || v.Metrics.StepScale != 0.5 {
+		t.Errorf("shrinks %v, step scale %g: want one halving", tr.shrinks, v.Metrics.StepScale)
+	}
+}
+
+// rateAndStep serves one turn, likes it, has r train one step on it and
+// returns the version the step recorded.
+func (fx *fixture) rateAndStep(t *testing.T, r *Runner) store.Version {
+	t.Helper()
+	ctx := context.Background()
 	turn := fx.serve(t, "a", []chat.Message{{Role: chat.RoleUser, Content: "hello"}})
-	if err := st.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
+	if err := fx.store.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if trained, err := r.RunOnce(ctx); err != nil || !trained {
 		t.Fatalf("step: %v %v", trained, err)
 	}
-	v, err := st.LatestVersion(ctx)
-	if err != nil || v.Status != store.VersionPromoted || !strings.Contains(v.StatusReason, "shrunk to 0.5") || eng.Version() != 1 {
-		t.Fatalf("v1 %+v %v, engine v%d: want the halved step served", v, err, eng.Version())
+	v, err := fx.store.LatestVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(tr.shrinks) != 1 || tr.shrinks[0] != 0.5 || v.Metrics.StepScale != 0.5 {
-		t.Errorf("shrinks %v, step scale %g: want one halving", tr.shrinks, v.Metrics.StepScale)
-	}
+	return v
 }
 
 // newGatedRunner is a Runner of the combined method that trains every rated

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine/scripted"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/rl/rltest"
@@ -69,7 +67,6 @@ func TestRetentionRepair(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ctx := context.Background()
 			dir := t.TempDir()
 			st := openStore(t, dir)
 			defer st.Close()
@@ -79,18 +76,7 @@ func TestRetentionRepair(t *testing.T) {
 				evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}, answer: "C'est Paris.", format: f},
 				afterShrink: "C'est Paris."}}, fixAfter: c.fixAfter, noAnchors: c.noAnchors}
 			r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Repairs: c.repairs, Shrinks: c.shrinks})
-			fx := &fixture{dir: dir, store: st, engine: eng}
-			turn := fx.serve(t, "a", []chat.Message{{Role: chat.RoleUser, Content: "hello"}})
-			if err := st.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
-				t.Fatal(err)
-			}
-			if trained, err := r.RunOnce(ctx); err != nil || !trained {
-				t.Fatalf("step: %v %v", trained, err)
-			}
-			v, err := st.LatestVersion(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			v := (&fixture{dir: dir, store: st, engine: eng}).rateAndStep(t, r)
 			got := fmt.Sprintf("%s, %d repairs, step ×%g, %d shrinks", v.Status, v.Metrics.Repairs, v.Metrics.StepScale, len(tr.shrinks))
 			want := fmt.Sprintf("%s, %d repairs, step ×%g, %d shrinks", c.wantStatus, c.wantRepairs, c.wantScale, c.wantShrinkAttempts)
 			if got != want || !strings.Contains(v.StatusReason, c.wantReason) {
