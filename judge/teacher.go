@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -89,38 +90,40 @@ func TeacherPromptAt(msgs []chat.Message, hint string, p HintPlacement) ([]chat.
 	case HintAsContinuation:
 		p = HintInUser // the continued answer is not a message
 	}
-	var out []chat.Message
-	var err error
-	if p == HintInSystem {
-		// The hint goes in the system message only; there must still be
-		// a question to answer.
-		if out, err = TeacherPrompt(msgs, ""); err == nil {
-			out = slices.Clone(msgs)
-		}
-	} else {
-		out, err = TeacherPrompt(msgs, hint)
+	last := lastUser(msgs)
+	if last < 0 {
+		return nil, errNoQuestion
 	}
-	if err != nil || p != HintInSystemAndUser && p != HintInSystem {
-		return out, err
+	out := slices.Clone(msgs)
+	if p != HintInSystem { // the system placement leaves the question as asked
+		out[last].Content += HintHeader + hint
 	}
-	if len(out) > 0 && out[0].Role == chat.RoleSystem {
+	if p != HintInSystemAndUser && p != HintInSystem {
+		return out, nil
+	}
+	if out[0].Role == chat.RoleSystem {
 		out[0].Content += "\n\n" + hint
 		return out, nil
 	}
 	return append([]chat.Message{{Role: chat.RoleSystem, Content: hint}}, out...), nil
 }
 
-// TeacherPrompt returns msgs with hint appended to the last user message.
-func TeacherPrompt(msgs []chat.Message, hint string) ([]chat.Message, error) {
-	out := make([]chat.Message, len(msgs))
-	copy(out, msgs)
-	for i := len(out) - 1; i >= 0; i-- {
-		if out[i].Role == chat.RoleUser {
-			out[i].Content += HintHeader + hint
-			return out, nil
+// errNoQuestion: a teacher prompt needs a user message to answer.
+var errNoQuestion = errors.New("teacher prompt: no user message to append the hint to")
+
+// lastUser is the index of the last user message (−1 when there is none).
+func lastUser(msgs []chat.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == chat.RoleUser {
+			return i
 		}
 	}
-	return nil, fmt.Errorf("teacher prompt: no user message to append the hint to")
+	return -1
+}
+
+// TeacherPrompt returns msgs with hint appended to the last user message.
+func TeacherPrompt(msgs []chat.Message, hint string) ([]chat.Message, error) {
+	return TeacherPromptAt(msgs, hint, HintInUser)
 }
 
 // Logprobs returns one teacher logprob per response id. The prompt is re-
@@ -175,11 +178,8 @@ func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hin
 	// The original prompt was rendered differently: splice the hint in
 	// (after the last user message only, whatever the placement).
 	last := ""
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == chat.RoleUser {
-			last = msgs[i].Content
-			break
-		}
+	if i := lastUser(msgs); i >= 0 {
+		last = msgs[i].Content
 	}
 	if i := strings.LastIndex(promptText, last); last != "" && i >= 0 {
 		end := i + len(last)

@@ -132,9 +132,8 @@ func (r *Rehearsal) Samples(ctx context.Context) ([]TrainSample, error) {
 	n := min(r.cfg.PerBatch, len(r.cfg.Anchors))
 	out := make([]TrainSample, n)
 	for i := range out {
-		a := r.cfg.Anchors[r.next%len(r.cfg.Anchors)]
+		out[i] = r.sample(r.cfg.Anchors[r.next%len(r.cfg.Anchors)])
 		r.next++
-		out[i] = TrainSample{PromptIDs: a.PromptIDs, ResponseIDs: a.AnswerIDs, Anchor: r.cfg.Weight}
 	}
 	return out, nil
 }
@@ -153,7 +152,13 @@ func (r *Rehearsal) All(ctx context.Context) ([]TrainSample, error) {
 	}
 	out := make([]TrainSample, len(r.cfg.Anchors))
 	for i, a := range r.cfg.Anchors {
-		out[i] = TrainSample{PromptIDs: a.PromptIDs, ResponseIDs: a.AnswerIDs, Anchor: r.cfg.Weight}
+		out[i] = r.sample(a)
 	}
 	return out, nil
+}
+
+// sample is anchor a as a training sample: on-policy, its only term the
+// anchor weight.
+func (r *Rehearsal) sample(a Anchor) TrainSample {
+	return TrainSample{PromptIDs: a.PromptIDs, ResponseIDs: a.AnswerIDs, Anchor: r.cfg.Weight}
 }
