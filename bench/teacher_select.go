@@ -80,12 +80,12 @@ func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConf
 	}
 	if cc.Placement == judge.HintAsRevision || cc.Placement == judge.HintAsContinuation {
 		// Both need the student's answer per prompt; not measured here.
-		return nil, nil, nil, fmt.Errorf("selected ceiling for %s: --samples asks with the user, system or system+user placement, not %s", p.Name, cc.Placement)
+		return nil, nil, nil, fmt.Errorf("selected ceiling for %s: --samples asks with the user, system, system+user or mixed placement, not %s", p.Name, cc.Placement)
 	}
 	draws := make([]Draw, n*cfg.Samples)
 	err := parallel(ctx, len(draws), max(cc.Concurrency, 1), func(k int) error {
 		i := k / cfg.Samples
-		tm, err := judge.TeacherPromptAt([]chat.Message{{Role: chat.RoleUser, Content: p.Eval[i]}}, p.Critique, cc.Placement)
+		tm, err := judge.TeacherPromptAt([]chat.Message{{Role: chat.RoleUser, Content: p.Eval[i]}}, p.Critique, cc.Placement.Writing(k%cfg.Samples))
 		if err != nil {
 			return err
 		}

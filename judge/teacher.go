@@ -23,8 +23,7 @@ type Teacher struct {
 	// engine.AdapterBase (the frozen initial model, --teacher base).
 	Adapter string
 	Render  engine.RenderOptions
-	// Placement is where the hint goes: HintInUser (default) or
-	// HintInSystemAndUser.
+	// Placement is where the hint goes (HintInUser when empty).
 	Placement HintPlacement
 	// Remote, when set, writes Write's answers with another model
 	// (remote.go); this teacher still scores them, and writes when the
@@ -69,17 +68,42 @@ const (
 	// HintInUser, and has the teacher continue the student's own answer
 	// from before its end-of-turn token (continue.go).
 	HintAsContinuation HintPlacement = "continue"
+	// HintMixed writes a turn's answers (best of --teacher-samples) under
+	// two placements in turn, HintInUser then HintInSystem (Writing), and
+	// lets the selector pick among them; every reading (the teacher's
+	// scores, the hint gain) is under HintInUser. Neither placement is
+	// best for every feedback: the 1.5B teacher's greedy answers satisfy
+	// the sign-off persona 3 of 20 times with the hint in the user's
+	// message and 0 in the system message, the french persona 18 and 20,
+	// and under the user placement half of its french answers only reply
+	// to the request ("Bien sûr, je peux vous répondre en français.").
+	// The loop cannot tell a standing instruction from a request about one
+	// answer; the selector reads which answer does what the feedback asks.
+	HintMixed HintPlacement = "mixed"
 )
+
+// Writing is the placement the i-th of a turn's answers is written under:
+// p itself, except under HintMixed, where even answers are written under
+// HintInUser and odd ones under HintInSystem.
+func (p HintPlacement) Writing(i int) HintPlacement {
+	if p != HintMixed {
+		return p
+	}
+	if i%2 == 1 {
+		return HintInSystem
+	}
+	return HintInUser
+}
 
 // ParseHintPlacement checks a --hint-placement value ("" is HintInUser).
 func ParseHintPlacement(s string) (HintPlacement, error) {
 	switch p := HintPlacement(s); p {
 	case "", HintInUser:
 		return HintInUser, nil
-	case HintInSystem, HintInSystemAndUser, HintAsRevision, HintAsContinuation:
+	case HintInSystem, HintInSystemAndUser, HintAsRevision, HintAsContinuation, HintMixed:
 		return p, nil
 	}
-	return "", fmt.Errorf("hint placement %q: want user, system, system+user, revise or continue", s)
+	return "", fmt.Errorf("hint placement %q: want user, system, system+user, revise, continue or mixed", s)
 }
 
 // TeacherPromptAt is TeacherPrompt with the hint placed as p says.
@@ -89,6 +113,8 @@ func TeacherPromptAt(msgs []chat.Message, hint string, p HintPlacement) ([]chat.
 		return nil, errNoAnswer
 	case HintAsContinuation:
 		p = HintInUser // the continued answer is not a message
+	case HintMixed:
+		p = HintInUser // read under the user placement (Writing)
 	}
 	last := lastUser(msgs)
 	if last < 0 {

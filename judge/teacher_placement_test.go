@@ -29,6 +29,7 @@ func TestTeacherPromptAt(t *testing.T) {
 			{Role: chat.RoleUser, Content: "q2" + HintHeader + "H"}}},
 		{"system, no system", user, HintInSystem, []chat.Message{{Role: chat.RoleSystem, Content: "H"}, user[0], user[1], user[2]}},
 		{"system", withSys, HintInSystem, []chat.Message{{Role: chat.RoleSystem, Content: "You are terse.\n\nH"}, user[0], user[1], user[2]}},
+		{"mixed reads as user", withSys, HintMixed, []chat.Message{withSys[0], user[0], user[1], {Role: chat.RoleUser, Content: "q2" + HintHeader + "H"}}},
 	} {
 		got, err := TeacherPromptAt(tc.msgs, "H", tc.at)
 		if err != nil {
@@ -40,6 +41,17 @@ func TestTeacherPromptAt(t *testing.T) {
 	}
 	if !reflect.DeepEqual(withSys, keep) {
 		t.Errorf("the caller's messages changed: %+v", withSys)
+	}
+	for i, want := range []HintPlacement{HintInUser, HintInSystem, HintInUser, HintInSystem} {
+		if got := HintMixed.Writing(i); got != want {
+			t.Errorf("mixed writes answer %d under %s, want %s", i, got, want)
+		}
+		if got := HintInSystem.Writing(i); got != HintInSystem {
+			t.Errorf("system writes answer %d under %s", i, got)
+		}
+	}
+	if p, err := ParseHintPlacement("mixed"); err != nil || p != HintMixed {
+		t.Errorf("ParseHintPlacement(mixed) = %q, %v", p, err)
 	}
 	if _, err := ParseHintPlacement("assistant"); err == nil {
 		t.Error("want an error for an unknown placement")

@@ -86,6 +86,13 @@ func TestSettingsBuild(t *testing.T) {
 		}},
 		{name: "remote teacher cannot continue", args: []string{"--hint-placement", "continue", "--teacher-url", "http://127.0.0.1:1/v1", "--teacher-model", "m"},
 			wantErr: "cannot continue"},
+		{name: "mixed placement", args: []string{"--hint-placement", "mixed", "--opd-response", "teacher", "--teacher-samples", "2"}, check: func(t *testing.T, r *Runner) {
+			if r.teacher.Placement != judge.HintMixed || r.cfg.TeacherSamples != 2 {
+				t.Errorf("placement %q, %d answers", r.teacher.Placement, r.cfg.TeacherSamples)
+			}
+		}},
+		{name: "mixed placement needs answers to choose among", args: []string{"--hint-placement", "mixed", "--opd-response", "teacher"}, wantErr: "--teacher-samples ≥ 2"},
+		{name: "mixed placement needs the teacher to write", args: []string{"--hint-placement", "mixed", "--teacher-samples", "2", "--opd-response", "student"}, wantErr: "--opd-response teacher or both"},
 		{name: "running baseline", args: []string{"--baseline", "running", "--baseline-window", "16"}, check: func(t *testing.T, r *Runner) {
 			if r.cfg.Train.RunningBaseline != 16 {
 				t.Errorf("--baseline running --baseline-window 16: scheduler window %d", r.cfg.Train.RunningBaseline)

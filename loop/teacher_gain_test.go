@@ -18,17 +18,19 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
-// adapterLog is the scripted engine recording the adapter of each
-// generation and scoring pass.
+// adapterLog is the scripted engine recording the adapter and the prompt
+// of each generation and scoring pass.
 type adapterLog struct {
 	*scripted.Engine
-	mu              sync.Mutex
-	generate, score []string
+	mu                            sync.Mutex
+	generate, score               []string
+	generatePrompts, scorePrompts [][]int32
 }
 
 func (a *adapterLog) Generate(ctx context.Context, req engine.GenerateRequest, emit func(engine.Token) error) (engine.Generation, error) {
 	a.mu.Lock()
 	a.generate = append(a.generate, req.Adapter)
+	a.generatePrompts = append(a.generatePrompts, req.PromptIDs)
 	a.mu.Unlock()
 	return a.Engine.Generate(ctx, req, emit)
 }
@@ -36,6 +38,7 @@ func (a *adapterLog) Generate(ctx context.Context, req engine.GenerateRequest, e
 func (a *adapterLog) Score(ctx context.Context, req engine.ScoreRequest) (engine.Scored, error) {
 	a.mu.Lock()
 	a.score = append(a.score, req.Adapter)
+	a.scorePrompts = append(a.scorePrompts, req.PromptIDs)
 	a.mu.Unlock()
 	return a.Engine.Score(ctx, req)
 }

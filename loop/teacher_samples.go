@@ -267,8 +267,10 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	sampled.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature}
 	var ws []written
 	var errs []string
-	for range n {
-		ids, lps, v, err := sampled.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+	for i := range n {
+		w := sampled // --hint-placement mixed: the placements in turn
+		w.Placement = teacher.Placement.Writing(i)
+		ids, lps, v, err := w.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, 0, ctx.Err()

@@ -1,0 +1,75 @@
+package loop
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/store"
+)
+
+// TestTeacherMixedPlacement: under --hint-placement mixed the teacher
+// writes a turn's answers with the hint in the user's message and in the
+// system message in turn (user first), and every reading of them, the
+// teacher's scores and the hint gain, is under the user placement. The
+// scripted engine reads cues from user messages only, so the answers
+// written under the system placement lack the feedback's words; the turn
+// still stores one sample, one of the answers written.
+func TestTeacherMixedPlacement(t *testing.T) {
+	ctx := context.Background()
+	f, log := gainFixture(t, "", func(*Config) {})
+	f.runner.teacher.Placement = judge.HintMixed
+	tr := critiqueTurns(t, f, 1)[0]
+	if _, err := f.runner.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	format := f.engine.Format()
+	hint := "[[say:Short 0.]] Be brief."
+	render := func(at judge.HintPlacement) []int32 {
+		msgs, err := judge.TeacherPromptAt(tr.Messages, hint, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := format.Render(msgs, nil, engine.RenderOptions{AddGenerationPrompt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return format.Encode(text)
+	}
+	user, system := render(judge.HintInUser), render(judge.HintInSystem)
+	if slices.Equal(user, system) {
+		t.Fatal("the two placements render the same prompt; the test shows nothing")
+	}
+	if len(log.generatePrompts) != selectSamples {
+		t.Fatalf("%d answers written, want %d", len(log.generatePrompts), selectSamples)
+	}
+	for i, p := range log.generatePrompts {
+		want, name := user, "user"
+		if i%2 == 1 {
+			want, name = system, "system"
+		}
+		if !slices.Equal(p, want) {
+			t.Errorf("answer %d was not written under the %s placement:\n%q", i, name, format.Decode(p))
+		}
+	}
+	// The hint gain reads each answer with the feedback (the user
+	// placement) and without it (the turn's own prompt).
+	if len(log.scorePrompts) != 2*selectSamples {
+		t.Fatalf("%d scoring passes, want %d", len(log.scorePrompts), 2*selectSamples)
+	}
+	for i, p := range log.scorePrompts {
+		if !slices.Equal(p, user) && !slices.Equal(p, tr.PromptIDs) {
+			t.Errorf("scoring pass %d read under neither the user placement nor the turn's prompt:\n%q", i, format.Decode(p))
+		}
+	}
+	ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
+	if err != nil || len(ss) != 1 {
+		t.Fatalf("%d samples (%v), want 1", len(ss), err)
+	}
+	got := format.Decode(ss[0].TeacherResponseIDs)
+	if got != "Roses are red. Short 0.<|im_end|>" && got != "Roses are red. <|im_end|>" {
+		t.Errorf("stored teacher answer %q is neither placement's", got)
+	}
+}
