@@ -67,6 +67,9 @@ func (c teacherCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- remoteTeacherDesc
 	ch <- teacherSelectDesc
 	ch <- teacherRefusedDesc
+	ch <- teacherFitDesc
+	ch <- teacherIrrelevantDesc
+	ch <- teacherMixedDesc
 }
 
 func (c teacherCollector) Collect(ch chan<- prometheus.Metric) {

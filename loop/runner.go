@@ -157,6 +157,10 @@ type Counters struct {
 	// TeacherIrrelevant counts best-of-N answers --teacher-select-relevance
 	// kept from the pick: no likelier after the question than without it.
 	TeacherIrrelevant int
+	// TeacherPickedUser and TeacherPickedSystem split TeacherPicked under
+	// --hint-placement mixed by the placement the picked answer was
+	// written under.
+	TeacherPickedUser, TeacherPickedSystem int
 }
 
 // Runner runs the judge and train loops.

@@ -72,4 +72,12 @@ func TestTeacherMixedPlacement(t *testing.T) {
 	if got != "Roses are red. Short 0.<|im_end|>" && got != "Roses are red. <|im_end|>" {
 		t.Errorf("stored teacher answer %q is neither placement's", got)
 	}
+	// The pick is counted by the placement it was written under.
+	wantSystem := 0.0
+	if got == "Roses are red. <|im_end|>" {
+		wantSystem = 1
+	}
+	if u, s := metricLabel(t, f.runner, "placement", "user"), metricLabel(t, f.runner, "placement", "system"); u != 1-wantSystem || s != wantSystem {
+		t.Errorf("teacher_mixed_picks_total: user %v, system %v; want %v, %v", u, s, 1-wantSystem, wantSystem)
+	}
 }

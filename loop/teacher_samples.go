@@ -278,7 +278,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			errs = append(errs, err.Error())
 			continue
 		}
-		ws = append(ws, written{ids, lps, v})
+		ws = append(ws, written{ids, lps, v, w.Placement})
 	}
 	if len(ws) == 0 {
 		return nil, nil, 0, fmt.Errorf("teacher wrote none of %d answers: %s", n, strings.Join(errs, "; "))
@@ -340,9 +340,22 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			return nil, nil, 0, err
 		}
 	}
-	r.count(func(c *Counters) { c.TeacherPicked++ })
-	r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores, "refused", refused)
 	w := ws[best]
+	r.count(func(c *Counters) {
+		c.TeacherPicked++
+		switch {
+		case teacher.Placement != judge.HintMixed:
+		case w.at == judge.HintInSystem:
+			c.TeacherPickedSystem++
+		default:
+			c.TeacherPickedUser++
+		}
+	})
+	if teacher.Placement == judge.HintMixed {
+		r.log.Info("teacher answer selected", "turn", t.ID, "pick", best, "placement", w.at, "scores", scores, "answer", texts[best])
+	} else {
+		r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores, "refused", refused)
+	}
 	return w.ids, w.lps, w.v, nil
 }
 
@@ -397,11 +410,13 @@ func (r *Runner) gainReader(teacher *judge.Teacher) *judge.Teacher {
 }
 
 // written is one of the teacher's answers: its ids in the policy's
-// tokens, the teacher's logprob of each, the version it ran on.
+// tokens, the teacher's logprob of each, the version it ran on, the
+// placement it was written under.
 type written struct {
 	ids []int32
 	lps []float32
 	v   int64
+	at  judge.HintPlacement
 }
 
 var (
@@ -411,6 +426,8 @@ var (
 		"Best-of-N teacher picks that --teacher-select-length fit changed since start (the best-scored answer did not end within the rated turn's token budget: its max_tokens, or the length of a rated answer cut off at its limit), by result: another answer (one that passed the selector did), or none (the turn had no teacher sample).", "result")
 	teacherRefusedDesc = desc("teacher_answers_refused_total",
 		"Teacher answers never trained whatever their score since start (judge.Refuse, a lone answer or one of --teacher-samples), by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
+	teacherMixedDesc = desc("teacher_mixed_picks_total",
+		"Best-of-N teacher answers picked under --hint-placement mixed since start, by the placement the answer was written under: user or system.", "placement")
 	teacherIrrelevantDesc = desc("teacher_answers_irrelevant_total",
 		"Best-of-N teacher answers --teacher-select-relevance kept from the pick since start: no likelier after the rated turn's question than with the feedback alone.")
 )
@@ -430,6 +447,10 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherPicked), "picked")
 	ch <- prometheus.MustNewConstMetric(teacherSelectDesc, prometheus.CounterValue, float64(k.TeacherNoPick), "none")
+	if r.teacher != nil && r.teacher.Placement == judge.HintMixed {
+		ch <- prometheus.MustNewConstMetric(teacherMixedDesc, prometheus.CounterValue, float64(k.TeacherPickedUser), string(judge.HintInUser))
+		ch <- prometheus.MustNewConstMetric(teacherMixedDesc, prometheus.CounterValue, float64(k.TeacherPickedSystem), string(judge.HintInSystem))
+	}
 	if r.cfg.TeacherSelectRelevance && r.cfg.TeacherSelect == SelectGain {
 		ch <- prometheus.MustNewConstMetric(teacherIrrelevantDesc, prometheus.CounterValue, float64(k.TeacherIrrelevant))
 	}
