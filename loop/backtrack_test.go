@@ -45,29 +45,33 @@ func newBacktrackRunner(t *testing.T, dir string) (*Runner, *backtrackTrainer, *
 }
 
 const (
-	backtrackDirEnv = "CLAWRL_LOOP_BACKTRACK_DIR"
-	backtrackTurns  = 2
+	gateKillDirEnv   = "CLAWRL_LOOP_GATE_KILL_DIR"
+	gateKillPointEnv = "CLAWRL_LOOP_GATE_KILL_POINT"
+	backtrackTurns   = 2
 )
 
-// TestKill9Backtrack kills the loop with SIGKILL while the gate backtracks
-// (the first version's step halved, not yet checked again, nothing saved)
-// and restarts it on the same data: no version was recorded and no folder
-// is left, the samples are trained again exactly once, and each version is
-// served at half its step with the scale recorded (what `clawrl versions`
-// and clawrl_loop_version_step_scale show).
-func TestKill9Backtrack(t *testing.T) {
-	if dir := os.Getenv(backtrackDirEnv); dir != "" {
-		r, _, _, done := newBacktrackRunner(t, dir)
+// gateKilled runs the loop, opened on a folder by open, in a child process
+// killed with SIGKILL at the gate's point (a step rejected and being mended,
+// nothing saved), then restarts it on the same data and checks what must
+// hold whatever the mend: no version was recorded and no folder is left,
+// and after the restart each of backtrackTurns rated turns is trained
+// exactly once, one version each. It returns the restarted runner, its
+// engine and the versions, for the mend's own checks. The child is the
+// test named test run again.
+func gateKilled(t *testing.T, test, point string, open func(t *testing.T, dir string) (*Runner, *scripted.Engine, func())) (*Runner, *scripted.Engine, []store.Version) {
+	t.Helper()
+	if dir := os.Getenv(gateKillDirEnv); dir != "" {
+		r, _, done := open(t, dir)
 		defer done()
 		r.Scheduler().AtPoint = func(p string) {
-			if p == rl.PointShrunk {
+			if p == os.Getenv(gateKillPointEnv) {
 				killSelf()
 			}
 		}
 		if _, err := r.RunOnce(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintln(os.Stderr, "backtrack child finished without shrinking")
+		fmt.Fprintf(os.Stderr, "gate child finished without reaching %s\n", point)
 		os.Exit(3)
 	}
 	if testing.Short() {
@@ -87,21 +91,21 @@ func TestKill9Backtrack(t *testing.T) {
 		}
 	}()
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Backtrack$", "-test.count=1")
-	cmd.Env = append(os.Environ(), backtrackDirEnv+"="+dir)
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), gateKillDirEnv+"="+dir, gateKillPointEnv+"="+point)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("child was not killed mid-backtrack: %v\n%s", err, out.String())
+		t.Fatalf("child was not killed at %s: %v\n%s", point, err, out.String())
 	}
 
-	r, tr, eng, done := newBacktrackRunner(t, dir)
-	defer done()
+	r, eng, done := open(t, dir)
+	t.Cleanup(done)
 	st := r.store
 	if v, err := st.LatestVersion(ctx); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("after a kill mid-backtrack: version %+v (%v), want none recorded", v, err)
+		t.Fatalf("after a kill at %s: version %+v (%v), want none recorded", point, v, err)
 	}
 	checkVersionsDir(t, filepath.Join(dir, "versions"), 0)
 	for range 2 * backtrackTurns {
@@ -115,11 +119,6 @@ func TestKill9Backtrack(t *testing.T) {
 	}
 	if len(vs) != backtrackTurns {
 		t.Fatalf("%d versions, want %d", len(vs), backtrackTurns)
-	}
-	for _, v := range vs {
-		if v.Status != store.VersionPromoted || v.Metrics.StepScale != 0.5 || !strings.Contains(v.StatusReason, "shrunk to 0.5") {
-			t.Errorf("v%d: %s at step ×%g (%s), want promoted at half its step", v.Version, v.Status, v.Metrics.StepScale, v.StatusReason)
-		}
 	}
 	if eng.Version() != backtrackTurns {
 		t.Errorf("engine serves v%d, want v%d", eng.Version(), backtrackTurns)
@@ -136,6 +135,26 @@ func TestKill9Backtrack(t *testing.T) {
 	slices.Sort(sorted)
 	if len(state.Trained) != backtrackTurns || len(slices.Compact(sorted)) != backtrackTurns {
 		t.Errorf("lineage trained %v, want each of %d turns once", state.Trained, backtrackTurns)
+	}
+	return r, eng, vs
+}
+
+// TestKill9Backtrack kills the loop with SIGKILL while the gate backtracks
+// (the first version's step halved, not yet checked again, nothing saved)
+// and restarts it on the same data (gateKilled); each version is then
+// served at half its step with the scale recorded (what `clawrl versions`
+// and clawrl_loop_version_step_scale show).
+func TestKill9Backtrack(t *testing.T) {
+	var tr *backtrackTrainer
+	r, _, vs := gateKilled(t, "TestKill9Backtrack", rl.PointShrunk, func(t *testing.T, dir string) (*Runner, *scripted.Engine, func()) {
+		r, btr, eng, done := newBacktrackRunner(t, dir)
+		tr = btr
+		return r, eng, done
+	})
+	for _, v := range vs {
+		if v.Status != store.VersionPromoted || v.Metrics.StepScale != 0.5 || !strings.Contains(v.StatusReason, "shrunk to 0.5") {
+			t.Errorf("v%d: %s at step ×%g (%s), want promoted at half its step", v.Version, v.Status, v.Metrics.StepScale, v.StatusReason)
+		}
 	}
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(r.Collector()); err != nil {

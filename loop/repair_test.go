@@ -92,3 +92,26 @@ func TestRetentionRepair(t *testing.T) {
 		})
 	}
 }
+
+// TestKill9Repair kills the loop with SIGKILL after the gate's repair step
+// (the first version's step rejected and repaired, not yet checked again,
+// nothing saved) and restarts it on the same data (gateKilled): each
+// version is then served after one repair, with the repair recorded (what
+// `clawrl versions` shows as "repaired ×1") and its step whole.
+func TestKill9Repair(t *testing.T) {
+	_, _, vs := gateKilled(t, "TestKill9Repair", rl.PointRepaired, func(t *testing.T, dir string) (*Runner, *scripted.Engine, func()) {
+		st := openStore(t, dir)
+		eng := scripted.New(scripted.Options{})
+		f := eng.Format()
+		tr := &repairTrainer{backtrackTrainer: backtrackTrainer{shrinkTrainer{answerTrainer: answerTrainer{
+			evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}, answer: "C'est Paris.", format: f},
+			afterShrink: "C'est Paris."}}, fixAfter: 1}
+		r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Repairs: 1})
+		return r, eng, func() { st.Close() }
+	})
+	for _, v := range vs {
+		if v.Status != store.VersionPromoted || v.Metrics.Repairs != 1 || v.Metrics.StepScale != 1 || !strings.Contains(v.StatusReason, "after a repair step") {
+			t.Errorf("v%d: %s, %d repairs, step ×%g (%s); want promoted after one repair at its whole step", v.Version, v.Status, v.Metrics.Repairs, v.Metrics.StepScale, v.StatusReason)
+		}
+	}
+}
