@@ -30,7 +30,11 @@ type Draw struct {
 	// (judge.Refuse: it repeats the feedback, or is the feedback's words
 	// only).
 	Refused judge.Refusal `json:"refused,omitempty"`
-	Text    string        `json:"text,omitempty"`
+	// Placement is where the feedback was when the answer was written
+	// (CeilingConfig.Placement; under judge.HintMixed, one of the two);
+	// the hint gain reads it there too.
+	Placement judge.HintPlacement `json:"placement,omitempty"`
+	Text      string              `json:"text,omitempty"`
 	// Err is why the judge could not score it (its score is then the
 	// lowest float: JSON has no −Inf).
 	Err string `json:"err,omitempty"`
@@ -64,9 +68,10 @@ type SelectConfig struct {
 	Seed     int64
 	Selector *judge.Selector
 	// Gain, when set, is a second selector's score of an answer (the
-	// loop's --teacher-select gain: judge.HintGain); it picks the answer
-	// with the highest, with no threshold.
-	Gain func(ctx context.Context, question, feedback string, a Answer) (float64, error)
+	// loop's --teacher-select gain: judge.HintGain) with the feedback
+	// placed at at (the draw's Placement; "" for draws kept before it was
+	// recorded); it picks the answer with the highest, with no threshold.
+	Gain func(ctx context.Context, question, feedback string, at judge.HintPlacement, a Answer) (float64, error)
 }
 
 // MeasureSelected asks each of the persona's first n held-out prompts
@@ -85,7 +90,8 @@ func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConf
 	draws := make([]Draw, n*cfg.Samples)
 	err := parallel(ctx, len(draws), max(cc.Concurrency, 1), func(k int) error {
 		i := k / cfg.Samples
-		tm, err := judge.TeacherPromptAt([]chat.Message{{Role: chat.RoleUser, Content: p.Eval[i]}}, p.Critique, cc.Placement.Writing(k%cfg.Samples))
+		at := cc.Placement.Writing(k % cfg.Samples)
+		tm, err := judge.TeacherPromptAt([]chat.Message{{Role: chat.RoleUser, Content: p.Eval[i]}}, p.Critique, at)
 		if err != nil {
 			return err
 		}
@@ -94,7 +100,7 @@ func MeasureSelected(ctx context.Context, cl *Client, p *Persona, cc CeilingConf
 		if err != nil {
 			return fmt.Errorf("selected ceiling for %s, prompt %q: %w", p.Name, p.Eval[i], err)
 		}
-		draws[k] = Draw{Prompt: i, Satisfied: p.Satisfied(a), Words: Words(a.Text), Text: a.Text, Finished: a.Finished}
+		draws[k] = Draw{Prompt: i, Satisfied: p.Satisfied(a), Words: Words(a.Text), Text: a.Text, Finished: a.Finished, Placement: at}
 		return scoreDraw(ctx, p, &draws[k], cfg)
 	})
 	if err != nil {
@@ -140,7 +146,7 @@ func scoreDraw(ctx context.Context, p *Persona, d *Draw, cfg SelectConfig) error
 		d.Score, d.Err = -math.MaxFloat64, err.Error()
 	}
 	if cfg.Gain != nil {
-		if d.Gain, err = cfg.Gain(ctx, p.Eval[d.Prompt], p.Critique, Answer{Text: d.Text, Finished: d.Finished}); err != nil {
+		if d.Gain, err = cfg.Gain(ctx, p.Eval[d.Prompt], p.Critique, d.Placement, Answer{Text: d.Text, Finished: d.Finished}); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/clawrl/clawrl/api"
@@ -97,6 +98,32 @@ func TestMeasureSelectedThroughGateway(t *testing.T) {
 	}
 	if _, _, err := RescoreSelected(ctx, p, again[:5], 3, 2, cfg); err == nil {
 		t.Error("rescored 5 draws as 3 prompts × 2")
+	}
+
+	// Under the mixed placement the draws are written under user and
+	// system in turn, and the gain reads each where it was written (the
+	// scripted engine echoes the last user message, so each draw's text
+	// tells its placement: long enough not to be cut before the hint).
+	var mu sync.Mutex
+	read := map[string]judge.HintPlacement{}
+	cfg.Gain = func(_ context.Context, question, _ string, at judge.HintPlacement, a Answer) (float64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		read[question+"\x00"+a.Text] = at
+		return 0, nil
+	}
+	mixed, _, _, err := MeasureSelected(ctx, cl, p, CeilingConfig{Prompts: 3, MaxTokens: 400, Concurrency: 2, Placement: judge.HintMixed}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mixed[0].Text == mixed[1].Text {
+		t.Fatalf("both placements wrote %q; the check shows nothing", mixed[0].Text)
+	}
+	for k, d := range mixed {
+		want := judge.HintMixed.Writing(k % 2)
+		if d.Placement != want || read[p.Eval[d.Prompt]+"\x00"+d.Text] != want {
+			t.Errorf("mixed draw %d written under %q, read under %q; want %q", k, d.Placement, read[p.Eval[d.Prompt]+"\x00"+d.Text], want)
+		}
 	}
 }
 

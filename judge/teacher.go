@@ -70,8 +70,9 @@ const (
 	HintAsContinuation HintPlacement = "continue"
 	// HintMixed writes a turn's answers (best of --teacher-samples) under
 	// two placements in turn, HintInUser then HintInSystem (Writing), and
-	// lets the selector pick among them; every reading (the teacher's
-	// scores, the hint gain) is under HintInUser. Neither placement is
+	// lets the selector pick among them; each answer is read (the
+	// teacher's scores, the hint gain) under the placement it was written
+	// under, and anything else under HintInUser. Neither placement is
 	// best for every feedback: the 1.5B teacher's greedy answers satisfy
 	// the sign-off persona 3 of 20 times with the hint in the user's
 	// message and 0 in the system message, the french persona 18 and 20,

@@ -295,8 +295,10 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	var err error
 	threshold := r.cfg.TeacherSelectThreshold
 	if gain {
-		g := judge.HintGain{Teacher: r.gainReader(teacher)}
 		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, func(i int) (float64, error) {
+			// Each answer is read with the feedback where its writer saw
+			// it (--hint-placement mixed writes under two placements).
+			g := judge.HintGain{Teacher: r.gainReader(teacher, ws[i].at)}
 			if !r.cfg.TeacherSelectRelevance {
 				return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
 			}
@@ -397,9 +399,11 @@ func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int
 	return pick, nil
 }
 
-// gainReader is teacher reading with the weights of Config.TeacherGainBy.
-func (r *Runner) gainReader(teacher *judge.Teacher) *judge.Teacher {
+// gainReader is teacher reading with the weights of Config.TeacherGainBy
+// and the hint placed at at.
+func (r *Runner) gainReader(teacher *judge.Teacher, at judge.HintPlacement) *judge.Teacher {
 	c := *teacher
+	c.Placement = at
 	switch r.cfg.TeacherGainBy {
 	case GainByBase:
 		c.Adapter = engine.AdapterBase

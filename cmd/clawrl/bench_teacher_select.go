@@ -68,7 +68,7 @@ func runBenchSelected(ctx context.Context, o benchTeacherOptions, cl *bench.Clie
 	}
 	sel := &judge.Selector{Scorer: judge.HTTPScorer{HTTPBackend: &judge.HTTPBackend{URL: url, Model: model, Key: key,
 		Client: &http.Client{Timeout: o.timeout}}}, Threshold: s.threshold, CallTimeout: s.judgeTimeout}
-	var gain func(context.Context, string, string, bench.Answer) (float64, error)
+	var gain func(context.Context, string, string, judge.HintPlacement, bench.Answer) (float64, error)
 	if s.gainModel != "" {
 		g, closeGain, err := openHintGain(ctx, s.gainModel, at)
 		if err != nil {
@@ -158,8 +158,9 @@ func firstErr(ds []bench.Draw) string {
 // persona's answer as the loop's --teacher-select gain reads it: the
 // answer's text in that model's tokens (its stop token after an answer
 // that ended in time), scored by its base weights with and without the
-// feedback placed at.
-func openHintGain(ctx context.Context, spec string, at judge.HintPlacement) (func(context.Context, string, string, bench.Answer) (float64, error), func(), error) {
+// feedback placed where the answer was written (at for a draw that does
+// not say).
+func openHintGain(ctx context.Context, spec string, at judge.HintPlacement) (func(context.Context, string, string, judge.HintPlacement, bench.Answer) (float64, error), func(), error) {
 	path, _, err := resolveModel(ctx, spec, defaultDataDir(), slog.Default())
 	if err != nil {
 		return nil, nil, fmt.Errorf("--gain-model %s: %w", spec, err)
@@ -168,9 +169,12 @@ func openHintGain(ctx context.Context, spec string, at judge.HintPlacement) (fun
 	if err != nil {
 		return nil, nil, fmt.Errorf("--gain-model %s: %w", spec, err)
 	}
-	g := &judge.HintGain{Teacher: &judge.Teacher{Engine: eng, Adapter: engine.AdapterBase, Placement: at}}
 	f := eng.Format()
-	score := func(ctx context.Context, question, feedback string, a bench.Answer) (float64, error) {
+	score := func(ctx context.Context, question, feedback string, written judge.HintPlacement, a bench.Answer) (float64, error) {
+		if written == "" { // a draw kept before its placement was
+			written = at
+		}
+		g := &judge.HintGain{Teacher: &judge.Teacher{Engine: eng, Adapter: engine.AdapterBase, Placement: written}}
 		ids := f.Encode(a.Text)
 		if stop := f.StopIDs(); a.Finished && len(stop) > 0 {
 			ids = append(ids, stop[0])
