@@ -13,8 +13,8 @@ import (
 // TestTeacherMixedPlacement: under --hint-placement mixed the teacher
 // writes a turn's answers with the hint in the user's message and in the
 // system message in turn (user first), and the hint gain reads each answer
-// with the feedback where its writer saw it (reading every answer under
-// the user placement favoured the answers written there 13 to 2). The
+// with the feedback where its writer saw it, so that neither placement's
+// answers are read under the other's prompt. The
 // scripted engine reads cues from user messages only, so the answers
 // written under the system placement lack the feedback's words; the turn
 // still stores one sample, one of the answers written.
