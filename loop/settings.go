@@ -331,8 +331,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		if teacher.Remote != nil && teacher.Placement == judge.HintAsContinuation {
 			return nil, errors.New("--hint-placement continue: a --teacher-url model cannot continue the policy's answer through a chat API")
 		}
-		if teacher.Placement == judge.HintMixed && (s.TeacherSamples.Samples < 2 || (s.OPDResponse != "teacher" && s.OPDResponse != "both")) {
-			return nil, fmt.Errorf("--hint-placement mixed writes a turn's answers under two placements and lets the selector pick: it needs --teacher-samples ≥ 2 (not %d) and --opd-response teacher or both (not %q)", s.TeacherSamples.Samples, s.OPDResponse)
+		if teacher.Placement == judge.HintMixed && s.TeacherSamples.Samples < 2 {
+			// (that the teacher writes at all is TeacherSamples.check's rule)
+			return nil, fmt.Errorf("--hint-placement mixed writes a turn's answers under two placements and lets the selector pick: it needs --teacher-samples ≥ 2, not %d", s.TeacherSamples.Samples)
 		}
 	}
 	if err := s.TeacherSamples.check(s.OPDResponse); err != nil {
