@@ -322,6 +322,12 @@ func TestTeacherPromptFollowsTheOriginalRendering(t *testing.T) {
 	if err != nil || got != strings.Replace(odd, "3 miles?", "3 miles?"+HintHeader+"answer in km", 1) {
 		t.Errorf("spliced teacher prompt: %q (%v)", got, err)
 	}
+	// Under user-first the hint is spliced in before the question.
+	first := &Teacher{Engine: eng, Placement: HintBeforeQuestion}
+	got, err = first.Prompt(msgs, nil, odd, "answer in km")
+	if err != nil || got != strings.Replace(odd, "how far", "answer in km"+HintBeforeSep+"how far", 1) {
+		t.Errorf("spliced user-first teacher prompt: %q (%v)", got, err)
+	}
 	// A forced tool-call opening (tool_choice) ends the recorded prompt: the
 	// teacher keeps it, so it scores the response ids in the context the
 	// student sampled them in.

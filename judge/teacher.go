@@ -81,7 +81,18 @@ const (
 	// The loop cannot tell a standing instruction from a request about one
 	// answer; the selector reads which answer does what the feedback asks.
 	HintMixed HintPlacement = "mixed"
+	// HintBeforeQuestion puts the hint at the start of the last user
+	// message, before the question (HintBeforeSep between them), so the
+	// question is the last thing the teacher reads: a request appended
+	// after the question is what the teacher answers under HintInUser
+	// ("Bien sûr, je peux vous répondre en français."), while the system
+	// message makes the 1.5B teacher drop a sign-off (HintMixed's note).
+	HintBeforeQuestion HintPlacement = "user-first"
 )
+
+// HintBeforeSep separates the hint from the question under
+// HintBeforeQuestion.
+const HintBeforeSep = "\n\n"
 
 // Writing is the placement the i-th of a turn's answers is written under:
 // p itself, except under HintMixed, where even answers are written under
@@ -101,10 +112,10 @@ func ParseHintPlacement(s string) (HintPlacement, error) {
 	switch p := HintPlacement(s); p {
 	case "", HintInUser:
 		return HintInUser, nil
-	case HintInSystem, HintInSystemAndUser, HintAsRevision, HintAsContinuation, HintMixed:
+	case HintInSystem, HintInSystemAndUser, HintAsRevision, HintAsContinuation, HintMixed, HintBeforeQuestion:
 		return p, nil
 	}
-	return "", fmt.Errorf("hint placement %q: want user, system, system+user, revise, continue or mixed", s)
+	return "", fmt.Errorf("hint placement %q: want user, user-first, system, system+user, revise, continue or mixed", s)
 }
 
 // TeacherPromptAt is TeacherPrompt with the hint placed as p says.
@@ -122,6 +133,10 @@ func TeacherPromptAt(msgs []chat.Message, hint string, p HintPlacement) ([]chat.
 		return nil, errNoQuestion
 	}
 	out := slices.Clone(msgs)
+	if p == HintBeforeQuestion {
+		out[last].Content = hint + HintBeforeSep + out[last].Content
+		return out, nil
+	}
 	if p != HintInSystem { // the system placement leaves the question as asked
 		out[last].Content += HintHeader + hint
 	}
@@ -203,12 +218,16 @@ func (t *Teacher) Prompt(msgs []chat.Message, tools []chat.Tool, promptText, hin
 		return text, nil
 	}
 	// The original prompt was rendered differently: splice the hint in
-	// (after the last user message only, whatever the placement).
+	// (into the last user message only, whatever the placement: before
+	// its text under HintBeforeQuestion, else after it).
 	last := ""
 	if i := lastUser(msgs); i >= 0 {
 		last = msgs[i].Content
 	}
 	if i := strings.LastIndex(promptText, last); last != "" && i >= 0 {
+		if t.Placement == HintBeforeQuestion {
+			return promptText[:i] + hint + HintBeforeSep + promptText[i:], nil
+		}
 		end := i + len(last)
 		return promptText[:end] + HintHeader + hint + promptText[end:], nil
 	}

@@ -29,6 +29,7 @@ func TestTeacherPromptAt(t *testing.T) {
 			{Role: chat.RoleUser, Content: "q2" + HintHeader + "H"}}},
 		{"system, no system", user, HintInSystem, []chat.Message{{Role: chat.RoleSystem, Content: "H"}, user[0], user[1], user[2]}},
 		{"system", withSys, HintInSystem, []chat.Message{{Role: chat.RoleSystem, Content: "You are terse.\n\nH"}, user[0], user[1], user[2]}},
+		{"user-first", withSys, HintBeforeQuestion, []chat.Message{withSys[0], user[0], user[1], {Role: chat.RoleUser, Content: "H" + HintBeforeSep + "q2"}}},
 		{"mixed reads as user", withSys, HintMixed, []chat.Message{withSys[0], user[0], user[1], {Role: chat.RoleUser, Content: "q2" + HintHeader + "H"}}},
 	} {
 		got, err := TeacherPromptAt(tc.msgs, "H", tc.at)
@@ -53,10 +54,13 @@ func TestTeacherPromptAt(t *testing.T) {
 	if p, err := ParseHintPlacement("mixed"); err != nil || p != HintMixed {
 		t.Errorf("ParseHintPlacement(mixed) = %q, %v", p, err)
 	}
+	if p, err := ParseHintPlacement("user-first"); err != nil || p != HintBeforeQuestion {
+		t.Errorf("ParseHintPlacement(user-first) = %q, %v", p, err)
+	}
 	if _, err := ParseHintPlacement("assistant"); err == nil {
 		t.Error("want an error for an unknown placement")
 	}
-	for _, at := range []HintPlacement{HintInSystemAndUser, HintInSystem} {
+	for _, at := range []HintPlacement{HintInSystemAndUser, HintInSystem, HintBeforeQuestion} {
 		if _, err := TeacherPromptAt([]chat.Message{{Role: chat.RoleSystem, Content: "s"}}, "H", at); err == nil {
 			t.Errorf("%s: want an error with no user message", at)
 		}

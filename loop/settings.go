@@ -157,7 +157,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
 	fs.StringSliceVar(&s.LoRATargets, "lora-targets", nil, "projections that get LoRA adapters (default all: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)")
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
-	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message), system (in the system message only: the question as asked), system+user (in both), revise (the student's answer as the assistant's turn, then the hint as the user's next message), continue (as user, and the teacher continues the student's answer from before its end-of-turn token) or mixed (best of --teacher-samples answers written under user and system in turn, each read where its writer saw the hint)")
+	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message), user-first (at the start of the last user message, before the question), system (in the system message only: the question as asked), system+user (in both), revise (the student's answer as the assistant's turn, then the hint as the user's next message), continue (as user, and the teacher continues the student's answer from before its end-of-turn token) or mixed (best of --teacher-samples answers written under user and system in turn, each read where its writer saw the hint)")
 	s.RemoteTeacher.addFlags(fs)
 	s.TeacherSamples.addFlags(fs)
 }

@@ -94,7 +94,7 @@ prompts, answers of at most 64 tokens.`,
 	f.IntVar(&o.concurrency, "concurrency", 16, "requests in flight at once (the engine batches them)")
 	f.Float64Var(&o.temperature, "temperature", 1, "sampling temperature of training turns")
 	f.DurationVar(&o.versionTimeout, "version-timeout", 10*time.Minute, "longest wait for a new version after a round (then the run is recorded as stalled)")
-	f.StringVar(&o.hintPlacement, "hint-placement", "user", "where the loop's teacher sees the written feedback (passed to every server as --hint-placement; the teacher ceiling asks the same way, mixed as user): user, system, system+user, revise or mixed")
+	f.StringVar(&o.hintPlacement, "hint-placement", "user", "where the loop's teacher sees the written feedback (passed to every server as --hint-placement; the teacher ceiling asks the same way, mixed as user): user, user-first, system, system+user, revise or mixed")
 	f.StringVar(&o.teacherServe, "teacher-serve", "", "start one 'clawrl serve --method off' of this model (what --model takes: a known name such as qwen2.5-coder-1.5b is fetched first) for the whole run as an external teacher; arms and --serve-arg flags name its URL as "+teacherURLMark+" (e.g. --teacher-url="+teacherURLMark+")")
 	f.BoolVar(&o.keepData, "keep-data", false, "keep each server's data folder (its store: turns, judgments, samples, versions) as data-ARM-PERSONA-SEED in --out instead of a temporary folder removed at the end")
 	f.BoolVar(&o.teacherEachRound, "teacher-each-round", false, "also measure the loop's teacher (the served policy with the written feedback in context) after every learning round")

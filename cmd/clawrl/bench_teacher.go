@@ -56,7 +56,7 @@ With --plain it also asks without the feedback.`,
 	f.IntVar(&o.prompts, "eval-prompts", 20, "held-out prompts per persona (at most 20)")
 	f.IntVar(&o.maxTokens, "max-tokens", 64, "most tokens per answer (bench learn's default)")
 	f.IntVar(&o.concurrency, "concurrency", 4, "requests in flight at once")
-	f.StringVar(&o.placement, "hint-placement", "user", "where the feedback goes: user, system (the system message only), system+user, revise (after the model's own greedy answer, as the user's next message) or mixed (with --samples, the draws under user and system in turn, as the loop's teacher writes them; the greedy ceiling under user); continue cannot be asked over a chat API")
+	f.StringVar(&o.placement, "hint-placement", "user", "where the feedback goes: user, user-first (before the question in the user's message), system (the system message only), system+user, revise (after the model's own greedy answer, as the user's next message) or mixed (with --samples, the draws under user and system in turn, as the loop's teacher writes them; the greedy ceiling under user); continue cannot be asked over a chat API")
 	f.BoolVar(&o.plain, "plain", true, "also ask without the feedback")
 	f.StringVar(&o.studentURL, "student-url", "", "with --hint-placement revise: the server whose greedy answers the teacher revises (the policy, when the teacher is another model); its answers are then the \"without\" column (default: --url's own)")
 	f.StringVar(&o.studentModel, "student-model", "", "the model name at --student-url")
