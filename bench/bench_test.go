@@ -68,6 +68,11 @@ func TestPersonaChecks(t *testing.T) {
 		{"french", "Bien sûr, je serai ravi de vous aider. Comment puis-je vous aider aujourd'hui ?", true, false},
 		{"french", "Bien sûr, je peux vous aider. Les chats dorment seize heures par jour.", true, true},
 		{"signoff", "Thank you for your kind words! Hope this helps!", true, false},
+		// The nineteenth and twentieth sessions' teacher answers.
+		{"french", "Bien sûr, je suis là pour répondre à tes questions en français. Comment puis-je vous aider aujourd'hui ?", true, false},
+		{"french", "Quel est votre saison préférée et pourquoi ?", true, false},
+		{"french", "Pourquoi le ciel est-il bleu ? Parce que la lumière du soleil est diffusée par l'air.", true, true},
+		{"concise", "Why? Because soap lifts grease!", true, true},
 	}
 	for _, c := range cases {
 		if got := ps[c.persona].Satisfied(Answer{Text: c.answer, Finished: c.finished}); got != c.want {
@@ -103,7 +108,7 @@ func TestLoops(t *testing.T) {
 // answer nor its apostrophes' typography change it.
 func FuzzEvades(f *testing.F) {
 	for _, s := range []string{"I'm sorry, but I can't assist with that.", "Bien sûr, je peux vous répondre en français.", "Paris.", "", "éééé’’’", "İ sorry",
-		"Bien sûr, je peux vous aider. Les chats dorment."} {
+		"Bien sûr, je peux vous aider. Les chats dorment.", "Quoi ? Pourquoi ?", "?"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

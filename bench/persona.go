@@ -75,7 +75,8 @@ var (
 		"happy to help", "hope this helps",
 		"je suis désolé", "je suis désolée", "je peux vous aider", "je peux vous répondre", "je peux répondre",
 		"répondre en français", "je serai heureux de vous", "je serai ravi de vous", "je suis là pour vous aider",
-		"je suis un assistant", "comment puis-je vous aider",
+		"je suis un assistant", "comment puis-je vous aider", "je suis là pour", "répondre à vos questions",
+		"répondre à tes questions", "i'm here to answer", "i am here to answer",
 	}
 )
 
@@ -84,6 +85,8 @@ var (
 // répondre à cette question."), or every sentence of it only talks about
 // answering ("Bien sûr, je peux vous répondre en français.", "I'm sorry for
 // any confusion. I'm here to help with your questions. Hope this helps!").
+// Nor does an answer made only of questions answer ("Quelle est ta saison
+// préférée et pourquoi ?" to "What is your favourite season?").
 // An answer that says something after its preamble does not evade
 // ("Bien sûr, je peux vous aider. Les chats dorment seize heures par
 // jour."), nor one that hedges and answers ("As an AI, I have no favourite
@@ -99,6 +102,9 @@ func Evades(a string) bool {
 	if len(sentences) == 0 {
 		return false
 	}
+	if asksOnly(a) {
+		return true
+	}
 	says := func(s string, phrases []string) bool {
 		for _, p := range phrases {
 			if strings.Contains(s, p) {
@@ -112,6 +118,21 @@ func Evades(a string) bool {
 	}
 	for _, s := range sentences {
 		if !says(s, talk) && !says(s, refusals) {
+			return false
+		}
+	}
+	return true
+}
+
+// asksOnly reports whether every sentence of a ends in a question mark.
+func asksOnly(a string) bool {
+	a = strings.TrimSpace(a)
+	ends := sentenceRe.FindAllStringIndex(a, -1)
+	if len(ends) == 0 || ends[len(ends)-1][1] != len(a) {
+		return false // the last sentence is not closed
+	}
+	for _, e := range ends {
+		if !strings.Contains(a[e[0]:e[1]], "?") {
 			return false
 		}
 	}
