@@ -87,6 +87,10 @@ const (
 	// after the question is what the teacher answers under HintInUser
 	// ("Bien sûr, je peux vous répondre en français."), while the system
 	// message makes the 1.5B teacher drop a sign-off (HintMixed's note).
+	// Measured, it fixes the first and not the second: the french
+	// persona's teacher answers are liked about 9 times in 10, and the
+	// sign-off is lost as under HintInSystem (BENCHMARKS.md, "The hint
+	// before the question").
 	HintBeforeQuestion HintPlacement = "user-first"
 )
 

@@ -84,6 +84,11 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("placement %q", r.teacher.Placement)
 			}
 		}},
+		{name: "user-first placement", args: []string{"--hint-placement", "user-first"}, check: func(t *testing.T, r *Runner) {
+			if r.teacher.Placement != judge.HintBeforeQuestion {
+				t.Errorf("placement %q", r.teacher.Placement)
+			}
+		}},
 		{name: "remote teacher cannot continue", args: []string{"--hint-placement", "continue", "--teacher-url", "http://127.0.0.1:1/v1", "--teacher-model", "m"},
 			wantErr: "cannot continue"},
 		{name: "mixed placement", args: []string{"--hint-placement", "mixed", "--opd-response", "teacher", "--teacher-samples", "2"}, check: func(t *testing.T, r *Runner) {
