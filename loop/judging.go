@@ -305,6 +305,7 @@ func (r *Runner) buildSample(ctx context.Context, j store.Judgment) (bool, error
 			return false, nil
 		default:
 			smp.TeacherLogprobs, smp.TeacherVersion, smp.TeacherAdapter = lp, v, r.teacher.Adapter
+			r.rehearsal.SetHint(j.Hint) // --rehearsal-follow-hint
 			switch {
 			case wrote != nil:
 				// The reward rated the policy's response, not the

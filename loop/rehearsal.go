@@ -3,9 +3,15 @@ package loop
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/engine"
+	"github.com/clawrl/clawrl/judge"
 	"github.com/clawrl/clawrl/rl"
 )
 
@@ -98,4 +104,85 @@ func namesAny(text string, facts []Fact) bool {
 		}
 	}
 	return false
+}
+
+// FollowAnchor is rl.RehearsalConfig.Follow over teacher
+// (--rehearsal-follow-hint): the teacher answers the anchor's question
+// with the hint in context, as it answers a rated turn's (greedy, at most
+// maxTokens, the stop token left out). The answer is refused, and the
+// anchor sits that hint out, when judge.Refuse refuses it, when it names a
+// retention fact of avoid, or when it keeps none of what the base answer
+// said (BaseKept): an answer about the feedback ("Bien sûr, je peux vous
+// répondre en français.") or with another fact rehearses nothing. A refused
+// answer is returned too (ok false), for the log.
+func FollowAnchor(teacher *judge.Teacher, maxTokens int, avoid []Fact) func(ctx context.Context, hint string, a rl.Anchor) (rl.Anchor, bool, error) {
+	if maxTokens <= 0 {
+		maxTokens = DefaultRehearsalTokens
+	}
+	return func(ctx context.Context, hint string, a rl.Anchor) (rl.Anchor, bool, error) {
+		f := teacher.Engine.Format()
+		ids, _, _, err := teacher.Write(ctx, []chat.Message{{Role: chat.RoleUser, Content: a.Name}}, nil, "", hint, maxTokens)
+		if err != nil {
+			return rl.Anchor{}, false, err
+		}
+		if i := slices.IndexFunc(ids, func(id int32) bool { return slices.Contains(f.StopIDs(), id) }); i >= 0 {
+			ids = ids[:i]
+		}
+		ids = ids[:min(len(ids), maxTokens)]
+		text := f.Decode(ids)
+		ok := len(ids) > 0 && judge.Refuse(text, hint) == "" && !namesAny(text, avoid) && BaseKept(a.Name, f.Decode(a.AnswerIDs), text)
+		return rl.Anchor{Name: a.Name, PromptIDs: a.PromptIDs, AnswerIDs: ids}, ok, nil
+	}
+}
+
+// BaseKept reports whether answer keeps something the base answer said that
+// the question did not: a number of base, or one of its words of four or
+// more letters (not a common English word), matched whole or, for words of
+// five or more letters, by their first five letters, so that a translation
+// keeps names and cognates ("carbon" and "carbone", "Madrid"). A base
+// answer with nothing to keep keeps nothing.
+func BaseKept(question, base, answer string) bool {
+	asked := wordSet(question)
+	said := wordSet(answer)
+	for w := range wordSet(base) {
+		if asked[w] || commonWords[w] {
+			continue
+		}
+		digits := strings.IndexFunc(w, func(c rune) bool { return !unicode.IsDigit(c) }) < 0
+		if !digits && utf8.RuneCountInString(w) < 4 {
+			continue
+		}
+		if said[w] {
+			return true
+		}
+		if utf8.RuneCountInString(w) < 5 || digits {
+			continue
+		}
+		p := string([]rune(w)[:5])
+		for s := range said {
+			if utf8.RuneCountInString(s) >= 5 && strings.HasPrefix(s, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wordSet is the lower-cased words (runs of letters and digits) of s.
+func wordSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }) {
+		out[w] = true
+	}
+	return out
+}
+
+// commonWords are English words of four or more letters an answer's
+// opening says whatever it is about.
+var commonWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("there their these those this that with from which what when where were have been being also about answer known called would could should into than then they them only most more some such very well each other over under your yours here just like many much") {
+		commonWords[w] = true
+	}
 }

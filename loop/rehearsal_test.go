@@ -2,12 +2,22 @@ package loop
 
 import (
 	"context"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawrl/clawrl/bench"
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/native"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/judge"
 	"github.com/clawrl/clawrl/modelref/demotest"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/rl/rltest"
+	"github.com/clawrl/clawrl/store"
 )
 
 // retentionSets are every retention fact the loop or the benchmark checks:
@@ -93,5 +103,110 @@ func TestRehearsalAnchorsDemo(t *testing.T) {
 	}
 	if len(anchors) < 16 {
 		t.Fatalf("%d of %d rehearsal questions kept, want ≥ 16", len(anchors), len(DefaultRehearsal))
+	}
+}
+
+// TestBaseKept: a hinted anchor answer keeps the base answer's fact when
+// it says one of the base answer's own words (a number, a name, a cognate
+// by its first five letters), not only the question's words, the common
+// ones, or talk about the feedback.
+func TestBaseKept(t *testing.T) {
+	for _, c := range []struct {
+		q, base, answer string
+		want            bool
+	}{
+		{"What is the capital of Spain?", "The capital of Spain is Madrid.", "La capitale de l'Espagne est Madrid.", true},
+		{"What is the capital of Spain?", "The capital of Spain is Madrid.", "La capitale de la France est Paris.", false},
+		{"What is the capital of Spain?", "The capital of Spain is Madrid.", "Bien sûr, je peux vous répondre en français.", false},
+		{"How many hours are in a day?", "There are 24 hours in a day.", "Il y a 24 heures dans une journée.", true},
+		{"How many hours are in a day?", "There are 24 hours in a day.", "Il y a 12 heures.", false},
+		{"What gas do plants take in from the air?", "Plants take in carbon dioxide from the air.", "Les plantes absorbent du dioxyde de carbone.", true},
+		{"What is 3 plus 3?", "3 plus 3 equals 6.", "3 plus 3 égale 6.", true},
+		{"What is 3 plus 3?", "3 plus 3 equals 6.", "3 plus 3 égale 9.", false},
+		{"Who painted the Mona Lisa?", "The Mona Lisa was painted by Leonardo da Vinci.", "La Joconde a été peinte par Léonard de Vinci.", true},
+		{"What color is grass?", "Grass is green.", "L'herbe est verte.", false}, // no cognate: sits the hint out
+		{"What color is grass?", "Yes.", "Oui.", false},                          // nothing to keep
+		{"Who wrote Pride and Prejudice?", "Pride and Prejudice was written by Jane Austen. There are many", "There are many books.", false},
+	} {
+		if got := BaseKept(c.q, c.base, c.answer); got != c.want {
+			t.Errorf("BaseKept(%q, %q, %q) = %v, want %v", c.q, c.base, c.answer, got, c.want)
+		}
+	}
+}
+
+// rehearsingTrainer is a recording trainer that rehearses.
+type rehearsingTrainer struct {
+	*rltest.Trainer
+	r *rl.Rehearsal
+}
+
+func (t rehearsingTrainer) Rehearsal() *rl.Rehearsal { return t.r }
+
+// TestRehearsalFollowsTheTrainedHint: under --rehearsal-follow-hint the
+// runner tells the trainer's anchors the hint of each teacher sample it
+// stores, and the next step rehearses each anchor as the teacher answers
+// it with that hint in context (FollowAnchor: its opening, no stop token),
+// while an answer that keeps nothing of the base answer sits the hint out.
+func TestRehearsalFollowsTheTrainedHint(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	eng := scripted.New(scripted.Options{})
+	f := eng.Format()
+	st := openStore(t, dir)
+	t.Cleanup(func() { st.Close() })
+	teacher := &judge.Teacher{Engine: eng, Placement: judge.HintInUser}
+	// The scripted teacher says the cues of the question and then of the
+	// hint: "La capitale: Mad" + "rid." is a word neither holds.
+	spain := "What is the capital of Spain? [[say:La capitale: Mad]]"
+	base := func(q, answer string) rl.Anchor {
+		text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: q}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rl.Anchor{Name: q, PromptIDs: f.Encode(text), AnswerIDs: f.Encode(answer)}
+	}
+	anchors := []rl.Anchor{base(spain, "The capital of Spain is Madrid."), base("What color is grass?", "Grass is green.")}
+	reh := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: 2, Anchors: anchors, Follow: FollowAnchor(teacher, 64, DefaultFacts)})
+	trainer := rehearsingTrainer{&rltest.Trainer{}, reh}
+	j := judge.New(&judge.EngineBackend{Engine: eng}, judge.Config{Verdict: judge.VerdictVotes,
+		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+	r, err := New(Options{Store: st, Judge: j, Teacher: teacher, Trainer: trainer, Publisher: eng, Log: quiet(),
+		Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true, TeacherTokens: 40,
+			Train: rl.SchedulerConfig{BatchSize: 1, VersionsDir: filepath.Join(dir, "versions")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fx := &fixture{dir: dir, store: st, engine: eng, trainer: trainer.Trainer, runner: r}
+	before, err := reh.Samples(ctx)
+	if err != nil || len(before) != 2 || f.Decode(before[0].ResponseIDs) != "The capital of Spain is Madrid." {
+		t.Fatalf("before any hint: %v %v, want the base answers", before, err)
+	}
+	const critique = "[[say:rid.]] Réponds en français."
+	rated := fx.serve(t, "rated", []chat.Message{{Role: chat.RoleUser, Content: cuedHaiku}})
+	if err := st.AddFeedback(ctx, rated.ID, store.Feedback{Rating: -1, Text: critique, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.ListSamples(ctx, store.TurnFilter{SessionID: rated.SessionID}); err != nil || len(n) != 1 || n[0].TeacherResponseIDs == nil {
+		t.Fatalf("samples %+v %v: want the teacher-written one", n, err)
+	}
+	after, err := reh.Samples(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 1 || f.Decode(after[0].ResponseIDs) != "La capitale: Madrid." || !slices.Equal(after[0].PromptIDs, anchors[0].PromptIDs) {
+		var got []string
+		for _, a := range after {
+			got = append(got, f.Decode(a.ResponseIDs))
+		}
+		t.Fatalf("after the hint: %q, want only Spain's, as the teacher says it under the hint", got)
+	}
+	if refused, failed := reh.Skipped(); refused != 1 || failed != 0 {
+		t.Fatalf("skipped %d refused, %d failed; want grass's answer (\"rid.\") refused", refused, failed)
 	}
 }

@@ -170,6 +170,7 @@ type Runner struct {
 	teacher   *judge.Teacher
 	selector  *judge.Selector
 	scheduler *rl.Scheduler
+	rehearsal *rl.Rehearsal // the trainer's anchors, told the hints trained on
 	gate      *rl.Gate
 	cfg       Config
 	log       *slog.Logger
@@ -212,6 +213,9 @@ func New(o Options) (*Runner, error) {
 	}
 	r := &Runner{store: o.Store, judge: o.Judge, teacher: o.Teacher, selector: o.Selector, gate: gate, cfg: cfg,
 		log: log.With("part", "loop"), wake: make(chan struct{}, 1)}
+	if t, ok := o.Trainer.(interface{ Rehearsal() *rl.Rehearsal }); ok {
+		r.rehearsal = t.Rehearsal()
+	}
 	if o.Trainer != nil && cfg.Method != rl.MethodOff {
 		r.scheduler = rl.NewScheduler(o.Store, o.Trainer, o.Publisher, gate, cfg.Train, log.With("part", "train"))
 	}

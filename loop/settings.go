@@ -84,6 +84,9 @@ type Settings struct {
 	Rehearsal       int
 	RehearsalWeight float64
 	RehearsalTokens int
+	// RehearsalFollowHint rehearses the anchors under the hint the loop
+	// last trained on (FollowAnchor).
+	RehearsalFollowHint bool
 	// RetentionTokens bounds a candidate's answer in the behavioural gate
 	// (rl.RetentionConfig.MaxTokens).
 	RetentionTokens int
@@ -154,6 +157,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Rehearsal, "rehearsal", DefaultRehearsalPerBatch, "rehearsal anchors per step: generic questions (not the retention facts) answered once by the base model, trained beside each batch towards those answers (0: none)")
 	fs.Float64Var(&s.RehearsalWeight, "rehearsal-weight", rl.DefaultRehearsalWeight, "advantage of each rehearsal anchor token")
 	fs.IntVar(&s.RehearsalTokens, "rehearsal-tokens", DefaultRehearsalTokens, "tokens of the base model's answer each rehearsal anchor keeps")
+	fs.BoolVar(&s.RehearsalFollowHint, "rehearsal-follow-hint", false, "rehearse the anchors as the teacher answers them with the hint the loop last trained on in context (an answer that keeps none of the base answer's words is skipped), instead of as the base model answered them: one user's preference, such as a language, is then not pulled back on every step; off: the base model's answers")
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
 	fs.StringSliceVar(&s.LoRATargets, "lora-targets", nil, "projections that get LoRA adapters (default all: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)")
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
@@ -284,6 +288,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 			return nil, fmt.Errorf("--momentum-reset: %w", err)
 		}
 	}
+	if s.RehearsalFollowHint && (s.Rehearsal == 0 && s.GateRepairs == 0 || !method.WantsHint()) {
+		return nil, fmt.Errorf("--rehearsal-follow-hint rehearses anchors under the hint: it needs --rehearsal > 0 (or --gate-repair) and a method that uses hints, not --rehearsal %d --method %s", s.Rehearsal, method)
+	}
 	if s.Rehearsal < 0 {
 		return nil, fmt.Errorf("--rehearsal %d: want ≥ 0", s.Rehearsal)
 	}
@@ -371,7 +378,23 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	if r, ok := trainer.(interface{ SetRehearsal(*rl.Rehearsal) }); ok && (s.Rehearsal > 0 || s.GateRepairs > 0) && p.Engine != nil {
 		eng, tokens, log := p.Engine, s.RehearsalTokens, p.Log
-		r.SetRehearsal(rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight,
+		var follow func(context.Context, string, rl.Anchor) (rl.Anchor, bool, error)
+		if s.RehearsalFollowHint {
+			ask, f := FollowAnchor(teacher, tokens, DefaultFacts), eng.Format()
+			follow = func(ctx context.Context, hint string, a rl.Anchor) (rl.Anchor, bool, error) {
+				b, ok, err := ask(ctx, hint, a)
+				switch {
+				case err != nil:
+					log.Warn("rehearsal anchor under the hint: the teacher failed", "question", a.Name, "err", err)
+				case ok:
+					log.Info("rehearsal anchor under the hint", "question", a.Name, "base", f.Decode(a.AnswerIDs), "answer", f.Decode(b.AnswerIDs))
+				default:
+					log.Info("rehearsal anchor sits the hint out", "question", a.Name, "base", f.Decode(a.AnswerIDs), "answer", f.Decode(b.AnswerIDs))
+				}
+				return b, ok, err
+			}
+		}
+		r.SetRehearsal(rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight, Follow: follow,
 			Build: func(ctx context.Context) ([]rl.Anchor, error) {
 				a, err := RehearsalAnchors(ctx, eng, DefaultRehearsal, tokens, DefaultFacts)
 				switch {

@@ -120,6 +120,8 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
 		{name: "bad distill coef", args: []string{"--distill-coef", "-1"}, wantErr: "--distill-coef"},
 		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
+		{name: "follow hint without hints", args: []string{"--rehearsal-follow-hint", "--method", "rl"}, wantErr: "--rehearsal-follow-hint"},
+		{name: "follow hint without anchors", args: []string{"--rehearsal-follow-hint", "--rehearsal", "0"}, wantErr: "--rehearsal-follow-hint"},
 		{name: "bad method", args: []string{"--method", "ppo"}, wantErr: "training method"},
 		{name: "judge url without model", args: []string{"--judge-url", "http://x"}, wantErr: "--judge-model"},
 		{name: "bad teacher", args: []string{"--teacher", "oracle"}, wantErr: "--teacher"},

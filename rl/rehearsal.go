@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Rehearsal anchors: a few generic questions, answered once by the base
@@ -52,6 +53,16 @@ type RehearsalConfig struct {
 	// anchors were built during the first round's turns).
 	Anchors []Anchor
 	Build   func(ctx context.Context) ([]Anchor, error)
+	// Follow, when set, rewrites an anchor's answer under the hint the
+	// loop last trained on (SetHint): the teacher's answer to the anchor's
+	// question with that hint in context, its opening kept as the base
+	// answer's is, or ok false when the teacher's answer does not keep
+	// what the base answer said (the anchor then sits the hint out); an
+	// error that is not the context's makes it sit one step out. With
+	// no hint yet, or no Follow, anchors are the base model's answers.
+	// A French-speaking user's anchors then rehearse facts answered in
+	// French instead of pulling every answer back to English.
+	Follow func(ctx context.Context, hint string, a Anchor) (followed Anchor, ok bool, err error)
 }
 
 // Rehearsal hands out anchors round robin, PerBatch per step, so every
@@ -61,6 +72,37 @@ type Rehearsal struct {
 	cfg   RehearsalConfig
 	ready bool
 	next  int
+
+	hint     atomic.Pointer[string]
+	followed map[followKey]*Anchor // nil value: the teacher's answer was refused
+	skipped  int                   // anchors that sat a hint out (Skipped)
+	failed   int                   // teacher failures (Skipped)
+}
+
+type followKey struct{ hint, name string }
+
+// SetHint records the hint the loop last trained on; with
+// RehearsalConfig.Follow set, later steps rehearse the anchors under it.
+// It never waits for a step.
+func (r *Rehearsal) SetHint(hint string) {
+	if r == nil || r.cfg.Follow == nil || hint == "" {
+		return
+	}
+	if old := r.hint.Load(); old != nil && *old == hint {
+		return
+	}
+	r.hint.Store(&hint)
+}
+
+// Skipped counts the anchors whose answer under a hint was refused, each
+// (hint, anchor) once, and the teacher's failures to answer one.
+func (r *Rehearsal) Skipped() (refused, failed int) {
+	if r == nil {
+		return 0, 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.skipped, r.failed
 }
 
 // NewRehearsal returns the anchors of cfg; nil when cfg.PerBatch is 0 and
@@ -130,12 +172,59 @@ func (r *Rehearsal) Samples(ctx context.Context) ([]TrainSample, error) {
 		return nil, nil
 	}
 	n := min(r.cfg.PerBatch, len(r.cfg.Anchors))
-	out := make([]TrainSample, n)
-	for i := range out {
-		out[i] = r.sample(r.cfg.Anchors[r.next%len(r.cfg.Anchors)])
+	out := make([]TrainSample, 0, n)
+	for range n {
+		a := r.cfg.Anchors[r.next%len(r.cfg.Anchors)]
 		r.next++
+		a, ok, err := r.under(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, r.sample(a))
+		}
 	}
 	return out, nil
+}
+
+// under is anchor a under the recorded hint (RehearsalConfig.Follow),
+// asked of the teacher once per hint and anchor; a itself with no hint or
+// no Follow; ok false when the teacher's answer was refused.
+func (r *Rehearsal) under(ctx context.Context, a Anchor) (Anchor, bool, error) {
+	h := r.hint.Load()
+	if r.cfg.Follow == nil || h == nil {
+		return a, true, nil
+	}
+	k := followKey{*h, a.Name}
+	if f, seen := r.followed[k]; seen {
+		if f == nil {
+			return Anchor{}, false, nil
+		}
+		return *f, true, nil
+	}
+	f, ok, err := r.cfg.Follow(ctx, *h, a)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return Anchor{}, false, ctx.Err()
+	case err != nil:
+		// The teacher failed (a remote one may be down): the anchor sits
+		// this step out and is asked again at its next turn.
+		r.failed++
+		return Anchor{}, false, nil
+	}
+	if ok && (len(f.PromptIDs) == 0 || len(f.AnswerIDs) == 0) {
+		ok = false
+	}
+	if r.followed == nil {
+		r.followed = map[followKey]*Anchor{}
+	}
+	if !ok {
+		r.followed[k] = nil
+		r.skipped++
+		return Anchor{}, false, nil
+	}
+	r.followed[k] = &f
+	return f, true, nil
 }
 
 // All returns every anchor as a training sample, as Samples does (the
@@ -150,9 +239,15 @@ func (r *Rehearsal) All(ctx context.Context) ([]TrainSample, error) {
 	if err := r.prepareLocked(ctx); err != nil {
 		return nil, err
 	}
-	out := make([]TrainSample, len(r.cfg.Anchors))
-	for i, a := range r.cfg.Anchors {
-		out[i] = r.sample(a)
+	out := make([]TrainSample, 0, len(r.cfg.Anchors))
+	for _, a := range r.cfg.Anchors {
+		a, ok, err := r.under(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, r.sample(a))
+		}
 	}
 	return out, nil
 }

@@ -220,3 +220,82 @@ func clonedParams(ps []*train.Tensor) [][]float32 {
 	}
 	return out
 }
+
+// TestRehearsalFollowsHint: with RehearsalConfig.Follow, anchors are the
+// base answers until a hint is set, then the followed answers, asked once
+// per hint and anchor; a refused answer sits that hint out (counted once),
+// a failure sits one step out and is asked again, and a new hint is asked
+// anew. The repair step's All follows the hint too.
+func TestRehearsalFollowsHint(t *testing.T) {
+	ctx := context.Background()
+	asked := map[string]int{}
+	fail := true
+	r := NewRehearsal(RehearsalConfig{PerBatch: 3,
+		Anchors: []Anchor{
+			{Name: "a", PromptIDs: []int32{1}, AnswerIDs: []int32{10}},
+			{Name: "b", PromptIDs: []int32{2}, AnswerIDs: []int32{20}},
+			{Name: "c", PromptIDs: []int32{3}, AnswerIDs: []int32{30}},
+		},
+		Follow: func(_ context.Context, hint string, a Anchor) (Anchor, bool, error) {
+			asked[hint+"/"+a.Name]++
+			switch {
+			case a.Name == "b":
+				return Anchor{}, false, nil // refused
+			case a.Name == "c" && fail:
+				fail = false
+				return Anchor{}, false, errors.New("teacher down")
+			}
+			off := int32(100)
+			if hint == "h2" {
+				off = 200
+			}
+			return Anchor{Name: a.Name, PromptIDs: a.PromptIDs, AnswerIDs: []int32{a.AnswerIDs[0] + off}}, true, nil
+		}})
+	answers := func(s []TrainSample) []int32 {
+		var out []int32
+		for _, x := range s {
+			if x.Anchor != DefaultRehearsalWeight {
+				t.Fatalf("anchor weight %g", x.Anchor)
+			}
+			out = append(out, x.ResponseIDs[0])
+		}
+		return out
+	}
+	step := func() []int32 {
+		t.Helper()
+		s, err := r.Samples(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return answers(s)
+	}
+	if got := step(); !slices.Equal(got, []int32{10, 20, 30}) || len(asked) != 0 {
+		t.Fatalf("no hint yet: %v (asked %v), want the base answers, nothing asked", got, asked)
+	}
+	r.SetHint("h1")
+	if got := step(); !slices.Equal(got, []int32{110}) {
+		t.Fatalf("under h1: %v, want a followed, b refused, c failed", got)
+	}
+	if got := step(); !slices.Equal(got, []int32{110, 130}) {
+		t.Fatalf("under h1 again: %v, want a (cached), c asked again", got)
+	}
+	if asked["h1/a"] != 1 || asked["h1/b"] != 1 || asked["h1/c"] != 2 {
+		t.Fatalf("asked %v: want a and b once, c twice (it failed once)", asked)
+	}
+	if refused, failed := r.Skipped(); refused != 1 || failed != 1 {
+		t.Fatalf("skipped %d refused, %d failed; want 1, 1", refused, failed)
+	}
+	r.SetHint("h2")
+	all, err := r.All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := answers(all); !slices.Equal(got, []int32{210, 230}) || asked["h2/b"] != 1 {
+		t.Fatalf("All under h2: %v (asked %v), want a and c followed anew, b refused", got, asked)
+	}
+	plain := NewRehearsal(RehearsalConfig{PerBatch: 1, Anchors: []Anchor{{Name: "a", PromptIDs: []int32{1}, AnswerIDs: []int32{10}}}})
+	plain.SetHint("h1") // no Follow: the hint is ignored
+	if s, err := plain.Samples(ctx); err != nil || !slices.Equal(answers(s), []int32{10}) {
+		t.Fatalf("no Follow: %v %v, want the base answer", s, err)
+	}
+}
