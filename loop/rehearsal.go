@@ -186,3 +186,18 @@ func init() {
 		commonWords[w] = true
 	}
 }
+
+// Answers reports whether answer says any of question's own words (of
+// four or more letters, not a common English word; matched whole, or by
+// the first five letters of a longer word, as BaseKept matches): a stock
+// refusal ("I'm sorry, but I can't assist with that.") does not, nor does
+// a reply about something else. --rehearsal-avoid pushes down the caught
+// answers that do not answer; a wrong answer about the question (a fact in
+// the wrong language, "Romeo et Juliet ont été écrits par J.R.R.
+// Tolkien.") is left to the gate.
+func Answers(question, answer string) bool {
+	return BaseKept("", question, answer)
+}
+
+// maxAvoided bounds the answers --rehearsal-avoid pushes down.
+const maxAvoided = 8

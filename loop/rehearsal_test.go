@@ -210,3 +210,24 @@ func TestRehearsalFollowsTheTrainedHint(t *testing.T) {
 		t.Fatalf("skipped %d refused, %d failed; want grass's answer (\"rid.\") refused", refused, failed)
 	}
 }
+
+// TestAnswers: a caught answer that says none of the question's own words
+// does not answer it (a stock refusal, in any language); one about the
+// question, right or wrong, does.
+func TestAnswers(t *testing.T) {
+	for _, c := range []struct {
+		q, answer string
+		want      bool
+	}{
+		{"Who wrote Romeo and Juliet?", "I'm sorry, but I can't assist with that.", false},
+		{"Who wrote Romeo and Juliet?", "Je suis désolé, mais je ne peux pas répondre à cette question.", false},
+		{"Who wrote Romeo and Juliet?", "Romeo et Juliet ont été écrits par J.R.R. Tolkien.", true},
+		{"What is the capital of Japan?", "Le capital de la France est Paris.", true},
+		{"What is the largest ocean on Earth?", "La plus grande ocean sur le plan est la Terre.", true},
+		{"What is the largest ocean on Earth?", "Bien sûr, je peux vous aider.", false},
+	} {
+		if got := Answers(c.q, c.answer); got != c.want {
+			t.Errorf("Answers(%q, %q) = %v, want %v", c.q, c.answer, got, c.want)
+		}
+	}
+}

@@ -87,6 +87,9 @@ type Settings struct {
 	// RehearsalFollowHint rehearses the anchors under the hint the loop
 	// last trained on (FollowAnchor).
 	RehearsalFollowHint bool
+	// RehearsalAvoid pushes down, beside the anchors, the answers the
+	// retention gate caught that do not answer their question (Answers).
+	RehearsalAvoid bool
 	// RetentionTokens bounds a candidate's answer in the behavioural gate
 	// (rl.RetentionConfig.MaxTokens).
 	RetentionTokens int
@@ -157,6 +160,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Rehearsal, "rehearsal", DefaultRehearsalPerBatch, "rehearsal anchors per step: generic questions (not the retention facts) answered once by the base model, trained beside each batch towards those answers (0: none)")
 	fs.Float64Var(&s.RehearsalWeight, "rehearsal-weight", rl.DefaultRehearsalWeight, "advantage of each rehearsal anchor token")
 	fs.IntVar(&s.RehearsalTokens, "rehearsal-tokens", DefaultRehearsalTokens, "tokens of the base model's answer each rehearsal anchor keeps")
+	fs.BoolVar(&s.RehearsalAvoid, "rehearsal-avoid", false, "push down, on the rehearsal anchors' questions, every answer the retention gate caught that says none of its question's words (a stock refusal such as \"I'm sorry, but I can't assist with that.\"), from the step after it was caught; needs --rehearsal > 0")
 	fs.BoolVar(&s.RehearsalFollowHint, "rehearsal-follow-hint", false, "rehearse the anchors as the teacher answers them with the hint the loop last trained on in context (an answer that keeps none of the base answer's words is skipped), instead of as the base model answered them: one user's preference, such as a language, is then not pulled back on every step; off: the base model's answers")
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
 	fs.StringSliceVar(&s.LoRATargets, "lora-targets", nil, "projections that get LoRA adapters (default all: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)")
@@ -291,6 +295,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.RehearsalFollowHint && (s.Rehearsal == 0 && s.GateRepairs == 0 || !method.WantsHint()) {
 		return nil, fmt.Errorf("--rehearsal-follow-hint rehearses anchors under the hint: it needs --rehearsal > 0 (or --gate-repair) and a method that uses hints, not --rehearsal %d --method %s", s.Rehearsal, method)
 	}
+	if s.RehearsalAvoid && (s.Rehearsal == 0 || s.NoRetentionGate) {
+		return nil, errors.New("--rehearsal-avoid pushes down answers the retention gate caught beside the rehearsal anchors: it needs --rehearsal > 0 and the gate")
+	}
 	if s.Rehearsal < 0 {
 		return nil, fmt.Errorf("--rehearsal %d: want ≥ 0", s.Rehearsal)
 	}
@@ -394,7 +401,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 				return b, ok, err
 			}
 		}
-		r.SetRehearsal(rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight, Follow: follow,
+		reh := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight, Follow: follow,
 			Build: func(ctx context.Context) ([]rl.Anchor, error) {
 				a, err := RehearsalAnchors(ctx, eng, DefaultRehearsal, tokens, DefaultFacts)
 				switch {
@@ -404,7 +411,20 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 					log.Info("rehearsal anchors ready", "anchors", len(a), "questions", len(DefaultRehearsal), "per_step", s.Rehearsal)
 				}
 				return a, err
-			}}))
+			}})
+		r.SetRehearsal(reh)
+		if s.RehearsalAvoid && o.Config.Train.Retention != nil {
+			f := eng.Format()
+			o.Config.Train.Retention.Caught = func(p rl.Probe, answer []int32) {
+				answer = answer[:min(len(answer), tokens)]
+				text := f.Decode(answer)
+				if before := reh.Avoided(); !Answers(p.Name, text) && before < maxAvoided {
+					if reh.Avoid(answer); reh.Avoided() > before {
+						log.Info("rehearsal: an answer the gate caught is pushed down from now on", "question", p.Name, "answer", text)
+					}
+				}
+			}
+		}
 	}
 	if backend != nil {
 		o.Judge = judge.New(backend, jcfg, p.Log.With("part", "judge"))

@@ -121,6 +121,20 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad distill coef", args: []string{"--distill-coef", "-1"}, wantErr: "--distill-coef"},
 		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
 		{name: "follow hint without hints", args: []string{"--rehearsal-follow-hint", "--method", "rl"}, wantErr: "--rehearsal-follow-hint"},
+		{name: "avoid and follow", args: []string{"--rehearsal-avoid", "--rehearsal-follow-hint"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			ret := r.cfg.Train.Retention
+			if ret == nil || ret.Caught == nil || r.rehearsal == nil {
+				t.Fatalf("--rehearsal-avoid: retention %+v, rehearsal %v: want the gate's catches fed to the anchors", ret, r.rehearsal)
+			}
+			f := eng.Format()
+			ret.Caught(rl.Probe{Name: "Who wrote Romeo and Juliet?"}, f.Encode("I'm sorry, but I can't assist with that."))
+			ret.Caught(rl.Probe{Name: "Who wrote Romeo and Juliet?"}, f.Encode("Romeo et Juliet ont été écrits par Tolkien."))
+			if n := r.rehearsal.Avoided(); n != 1 {
+				t.Errorf("%d answers avoided, want the refusal alone", n)
+			}
+		}},
+		{name: "avoid without anchors", args: []string{"--rehearsal-avoid", "--rehearsal", "0"}, wantErr: "--rehearsal-avoid"},
+		{name: "avoid without the gate", args: []string{"--rehearsal-avoid", "--no-retention-gate"}, wantErr: "--rehearsal-avoid"},
 		{name: "follow hint without anchors", args: []string{"--rehearsal-follow-hint", "--rehearsal", "0"}, wantErr: "--rehearsal-follow-hint"},
 		{name: "bad method", args: []string{"--method", "ppo"}, wantErr: "training method"},
 		{name: "judge url without model", args: []string{"--judge-url", "http://x"}, wantErr: "--judge-model"},

@@ -116,6 +116,12 @@ func TestCheckAnswers(t *testing.T) {
 	if err != nil || res.Pass || res.Lost != 2 || !strings.Contains(res.Reason, `France → "Oui oui la la la"`) {
 		t.Fatalf("%+v %v: want two lost, quoted", res, err)
 	}
+	var caught []string
+	cfg.Caught = func(p Probe, answer []int32) { caught = append(caught, p.Name+" → "+decode(answer)) }
+	if _, err := CheckAnswers(context.Background(), tokenAnswerer{{3}, {2}, {3}}, cfg); err != nil ||
+		!slices.Equal(caught, []string{"France → Oui oui la la la", "France again → Oui oui la la la"}) {
+		t.Fatalf("caught %q (%v): want the two lost facts' answers", caught, err)
+	}
 	cfg.MaxLost = 2
 	if res, _ := CheckAnswers(context.Background(), tokenAnswerer{{3}, {2}, {3}}, cfg); !res.Pass {
 		t.Fatalf("%+v: two lost within MaxLost 2", res)

@@ -129,6 +129,11 @@ type RetentionConfig struct {
 	// the mean answer log-probability below the base model's, in nats
 	// (default 0.5; negative: no bound).
 	MaxMeanDrop float64
+	// Caught, when set, is told every answer the behavioural check finds
+	// a fact lost in: the probe and the candidate's answer tokens (the
+	// stop token left out). The loop pushes down the ones that do not
+	// answer (--rehearsal-avoid).
+	Caught func(p Probe, answer []int32)
 }
 
 func (c RetentionConfig) withDefaults() RetentionConfig {
@@ -197,6 +202,9 @@ func CheckAnswers(ctx context.Context, a Answerer, cfg RetentionConfig) (Retenti
 			continue
 		}
 		res.Lost++
+		if cfg.Caught != nil {
+			cfg.Caught(p, answers[i])
+		}
 		if r := []rune(text); len(r) > lostAnswerChars {
 			text = string(r[:lostAnswerChars]) + "…"
 		}

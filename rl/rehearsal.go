@@ -3,6 +3,7 @@ package rl
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -73,6 +74,9 @@ type Rehearsal struct {
 	ready bool
 	next  int
 
+	avoid   [][]int32 // answers pushed down on the anchors' prompts (Avoid)
+	nextBad int
+
 	hint     atomic.Pointer[string]
 	followed map[followKey]*Anchor // nil value: the teacher's answer was refused
 	skipped  int                   // anchors that sat a hint out (Skipped)
@@ -92,6 +96,35 @@ func (r *Rehearsal) SetHint(hint string) {
 		return
 	}
 	r.hint.Store(&hint)
+}
+
+// Avoid adds an answer to push down: from the next step on, each anchor
+// trained is joined by a sample of its prompt with an avoided answer (in
+// turn) at the anchor weight negated, so an answer that answers nothing
+// (a stock refusal the retention gate caught) becomes less likely
+// whatever the question. An answer already avoided is not added twice.
+func (r *Rehearsal) Avoid(answer []int32) {
+	if r == nil || len(answer) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.avoid {
+		if slices.Equal(a, answer) {
+			return
+		}
+	}
+	r.avoid = append(r.avoid, slices.Clone(answer))
+}
+
+// Avoided is how many answers Avoid pushes down.
+func (r *Rehearsal) Avoided() int {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.avoid)
 }
 
 // Skipped counts the anchors whose answer under a hint was refused, each
@@ -183,6 +216,11 @@ func (r *Rehearsal) Samples(ctx context.Context) ([]TrainSample, error) {
 		if ok {
 			out = append(out, r.sample(a))
 		}
+	}
+	for i, n := 0, len(out); i < n && len(r.avoid) > 0; i++ {
+		bad := r.avoid[r.nextBad%len(r.avoid)]
+		r.nextBad++
+		out = append(out, TrainSample{PromptIDs: out[i].PromptIDs, ResponseIDs: bad, Anchor: -r.cfg.Weight})
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package rl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -297,5 +298,46 @@ func TestRehearsalFollowsHint(t *testing.T) {
 	plain.SetHint("h1") // no Follow: the hint is ignored
 	if s, err := plain.Samples(ctx); err != nil || !slices.Equal(answers(s), []int32{10}) {
 		t.Fatalf("no Follow: %v %v, want the base answer", s, err)
+	}
+}
+
+// TestRehearsalAvoid: each anchor trained is joined by its prompt with an
+// avoided answer, in turn, at the anchor weight negated; an answer avoided
+// twice is kept once, and nothing is avoided before Avoid.
+func TestRehearsalAvoid(t *testing.T) {
+	ctx := context.Background()
+	r := NewRehearsal(RehearsalConfig{PerBatch: 2, Weight: 0.5, Anchors: []Anchor{
+		{Name: "a", PromptIDs: []int32{1}, AnswerIDs: []int32{10}},
+		{Name: "b", PromptIDs: []int32{2}, AnswerIDs: []int32{20}},
+	}})
+	if s, err := r.Samples(ctx); err != nil || len(s) != 2 {
+		t.Fatalf("%d samples (%v) before any Avoid, want the 2 anchors", len(s), err)
+	}
+	r.Avoid([]int32{7, 7})
+	r.Avoid([]int32{8})
+	r.Avoid([]int32{7, 7})
+	r.Avoid(nil)
+	if r.Avoided() != 2 {
+		t.Fatalf("%d avoided, want 2", r.Avoided())
+	}
+	type pair struct {
+		prompt int32
+		answer string
+		weight float64
+	}
+	var got []pair
+	for range 2 {
+		s, err := r.Samples(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range s {
+			got = append(got, pair{x.PromptIDs[0], fmt.Sprint(x.ResponseIDs), x.Anchor})
+		}
+	}
+	want := []pair{{1, "[10]", 0.5}, {2, "[20]", 0.5}, {1, "[7 7]", -0.5}, {2, "[8]", -0.5},
+		{1, "[10]", 0.5}, {2, "[20]", 0.5}, {1, "[7 7]", -0.5}, {2, "[8]", -0.5}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("samples %v, want %v", got, want)
 	}
 }
