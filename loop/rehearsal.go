@@ -199,5 +199,17 @@ func Answers(question, answer string) bool {
 	return BaseKept("", question, answer)
 }
 
+// refusalWords is the fewest words an answer --rehearsal-avoid pushes down
+// has: a refusal is a sentence, while a bare wrong number ("2" for the days
+// of a week) is an answer, and pushing it down would push down numbers.
+const refusalWords = 5
+
+// avoidable reports whether --rehearsal-avoid pushes down a caught answer:
+// a sentence that does not answer its question.
+func avoidable(question, answer string) bool {
+	return len(strings.FieldsFunc(answer, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) && c != '\'' })) >= refusalWords &&
+		!Answers(question, answer)
+}
+
 // maxAvoided bounds the answers --rehearsal-avoid pushes down.
 const maxAvoided = 8

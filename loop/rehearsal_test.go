@@ -229,5 +229,13 @@ func TestAnswers(t *testing.T) {
 		if got := Answers(c.q, c.answer); got != c.want {
 			t.Errorf("Answers(%q, %q) = %v, want %v", c.q, c.answer, got, c.want)
 		}
+		if got := avoidable(c.q, c.answer); got == c.want {
+			t.Errorf("avoidable(%q, %q) = %v, want %v", c.q, c.answer, got, !c.want)
+		}
+	}
+	// A bare wrong number is an answer, though it says none of the
+	// question's words: pushing it down would push down numbers.
+	if avoidable("How many days are in a week?", "2") || avoidable("How many days are in a week?", "Il y a 2.") {
+		t.Error("a short wrong answer is avoidable")
 	}
 }
