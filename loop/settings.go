@@ -418,10 +418,8 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 			o.Config.Train.Retention.Caught = func(p rl.Probe, answer []int32) {
 				answer = answer[:min(len(answer), tokens)]
 				text := f.Decode(answer)
-				if before := reh.Avoided(); avoidable(p.Name, text) && before < maxAvoided {
-					if reh.Avoid(answer); reh.Avoided() > before {
-						log.Info("rehearsal: an answer the gate caught is pushed down from now on", "question", p.Name, "answer", text)
-					}
+				if avoidable(p.Name, text) && reh.Avoided() < maxAvoided && reh.Avoid(answer) {
+					log.Info("rehearsal: an answer the gate caught is pushed down from now on", "question", p.Name, "answer", text)
 				}
 			}
 		}

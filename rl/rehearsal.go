@@ -102,19 +102,21 @@ func (r *Rehearsal) SetHint(hint string) {
 // trained is joined by a sample of its prompt with an avoided answer (in
 // turn) at the anchor weight negated, so an answer that answers nothing
 // (a stock refusal the retention gate caught) becomes less likely
-// whatever the question. An answer already avoided is not added twice.
-func (r *Rehearsal) Avoid(answer []int32) {
+// whatever the question. An answer already avoided is not added twice;
+// Avoid reports whether answer was added.
+func (r *Rehearsal) Avoid(answer []int32) bool {
 	if r == nil || len(answer) == 0 {
-		return
+		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, a := range r.avoid {
 		if slices.Equal(a, answer) {
-			return
+			return false
 		}
 	}
 	r.avoid = append(r.avoid, slices.Clone(answer))
+	return true
 }
 
 // Avoided is how many answers Avoid pushes down.
