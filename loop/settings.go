@@ -90,6 +90,9 @@ type Settings struct {
 	// RehearsalAvoid pushes down, beside the anchors, the answers the
 	// retention gate caught that do not answer their question (Answers).
 	RehearsalAvoid bool
+	// RehearsalAvoidBound: how many nats below the base model an avoided
+	// answer is pushed (rl.RehearsalConfig.AvoidBound; 0: no bound).
+	RehearsalAvoidBound float64
 	// RetentionTokens bounds a candidate's answer in the behavioural gate
 	// (rl.RetentionConfig.MaxTokens).
 	RetentionTokens int
@@ -160,6 +163,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Rehearsal, "rehearsal", DefaultRehearsalPerBatch, "rehearsal anchors per step: generic questions (not the retention facts) answered once by the base model, trained beside each batch towards those answers (0: none)")
 	fs.Float64Var(&s.RehearsalWeight, "rehearsal-weight", rl.DefaultRehearsalWeight, "advantage of each rehearsal anchor token")
 	fs.IntVar(&s.RehearsalTokens, "rehearsal-tokens", DefaultRehearsalTokens, "tokens of the base model's answer each rehearsal anchor keeps")
+	fs.Float64Var(&s.RehearsalAvoidBound, "rehearsal-avoid-bound", 0, "with --rehearsal-avoid: push an avoided answer down on an anchor's prompt only until its log-probability is this many nats below the base model's (0: no bound, every step pushes it further); LoRA mode")
 	fs.BoolVar(&s.RehearsalAvoid, "rehearsal-avoid", false, "push down, on the rehearsal anchors' questions, every answer the retention gate caught that says none of its question's words (a stock refusal such as \"I'm sorry, but I can't assist with that.\"), from the step after it was caught; needs --rehearsal > 0")
 	fs.BoolVar(&s.RehearsalFollowHint, "rehearsal-follow-hint", false, "rehearse the anchors as the teacher answers them with the hint the loop last trained on in context (an answer that keeps none of the base answer's words is skipped), instead of as the base model answered them: one user's preference, such as a language, is then not pulled back on every step; off: the base model's answers")
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
@@ -298,6 +302,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.RehearsalAvoid && (s.Rehearsal == 0 || s.NoRetentionGate) {
 		return nil, errors.New("--rehearsal-avoid pushes down answers the retention gate caught beside the rehearsal anchors: it needs --rehearsal > 0 and the gate")
 	}
+	if s.RehearsalAvoidBound < 0 || s.RehearsalAvoidBound > 0 && (!s.RehearsalAvoid || train.Mode(s.TrainMode) == train.ModeFull) {
+		return nil, fmt.Errorf("--rehearsal-avoid-bound %g: want ≥ 0, with --rehearsal-avoid and LoRA training (the bound is read against the base weights)", s.RehearsalAvoidBound)
+	}
 	if s.Rehearsal < 0 {
 		return nil, fmt.Errorf("--rehearsal %d: want ≥ 0", s.Rehearsal)
 	}
@@ -401,7 +408,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 				return b, ok, err
 			}
 		}
-		reh := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight, Follow: follow,
+		reh := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight, Follow: follow, AvoidBound: s.RehearsalAvoidBound,
 			Build: func(ctx context.Context) ([]rl.Anchor, error) {
 				a, err := RehearsalAnchors(ctx, eng, DefaultRehearsal, tokens, DefaultFacts)
 				switch {

@@ -133,6 +133,26 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("%d answers avoided, want the refusal alone", n)
 			}
 		}},
+		{name: "avoid bound", args: []string{"--rehearsal-avoid", "--rehearsal-avoid-bound", "2"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			f := eng.Format()
+			r.cfg.Train.Retention.Caught(rl.Probe{Name: "Who wrote Romeo and Juliet?"}, f.Encode("I'm sorry, but I can't assist with that."))
+			s, err := r.rehearsal.Samples(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			bounded := 0
+			for _, x := range s {
+				if x.Anchor < 0 && x.Bound == 2 {
+					bounded++
+				}
+			}
+			if bounded == 0 {
+				t.Errorf("--rehearsal-avoid-bound 2: no pushed-down sample carries the bound in %d samples", len(s))
+			}
+		}},
+		{name: "avoid bound without avoid", args: []string{"--rehearsal-avoid-bound", "2"}, wantErr: "--rehearsal-avoid-bound"},
+		{name: "negative avoid bound", args: []string{"--rehearsal-avoid", "--rehearsal-avoid-bound", "-1"}, wantErr: "--rehearsal-avoid-bound"},
+		{name: "avoid bound in full mode", args: []string{"--rehearsal-avoid", "--rehearsal-avoid-bound", "2", "--train-mode", "full"}, wantErr: "--rehearsal-avoid-bound"},
 		{name: "avoid without anchors", args: []string{"--rehearsal-avoid", "--rehearsal", "0"}, wantErr: "--rehearsal-avoid"},
 		{name: "avoid without the gate", args: []string{"--rehearsal-avoid", "--no-retention-gate"}, wantErr: "--rehearsal-avoid"},
 		{name: "follow hint without anchors", args: []string{"--rehearsal-follow-hint", "--rehearsal", "0"}, wantErr: "--rehearsal-follow-hint"},

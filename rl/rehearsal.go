@@ -64,6 +64,11 @@ type RehearsalConfig struct {
 	// A French-speaking user's anchors then rehearse facts answered in
 	// French instead of pulling every answer back to English.
 	Follow func(ctx context.Context, hint string, a Anchor) (followed Anchor, ok bool, err error)
+	// AvoidBound bounds how far an avoided answer is pushed down on an
+	// anchor's prompt: once its log-probability is AvoidBound nats below
+	// the base model's, a step leaves it out (TrainSample.Bound; 0: no
+	// bound, every step pushes it further).
+	AvoidBound float64
 }
 
 // Rehearsal hands out anchors round robin, PerBatch per step, so every
@@ -222,7 +227,7 @@ func (r *Rehearsal) Samples(ctx context.Context) ([]TrainSample, error) {
 	for i, n := 0, len(out); i < n && len(r.avoid) > 0; i++ {
 		bad := r.avoid[r.nextBad%len(r.avoid)]
 		r.nextBad++
-		out = append(out, TrainSample{PromptIDs: out[i].PromptIDs, ResponseIDs: bad, Anchor: -r.cfg.Weight})
+		out = append(out, TrainSample{PromptIDs: out[i].PromptIDs, ResponseIDs: bad, Anchor: -r.cfg.Weight, Bound: r.cfg.AvoidBound})
 	}
 	return out, nil
 }

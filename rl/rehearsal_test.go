@@ -341,3 +341,56 @@ func TestRehearsalAvoid(t *testing.T) {
 		t.Fatalf("samples %v, want %v", got, want)
 	}
 }
+
+// TestAvoidBound: a pushed-down answer with a bound trains while its
+// log-probability is within the bound of the base model's, and sits out
+// (no policy loss, counted in BoundSatOut) once the steps have pushed it
+// that far; without a bound it is pushed on every step.
+func TestAvoidBound(t *testing.T) {
+	ctx := context.Background()
+	const bound = 0.05
+	seq := train.Sequence{PromptIDs: []int32{1, 2}, ResponseIDs: []int32{3, 4, 5}}
+	for _, b := range []float64{bound, 0} {
+		n := newTinyNative(t)
+		s := TrainSample{PromptIDs: seq.PromptIDs, ResponseIDs: seq.ResponseIDs, Anchor: -1, Bound: b}
+		satOut := -1
+		for step := range 40 {
+			cur, err := n.tr.Score(ctx, []train.Sequence{seq})
+			if err != nil {
+				t.Fatal(err)
+			}
+			base, err := n.tr.ScoreReference(ctx, []train.Sequence{seq})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d float64
+			for i := range base[0].Logprobs {
+				d += float64(cur[0].Logprobs[i] - base[0].Logprobs[i])
+			}
+			m, err := PolicyStep(ctx, n.tr, n.cfg, []TrainSample{s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			below := b > 0 && d <= -b
+			if got := m.BoundSatOut == 1; got != below {
+				t.Fatalf("bound %g, step %d: %g nats from the base, BoundSatOut %d", b, step, d, m.BoundSatOut)
+			}
+			if below {
+				if m.PolicyLoss != 0 {
+					t.Fatalf("bound %g, step %d: sat out with policy loss %g", b, step, m.PolicyLoss)
+				}
+				satOut = step
+				break
+			}
+			if m.PolicyLoss == 0 {
+				t.Fatalf("bound %g, step %d (%g nats from the base): no policy loss", b, step, d)
+			}
+		}
+		if b > 0 && satOut < 1 {
+			t.Fatalf("bound %g: sat out at step %d, want after at least one push", b, satOut)
+		}
+		if b == 0 && satOut >= 0 {
+			t.Fatalf("no bound: sat out at step %d", satOut)
+		}
+	}
+}

@@ -408,7 +408,7 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	}
 	s.at(PointPublished)
 	s.log.Info("trained version", "version", next.Version, "loss", m.Loss, "samples", len(batch), "momentum_reset", m.MomentumReset,
-		"stale_dropped", len(stale), "mean_reward", next.Metrics.MeanReward, "step", time.Since(start).Round(time.Millisecond))
+		"avoid_sat_out", m.AvoidSatOut, "stale_dropped", len(stale), "mean_reward", next.Metrics.MeanReward, "step", time.Since(start).Round(time.Millisecond))
 	return true, nil
 }
 

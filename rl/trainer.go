@@ -33,6 +33,9 @@ type StepMetrics struct {
 	// MomentumReset: the optimizer's first moment was zeroed before the
 	// step (StepConfig.MomentumReset).
 	MomentumReset bool
+	// AvoidSatOut counts pushed-down answers the step left out, already
+	// their bound below the base model (RehearsalConfig.AvoidBound).
+	AvoidSatOut int
 }
 
 // Yielder is implemented by trainers that can pause inside a step (the

@@ -43,6 +43,11 @@ type TrainSample struct {
 	// Anchor, when not 0, makes the sample a rehearsal anchor (Rehearsal):
 	// every token's advantage is Anchor, with no reward or teacher term.
 	Anchor float64
+	// Bound, with Anchor < 0 (an answer pushed down, Rehearsal.Avoid), is
+	// how many nats below the base model's (adapters off) the answer's
+	// summed log-probability is pushed: a step whose π_old already has it
+	// Bound or more below the base's leaves the sample out. 0: no bound.
+	Bound float64
 	// TeacherWrote: ResponseIDs were written by the teacher with the hint
 	// in context (Sample.TeacherWrote, Sample.WrittenIDs). With
 	// StepConfig.DistillCoef set, or with no TeacherLogprobs, the sample is
@@ -152,6 +157,9 @@ type Metrics struct {
 	TokensPerSec  float64
 	LearningRate  float64
 	OldLogprobGap float64 // mean |old − behaviour|: how off-policy the batch was
+	// BoundSatOut counts the pushed-down answers left out of the step for
+	// being Bound nats below the base model already (TrainSample.Bound).
+	BoundSatOut int
 	// MomentumReset: the step zeroed AdamW's first moment first
 	// (StepConfig.MomentumReset).
 	MomentumReset bool
@@ -169,7 +177,10 @@ type batchObjective struct {
 	rewards  []float64
 	teachers [][]float32
 	anchors  []float64
-	distill  []float64 // per sample: cross-entropy weight, 0 = PPO
+	distill  []float64   // per sample: cross-entropy weight, 0 = PPO
+	bounds   []float64   // per sample: TrainSample.Bound
+	bases    [][]float32 // per sample with a bound: the base model's logprobs
+	satOut   int
 	err      error
 	gap      float64
 	gapN     int
@@ -190,7 +201,7 @@ func (o *batchObjective) TokenLoss(i int, logp, entropy, dlogp, dentropy []float
 			o.err = err
 			return 0
 		}
-		in.Advantages = a
+		in.Advantages = o.bounded(i, in.OldLogprobs, a)
 		o.addGap(in.OldLogprobs, in.BehaviourLogprobs)
 	}
 	l, st := o.cfg.TokenLoss(o.inputsFor(i), logp, entropy, dlogp, dentropy)
@@ -204,6 +215,25 @@ func (o *batchObjective) addGap(old, behaviour []float32) {
 		o.gap += max(d, -d)
 		o.gapN++
 	}
+}
+
+// bounded is sample i's advantages adv, zeroed when it is a pushed-down
+// answer whose summed log-probability under π_old (old) is already its
+// bound or more below the base model's.
+func (o *batchObjective) bounded(i int, old, adv []float32) []float32 {
+	if o.bounds == nil || o.bounds[i] <= 0 || o.bases[i] == nil {
+		return adv
+	}
+	var d float64
+	for t, b := range o.bases[i] {
+		d += float64(old[t] - b)
+	}
+	if d > -o.bounds[i] {
+		return adv
+	}
+	o.satOut++
+	clear(adv)
+	return adv
 }
 
 // tokenAdvantages is a sample's per-token advantages: a rehearsal anchor's
@@ -288,6 +318,26 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 			ref[i] = scores[j].Logprobs
 		}
 	}
+	bases := make([][]float32, len(samples))
+	var needBase []int
+	for i, s := range samples {
+		if s.Anchor < 0 && s.Bound > 0 && cfg.Loss.Kind != LossSFT {
+			needBase = append(needBase, i)
+		}
+	}
+	if len(needBase) > 0 {
+		sub := make([]train.Sequence, len(needBase))
+		for j, i := range needBase {
+			sub[j] = seqs[i]
+		}
+		scores, err := tr.ScoreReference(ctx, sub)
+		if err != nil {
+			return Metrics{}, fmt.Errorf("policy step: base logprobs of the pushed-down answers: %w", err)
+		}
+		for j, i := range needBase {
+			bases[i] = scores[j].Logprobs
+		}
+	}
 	rewards := make([]float64, len(samples))
 	groups := make([]int, len(samples))
 	for i, s := range samples {
@@ -304,7 +354,8 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	rewards = BatchBaseline(cfg.Advantage.Baseline, rewards, single)
 	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
 		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples)),
-		anchors: make([]float64, len(samples)), distill: make([]float64, len(samples))}
+		anchors: make([]float64, len(samples)), distill: make([]float64, len(samples)),
+		bounds: make([]float64, len(samples)), bases: bases}
 	for i, s := range samples {
 		if cfg.Loss.Kind == LossSFT {
 			continue
@@ -321,9 +372,15 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 			obj.teachers[i] = s.TeacherLogprobs
 		}
 		obj.anchors[i] = s.Anchor
+		if s.Anchor < 0 {
+			obj.bounds[i] = s.Bound
+		}
 		adv, err := tokenAdvantages(cfg.Advantage, s.Anchor, rewards[i], s.TeacherLogprobs, o)
 		if err != nil {
 			return Metrics{}, fmt.Errorf("policy step: sample %d: %w", i, err)
+		}
+		if !obj.lazy[i] {
+			adv = obj.bounded(i, o, adv)
 		}
 		in := TokenInputs{Advantages: adv, OldLogprobs: o, BehaviourLogprobs: s.BehaviourLogprobs, RefLogprobs: ref[i]}
 		if err := cfg.Loss.Validate(in, len(s.ResponseIDs)); err != nil {
@@ -368,6 +425,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 		ISTruncated: float64(obj.stats.ISTruncated) / n, Advantage: obj.stats.Advantage / n,
 		GradNorm: st.GradNorm, Samples: len(samples), Tokens: tokens, Elapsed: elapsed,
 		TokensPerSec: st.TokensPerSec, LearningRate: st.LearningRate, MomentumReset: reset,
+		BoundSatOut: obj.satOut,
 	}
 	if obj.gapN > 0 {
 		m.OldLogprobGap = obj.gap / float64(obj.gapN)
