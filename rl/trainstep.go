@@ -261,6 +261,26 @@ func (o *batchObjective) inputsFor(i int) TokenInputs {
 	return o.inputs[i]
 }
 
+// scoreInto scores the sequences seqs[i], i in idx, in one call and puts
+// each one's logprobs in dst[i].
+func scoreInto(ctx context.Context, score func(context.Context, []train.Sequence) ([]train.TokenScores, error), seqs []train.Sequence, idx []int, dst [][]float32) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	sub := make([]train.Sequence, len(idx))
+	for j, i := range idx {
+		sub[j] = seqs[i]
+	}
+	scores, err := score(ctx, sub)
+	if err != nil {
+		return err
+	}
+	for j, i := range idx {
+		dst[i] = scores[j].Logprobs
+	}
+	return nil
+}
+
 // PolicyStep takes one optimizer step of tr on samples.
 func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []TrainSample) (Metrics, error) {
 	if len(samples) == 0 {
@@ -284,18 +304,8 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	for i, s := range samples {
 		old[i] = s.OldLogprobs
 	}
-	if len(need) > 0 {
-		sub := make([]train.Sequence, len(need))
-		for j, i := range need {
-			sub[j] = seqs[i]
-		}
-		scores, err := tr.Score(ctx, sub)
-		if err != nil {
-			return Metrics{}, fmt.Errorf("policy step: recompute old logprobs: %w", err)
-		}
-		for j, i := range need {
-			old[i] = scores[j].Logprobs
-		}
+	if err := scoreInto(ctx, tr.Score, seqs, need, old); err != nil {
+		return Metrics{}, fmt.Errorf("policy step: recompute old logprobs: %w", err)
 	}
 	ref := make([][]float32, len(samples))
 	var needRef []int
@@ -305,18 +315,8 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 			needRef = append(needRef, i)
 		}
 	}
-	if len(needRef) > 0 {
-		sub := make([]train.Sequence, len(needRef))
-		for j, i := range needRef {
-			sub[j] = seqs[i]
-		}
-		scores, err := tr.ScoreReference(ctx, sub)
-		if err != nil {
-			return Metrics{}, fmt.Errorf("policy step: reference logprobs for the KL term: %w", err)
-		}
-		for j, i := range needRef {
-			ref[i] = scores[j].Logprobs
-		}
+	if err := scoreInto(ctx, tr.ScoreReference, seqs, needRef, ref); err != nil {
+		return Metrics{}, fmt.Errorf("policy step: reference logprobs for the KL term: %w", err)
 	}
 	bases := make([][]float32, len(samples))
 	var needBase []int
@@ -325,18 +325,8 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 			needBase = append(needBase, i)
 		}
 	}
-	if len(needBase) > 0 {
-		sub := make([]train.Sequence, len(needBase))
-		for j, i := range needBase {
-			sub[j] = seqs[i]
-		}
-		scores, err := tr.ScoreReference(ctx, sub)
-		if err != nil {
-			return Metrics{}, fmt.Errorf("policy step: base logprobs of the pushed-down answers: %w", err)
-		}
-		for j, i := range needBase {
-			bases[i] = scores[j].Logprobs
-		}
+	if err := scoreInto(ctx, tr.ScoreReference, seqs, needBase, bases); err != nil {
+		return Metrics{}, fmt.Errorf("policy step: base logprobs of the pushed-down answers: %w", err)
 	}
 	rewards := make([]float64, len(samples))
 	groups := make([]int, len(samples))
