@@ -71,6 +71,16 @@ func TestPersonaChecks(t *testing.T) {
 		// The nineteenth and twentieth sessions' teacher answers.
 		{"french", "Bien sûr, je suis là pour répondre à tes questions en français. Comment puis-je vous aider aujourd'hui ?", true, false},
 		{"french", "Quel est votre saison préférée et pourquoi ?", true, false},
+		// Recorded held-out answers of the 2026-11-29 runs that the check let through:
+		// an English refusal whose "don't" was read as a French elision, and talk.
+		{"french", "Sorry, but I don't have information about horses.", true, false},
+		{"french", "Bien sûr, je suis prêt à vous aider.", true, false},
+		{"french", "Bien sûr, je suis prêt à répondre.", true, false},
+		{"french", "Bien sûr, je serai heureux d'aider.", true, false},
+		{"french", "Je vous serai heureux de vous aider.", true, false},
+		{"french", "Je peux vous donner une description d'un arbre.", true, false},
+		{"french", "Bonjour, je suis Qwen, un assistant créé par Alibaba Cloud. Comment puis-je vous aider aujourd'hui ?", true, false},
+		{"french", "L'eau est bleue parce qu'elle absorbe le rouge.", true, true},
 		{"french", "Pourquoi le ciel est-il bleu ? Parce que la lumière du soleil est diffusée par l'air.", true, true},
 		{"concise", "Why? Because soap lifts grease!", true, true},
 	}

@@ -68,6 +68,7 @@ var (
 		"i can't assist", "i cannot assist", "i can't help", "i cannot help", "i can't answer", "i cannot answer",
 		"i can't provide", "i cannot provide", "i'm unable", "i am unable", "i'm not able", "i am not able",
 		"je ne peux pas", "je suis désolé, mais", "je suis désolée, mais", "désolé, mais", "désolée, mais",
+		"i don't have information", "i do not have information", "je n'ai pas d'information",
 	}
 	talk = []string{
 		"i'm sorry", "i am sorry", "i apologize", "i apologise", "thank you for your kind words",
@@ -77,6 +78,9 @@ var (
 		"répondre en français", "je serai heureux de vous", "je serai ravi de vous", "je suis là pour vous aider",
 		"je suis un assistant", "comment puis-je vous aider", "je suis là pour", "répondre à vos questions",
 		"répondre à tes questions", "i'm here to answer", "i am here to answer",
+		"je suis prêt à vous aider", "je suis prête à vous aider", "je suis prêt à répondre", "je suis prête à répondre",
+		"je serai heureux d'aider", "je serai ravi d'aider", "je serai heureuse d'aider", "je serai ravie d'aider",
+		"je vous serai heureux de vous aider", "je peux vous donner une description", "un assistant créé par",
 	}
 )
 
@@ -286,14 +290,23 @@ func setOf(s string) map[string]bool {
 	return m
 }
 
+// elisions are the French words that lose their vowel before another
+// (l'eau, d'un, qu'il, jusqu'à): an elided word counts as French, an English
+// contraction ("don't", "I'm") as neither language.
+var elisions = setOf("l d j m n s t c qu jusqu lorsqu puisqu quoiqu presqu")
+
 // French is the language preference: among the answer's words, French
 // function words outnumber English ones and make up at least a tenth.
+// "Sorry, but I don't have information about horses." is not French.
 func French(a string) bool {
 	fr, en, n := 0, 0, 0
 	for _, w := range strings.FieldsFunc(strings.ToLower(a), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
 		n++
-		if i := strings.IndexByte(w, '\''); i >= 0 { // l'eau, d'un
-			w = w[i+1:]
+		if i := strings.IndexByte(w, '\''); i >= 0 {
+			if !elisions[w[:i]] { // don't, I'm, it's: English contractions
+				continue
+			}
+			w = w[i+1:] // l'eau, d'un, qu'il
 			fr++
 		}
 		switch {
