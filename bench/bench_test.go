@@ -81,6 +81,8 @@ func TestPersonaChecks(t *testing.T) {
 		{"french", "Je peux vous donner une description d'un arbre.", true, false},
 		{"french", "Bonjour, je suis Qwen, un assistant créé par Alibaba Cloud. Comment puis-je vous aider aujourd'hui ?", true, false},
 		{"french", "L'eau est bleue parce qu'elle absorbe le rouge.", true, true},
+		{"french", "L’eau est là.", true, true}, // a curly apostrophe elides too
+		{"french", "Sorry, I don’t know.", true, false},
 		{"french", "Pourquoi le ciel est-il bleu ? Parce que la lumière du soleil est diffusée par l'air.", true, true},
 		{"concise", "Why? Because soap lifts grease!", true, true},
 	}

@@ -300,7 +300,8 @@ var elisions = setOf("l d j m n s t c qu jusqu lorsqu puisqu quoiqu presqu")
 // "Sorry, but I don't have information about horses." is not French.
 func French(a string) bool {
 	fr, en, n := 0, 0, 0
-	for _, w := range strings.FieldsFunc(strings.ToLower(a), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+	a = strings.ReplaceAll(strings.ToLower(a), "’", "'") // l’eau as l'eau
+	for _, w := range strings.FieldsFunc(a, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
 		n++
 		if i := strings.IndexByte(w, '\''); i >= 0 {
 			if !elisions[w[:i]] { // don't, I'm, it's: English contractions
