@@ -318,11 +318,18 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	if err := scoreInto(ctx, tr.ScoreReference, seqs, needRef, ref); err != nil {
 		return Metrics{}, fmt.Errorf("policy step: reference logprobs for the KL term: %w", err)
 	}
+	// The base logprobs a bound is read against are what the KL term scored
+	// above (the weights with the adapters off) where it scored the sample:
+	// not scored twice. A reference the caller supplied may be another policy.
 	bases := make([][]float32, len(samples))
 	var needBase []int
 	for i, s := range samples {
 		if s.Anchor < 0 && s.Bound > 0 && cfg.Loss.Kind != LossSFT {
-			needBase = append(needBase, i)
+			if s.RefLogprobs == nil && ref[i] != nil {
+				bases[i] = ref[i]
+			} else {
+				needBase = append(needBase, i)
+			}
 		}
 	}
 	if err := scoreInto(ctx, tr.ScoreReference, seqs, needBase, bases); err != nil {
