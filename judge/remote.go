@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine"
 )
 
 // RemoteTeacher has another model, behind any OpenAI-compatible server (a
@@ -75,12 +76,15 @@ const maxTeacherBody = 4 << 20
 // of its own tokens. It returns the answer's text and whether the server
 // ended it itself (finish_reason other than "length").
 func (r *RemoteTeacher) Answer(ctx context.Context, msgs []chat.Message, maxTokens int) (string, bool, error) {
-	return r.AnswerAt(ctx, msgs, maxTokens, 0)
+	return r.AnswerAt(ctx, msgs, maxTokens, engine.Sampling{})
 }
 
-// AnswerAt is Answer sampled at temperature (0: greedy).
-func (r *RemoteTeacher) AnswerAt(ctx context.Context, msgs []chat.Message, maxTokens int, temperature float64) (string, bool, error) {
-	req := newChatRequest(r.Model, msgs, temperature, maxTokens, nil)
+// AnswerAt is Answer sampled at sp's temperature (0: greedy), with its seed
+// sent as the request's "seed" when set (OpenAI's, vLLM's and clawrl's
+// field: the same seed draws the same answer).
+func (r *RemoteTeacher) AnswerAt(ctx context.Context, msgs []chat.Message, maxTokens int, sp engine.Sampling) (string, bool, error) {
+	req := newChatRequest(r.Model, msgs, sp.Temperature, maxTokens, nil)
+	req.Seed = sp.Seed
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
@@ -136,7 +140,7 @@ func (t *Teacher) writeRemote(ctx context.Context, msgs []chat.Message, tools []
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	text, ended, err := t.Remote.AnswerAt(ctx, tm, maxTokens, t.Sampling.Temperature)
+	text, ended, err := t.Remote.AnswerAt(ctx, tm, maxTokens, t.Sampling)
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -297,3 +297,61 @@ func TestRemoteTeacherRevises(t *testing.T) {
 		t.Errorf("teacher logprobs %v, want the revise teacher's scores %v", s.TeacherLogprobs, wantLP)
 	}
 }
+
+// TestTeacherSeedRepeats: the i-th of a turn's --teacher-samples answers
+// is drawn with TeacherSeed, which depends on the turn's prompt, the
+// feedback and i alone; a real clawrl behind --teacher-url (the tiny
+// model, sampled at temperature 1) gives the same answer for the same
+// seed, and the seeds of one turn's answers draw different ones.
+func TestTeacherSeedRepeats(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a tiny model")
+	}
+	turn := store.Turn{PromptText: "<|im_start|>user\nwrite a haiku<|im_end|>\n<|im_start|>assistant\n"}
+	seen := map[int64]bool{}
+	for _, hint := range []string{"Be brief.", "Answer in French."} {
+		for i := range 4 {
+			s := TeacherSeed(turn, hint, i)
+			if s < 0 || seen[s] || s != TeacherSeed(turn, hint, i) {
+				t.Fatalf("TeacherSeed(%q, %d) = %d: negative, repeated across answers or unstable", hint, i, s)
+			}
+			seen[s] = true
+		}
+	}
+	bare := store.Turn{Messages: []chat.Message{{Role: chat.RoleUser, Content: "write a haiku"}}}
+	if TeacherSeed(bare, "Be brief.", 0) == TeacherSeed(store.Turn{Messages: []chat.Message{{Role: chat.RoleUser, Content: "write a poem"}}}, "Be brief.", 0) {
+		t.Fatal("a turn recorded without its prompt text: the seed ignores its messages")
+	}
+
+	eng, err := native.Open(tinyModel(t), native.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	remote := &judge.RemoteTeacher{URL: teacherServer(t, eng), Model: "tiny", Timeout: time.Minute}
+	msgs, err := judge.TeacherPromptAt([]chat.Message{{Role: chat.RoleUser, Content: "write a haiku"}}, "Be brief.", judge.HintInUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	answers := map[string]bool{}
+	for i := range 4 {
+		seed := TeacherSeed(turn, "Be brief.", i)
+		sp := engine.Sampling{Temperature: 1, Seed: &seed}
+		a, _, err := remote.AnswerAt(ctx, msgs, remoteTokens, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _, err := remote.AnswerAt(ctx, msgs, remoteTokens, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != b {
+			t.Fatalf("answer %d drawn twice with seed %d: %q, then %q", i, seed, a, b)
+		}
+		answers[a] = true
+	}
+	if len(answers) < 2 {
+		t.Errorf("four seeds drew %d distinct answers, want several: %v", len(answers), answers)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"strconv"
@@ -242,6 +243,30 @@ func countRefused(refused []judge.Refusal, why judge.Refusal) int {
 	return k
 }
 
+// TeacherSeed is the sampling seed of the i-th of --teacher-samples
+// answers to turn t under hint: a hash of what the teacher reads (the
+// turn's prompt and the feedback) and i, so the same rated turn gets the
+// same N answers from a seeded engine (the native one, vLLM, or a clawrl
+// behind --teacher-url), and a benchmark run repeated on one binary and
+// seed repeats its teacher's answers rather than drawing new ones.
+func TeacherSeed(t store.Turn, hint string, i int) int64 {
+	h := fnv.New64a()
+	if t.PromptText != "" {
+		h.Write([]byte(t.PromptText))
+	} else {
+		for _, m := range t.Messages {
+			h.Write([]byte(m.Role))
+			h.Write([]byte{0})
+			h.Write([]byte(m.Content))
+			h.Write([]byte{0})
+		}
+	}
+	h.Write([]byte{1})
+	h.Write([]byte(hint))
+	h.Write([]byte{1, byte(i), byte(i >> 8)})
+	return int64(h.Sum64() >> 1)
+}
+
 // writeTeacher is teacher's answer to t's prompt with hint in context:
 // judge.Teacher.Write once, or best of Config.TeacherSamples.
 func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string) ([]int32, []float32, int64, error) {
@@ -264,12 +289,13 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		return ids, lps, v, nil
 	}
 	sampled := *teacher
-	sampled.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature}
 	var ws []written
 	var errs []string
 	for i := range n {
 		w := sampled // --hint-placement mixed: the placements in turn
 		w.Placement = teacher.Placement.Writing(i)
+		seed := TeacherSeed(t, hint, i)
+		w.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature, Seed: &seed}
 		ids, lps, v, err := w.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
 		if err != nil {
 			if ctx.Err() != nil {
