@@ -17,7 +17,8 @@ import (
 // TestRunningBaseline: with --baseline running, a step's 👍s are compared
 // with the running mean of the ratings, a 👎 trained on the teacher's
 // answer included, and the mean goes on from the last version after a
-// restart. The expected means are pandas':
+// restart. A step's ratings join lowest first, whatever the order of
+// its turns. The expected means are pandas':
 //
 //	pd.Series([-1, 1, -1, -1], dtype=float).ewm(alpha=1/8, adjust=True).mean()[[1, 3]]
 func TestRunningBaseline(t *testing.T) {

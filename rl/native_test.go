@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/clawrl/clawrl/model"
@@ -387,5 +388,73 @@ func TestStepSignal(t *testing.T) {
 		if got := stepSignal(c.samples, c.rewards); got != c.signal {
 			t.Errorf("%s: signal %v, want %v", c.name, got, c.signal)
 		}
+	}
+}
+
+// TestSortByContent: a step's batch handed over in any order trains the
+// same adapters, bit for bit, once sorted by content (the scheduler sorts
+// every batch): the order of a batch's turns in the store is whichever of
+// its concurrent requests finished first.
+func TestSortByContent(t *testing.T) {
+	ctx := context.Background()
+	batch := func() []Sample {
+		return []Sample{
+			{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3}, Reward: 1, UseRL: true},
+			{TurnID: "b", PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10}, BehaviourLogprobs: []float32{-5, -4, -9}, Reward: -1, UseRL: true},
+			{TurnID: "c", PromptIDs: []int32{11, 12}, ResponseIDs: []int32{13, 14, 15, 16}, TeacherWrote: true, TeacherLogprobs: []float32{-1, -0.5, -2, -0.1}},
+			{TurnID: "d", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{20, 21}, BehaviourLogprobs: []float32{-6, -2}, Reward: 1, UseRL: true,
+				TeacherLogprobs: []float32{-1, -1}},
+			{TurnID: "e", PromptIDs: []int32{30, 31, 32, 33}, ResponseIDs: []int32{40}, BehaviourLogprobs: []float32{-3}, Reward: -1, UseRL: true},
+		}
+	}
+	orders := [][]int{{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}, {2, 0, 4, 1, 3}}
+	var want []string
+	var wantParams []*train.Tensor
+	for k, order := range orders {
+		b := batch()
+		in := make([]Sample, len(order))
+		for i, j := range order {
+			in[i] = b[j]
+		}
+		sorted := SortByContent(in)
+		var ids []string
+		for _, s := range sorted {
+			ids = append(ids, s.TurnID)
+		}
+		tr := newTinyNative(t)
+		if _, err := tr.Step(ctx, sorted); err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			want, wantParams = ids, tr.tr.Params()
+			continue
+		}
+		if !slices.Equal(ids, want) {
+			t.Fatalf("order %v sorts to %v, order %v to %v", order, ids, orders[0], want)
+		}
+		for i, p := range tr.tr.Params() {
+			for j := range p.Data {
+				if p.Data[j] != wantParams[i].Data[j] {
+					t.Fatalf("order %v: %s[%d] = %g, order %v gave %g", order, p.Name, j, p.Data[j], orders[0], wantParams[i].Data[j])
+				}
+			}
+		}
+	}
+	// Unsorted, the order does change the step's last bits.
+	b := batch()
+	tr := newTinyNative(t)
+	if _, err := tr.Step(ctx, []Sample{b[4], b[3], b[2], b[1], b[0]}); err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for i, p := range tr.tr.Params() {
+		for j := range p.Data {
+			if p.Data[j] != wantParams[i].Data[j] {
+				differ++
+			}
+		}
+	}
+	if differ == 0 {
+		t.Fatal("the reversed batch, unsorted, trained the same bits: the test shows nothing")
 	}
 }

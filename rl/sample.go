@@ -8,7 +8,14 @@
 // adapter versions.
 package rl
 
-import "fmt"
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+)
 
 // MethodOff serves and records but never trains (--method off). Method and
 // the three training methods are declared in advantage.go.
@@ -129,3 +136,61 @@ func Decide(m Method, score int, hasHint bool) Decision {
 
 // AtLeastOneReason marks a sample kept by the at-least-one-per-session rule.
 const AtLeastOneReason = "at least one per session: first turn with a next state, reward 0"
+
+// SortByContent orders a step's batch by what its samples hold (their
+// prompt, responses, reward and teacher log-probabilities), not by when
+// their turns were recorded, and returns it. Turns served at once get
+// their store order from whichever request finished first, and a step's
+// sums (the gradients over its samples, the running mean of its ratings)
+// depend on the order in their last bits: sorted, one batch gives one
+// step, so a run repeated on one binary and seed repeats its versions.
+func SortByContent(batch []Sample) []Sample {
+	type keyed struct {
+		key uint64
+		s   Sample
+	}
+	ks := make([]keyed, len(batch))
+	for i := range batch {
+		ks[i] = keyed{contentKey(&batch[i]), batch[i]}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+	for i := range ks {
+		batch[i] = ks[i].s
+	}
+	return batch
+}
+
+// contentKey hashes what a sample trains on.
+func contentKey(s *Sample) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	ids := func(xs []int32) {
+		binary.LittleEndian.PutUint64(b[:], uint64(len(xs)))
+		h.Write(b[:])
+		for _, x := range xs {
+			binary.LittleEndian.PutUint32(b[:4], uint32(x))
+			h.Write(b[:4])
+		}
+	}
+	floats := func(xs []float32) {
+		binary.LittleEndian.PutUint64(b[:], uint64(len(xs)))
+		h.Write(b[:])
+		for _, x := range xs {
+			binary.LittleEndian.PutUint32(b[:4], math.Float32bits(x))
+			h.Write(b[:4])
+		}
+	}
+	ids(s.PromptIDs)
+	ids(s.ResponseIDs)
+	ids(s.WrittenIDs)
+	floats(s.TeacherLogprobs)
+	binary.LittleEndian.PutUint64(b[:], math.Float64bits(s.Reward))
+	h.Write(b[:])
+	if s.UseRL {
+		h.Write([]byte{1})
+	}
+	if s.TeacherWrote {
+		h.Write([]byte{2})
+	}
+	return h.Sum64()
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -324,7 +325,7 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		}
 		return false, nil
 	}
-	batch := fresh[:s.cfg.BatchSize]
+	batch := SortByContent(slices.Clone(fresh[:s.cfg.BatchSize]))
 
 	trainBatch, ratings, err := s.runningBaseline(ctx, batch)
 	if err != nil {
@@ -438,6 +439,10 @@ func (s *Scheduler) runningBaseline(ctx context.Context, batch []Sample) ([]Samp
 			scores = append(scores, smp.Reward)
 		}
 	}
+	// A step's ratings join lowest first: they were given at once, and
+	// the order of a batch's turns in the store (which of its concurrent
+	// requests finished first) must not move the mean.
+	slices.Sort(scores)
 	ratings = ratings.Add(scores, s.cfg.RunningBaseline)
 	mean := ratings.Mean()
 	out := make([]Sample, len(batch))
