@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""compare.py A/learn.json B/learn.json [PERSONA]: two runs of one arm, persona and seed,
+"""compare.py A/learn.json B/learn.json [PERSONA [ARM]]: two runs of one arm, persona and seed,
 round by round: the served version, whether the round's step was rejected,
 held-out k/20 (as recorded), and how many of the round's held-out and rated
 (train) answers are word for word the same in both runs; the first round
@@ -10,6 +10,8 @@ def run(path):
     rs = json.load(open(path))["runs"]
     if len(sys.argv) > 3:
         rs = [r for r in rs if r["persona"] == sys.argv[3]]
+    if len(sys.argv) > 4:
+        rs = [r for r in rs if r["arm"] == sys.argv[4]]
     assert len(rs) == 1, (path, [r["persona"] for r in rs])
     return rs[0]
 
