@@ -299,10 +299,11 @@ func TestRemoteTeacherRevises(t *testing.T) {
 }
 
 // TestTeacherSeedRepeats: the i-th of a turn's --teacher-samples answers
-// is drawn with TeacherSeed, which depends on the turn's prompt, the
-// feedback and i alone; a real clawrl behind --teacher-url (the tiny
-// model, sampled at temperature 1) gives the same answer for the same
-// seed, and the seeds of one turn's answers draw different ones.
+// is drawn with TeacherSeed, which depends on the turn's prompt, its
+// rated answer, the feedback and i alone; a real clawrl behind
+// --teacher-url (the tiny model, sampled at temperature 1) gives the same
+// answer for the same seed, and the seeds of one turn's answers draw
+// different ones.
 func TestTeacherSeedRepeats(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a tiny model")
@@ -317,6 +318,11 @@ func TestTeacherSeedRepeats(t *testing.T) {
 			}
 			seen[s] = true
 		}
+	}
+	again := turn
+	again.ResponseText = "Another answer."
+	if TeacherSeed(again, "Be brief.", 0) == TeacherSeed(turn, "Be brief.", 0) {
+		t.Fatal("the same question answered otherwise draws the same seed")
 	}
 	bare := store.Turn{Messages: []chat.Message{{Role: chat.RoleUser, Content: "write a haiku"}}}
 	if TeacherSeed(bare, "Be brief.", 0) == TeacherSeed(store.Turn{Messages: []chat.Message{{Role: chat.RoleUser, Content: "write a poem"}}}, "Be brief.", 0) {

@@ -244,11 +244,13 @@ func countRefused(refused []judge.Refusal, why judge.Refusal) int {
 }
 
 // TeacherSeed is the sampling seed of the i-th of --teacher-samples
-// answers to turn t under hint: a hash of what the teacher reads (the
-// turn's prompt and the feedback) and i, so the same rated turn gets the
-// same N answers from a seeded engine (the native one, vLLM, or a clawrl
-// behind --teacher-url), and a benchmark run repeated on one binary and
-// seed repeats its teacher's answers rather than drawing new ones.
+// answers to turn t under hint: a hash of the turn's prompt, its rated
+// answer, the feedback and i, so the same rated turn gets the same N
+// answers from a seeded engine (the native one, vLLM, or a clawrl behind
+// --teacher-url), and a benchmark run repeated on one binary and seed
+// repeats its teacher's answers rather than drawing new ones. The rated
+// answer is in the hash so that a question asked again, and answered
+// otherwise by a later policy, draws afresh.
 func TeacherSeed(t store.Turn, hint string, i int) int64 {
 	h := fnv.New64a()
 	if t.PromptText != "" {
@@ -261,6 +263,8 @@ func TeacherSeed(t store.Turn, hint string, i int) int64 {
 			h.Write([]byte{0})
 		}
 	}
+	h.Write([]byte{1})
+	h.Write([]byte(t.ResponseText))
 	h.Write([]byte{1})
 	h.Write([]byte(hint))
 	h.Write([]byte{1, byte(i), byte(i >> 8)})
