@@ -1,8 +1,8 @@
 #!/bin/bash
-# wait for q2, then 1.5B student, signoff seed 1, main
-while pgrep -f 's25/q2.sh' > /dev/null; do sleep 10; done
+# (after the stalled first try, alone) 1.5B student, signoff seed 1, main
+
 BIN=/work/runs/bin-s25; OUT=/work/runs/s25/signoff15-s1
 mkdir -p $OUT
 nice -n 5 $BIN bench learn --model qwen2.5-coder-1.5b --personas signoff --versions 6 --first-seed 1 \
   --arms "combine-t15:combine:--teacher-url={teacher}:--teacher-model=clawrl" --teacher-serve qwen2.5-coder-1.5b \
-  --serve-arg=--teacher-samples=4 --serve-arg=--lr=5e-4 --serve-arg=--gate-backtrack=2 --keep-data --out $OUT > $OUT/run.log 2>&1
+  --serve-arg=--teacher-samples=4 --serve-arg=--lr=5e-4 --serve-arg=--gate-backtrack=2 --version-timeout 20m --keep-data --out $OUT > $OUT/run.log 2>&1
