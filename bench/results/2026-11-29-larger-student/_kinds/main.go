@@ -15,18 +15,6 @@ import (
 	"github.com/clawrl/clawrl/bench"
 )
 
-type file struct {
-	Runs []struct {
-		Arm, Persona string
-		Seed         int
-		Evals        []struct {
-			PolicyVersion int64 `json:"policy_version"`
-			Satisfied     int
-			HeldOut       []bench.Answer `json:"held_out"`
-		}
-	}
-}
-
 func main() {
 	for _, path := range os.Args[1:] {
 		b, err := os.ReadFile(path)
@@ -34,7 +22,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		var f file
+		var f struct {
+			Runs []bench.Run `json:"runs"`
+		}
 		if err := json.Unmarshal(b, &f); err != nil {
 			fmt.Fprintln(os.Stderr, path+":", err)
 			os.Exit(1)
