@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -429,6 +430,46 @@ func (p *flakyPublisher) Publish(ctx context.Context, v int64, dir string) error
 		return errors.New("engine busy loading")
 	}
 	return p.Engine.Publish(ctx, v, dir)
+}
+
+// rehearsing is a trainer with rehearsal anchors, as rl.PolicyTrainer is.
+type rehearsing struct {
+	rl.Trainer
+	r *rl.Rehearsal
+}
+
+func (t rehearsing) Rehearsal() *rl.Rehearsal { return t.r }
+
+// TestAnchorsBuiltWhileIdle: the scheduler builds the rehearsal anchors
+// while it waits for its first batch and serving is idle, once, so the
+// first step is not kept waiting by them.
+func TestAnchorsBuiltWhileIdle(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, dir, rl.MethodRL, 2)
+	var builds atomic.Int32
+	reh := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: 1, Build: func(context.Context) ([]rl.Anchor, error) {
+		builds.Add(1)
+		return []rl.Anchor{{Name: "q", PromptIDs: []int32{1}, AnswerIDs: []int32{2}}}, nil
+	}})
+	sch := rl.NewScheduler(f.store, rehearsing{f.trainer, reh}, f.engine, rl.NewGate(), rl.SchedulerConfig{BatchSize: 2, Poll: time.Millisecond, VersionsDir: filepath.Join(dir, "versions")}, quiet())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sch.Run(ctx) }()
+	for deadline := time.Now().Add(time.Minute); reh.Anchors() == nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("no anchors built while the scheduler waited for a batch")
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // more idle polls
+	cancel()
+	<-done
+	if n := builds.Load(); n != 1 {
+		t.Fatalf("anchors built %d times while idle, want once", n)
+	}
+	if f.trainer.State().Steps != 0 {
+		t.Fatal("stepped with no batch")
+	}
 }
 
 // TestTrainerAndPublishFailures: a failed step records nothing and loses no
