@@ -2,7 +2,8 @@
 // the simulated users' own checks: talk (bench.Evades: a refusal, an
 // apology, "Bien sûr, je serai heureux de vous répondre en français."),
 // French (bench.French, not talk) and the rest, per version, beside the
-// recorded count of liked answers:
+// recorded count of liked answers and of answers cut off at the token
+// budget (not finished, whatever their kind):
 //
 //	go run ./bench/results/2026-11-29-larger-student/_kinds RUN/learn.json...
 package main
@@ -30,10 +31,13 @@ func main() {
 			os.Exit(1)
 		}
 		for _, r := range f.Runs {
-			fmt.Printf("%s %s %s seed %d\n  version  liked  talk  french  other\n", path, r.Arm, r.Persona, r.Seed)
+			fmt.Printf("%s %s %s seed %d\n  version  liked  cut  talk  french  other\n", path, r.Arm, r.Persona, r.Seed)
 			for _, e := range r.Evals {
-				var talk, french, other int
+				var cut, talk, french, other int
 				for _, a := range e.HeldOut {
+					if !a.Finished {
+						cut++
+					}
 					switch {
 					case bench.Evades(a.Text):
 						talk++
@@ -43,7 +47,7 @@ func main() {
 						other++
 					}
 				}
-				fmt.Printf("  v%-7d %5d %5d %7d %6d\n", e.PolicyVersion, e.Satisfied, talk, french, other)
+				fmt.Printf("  v%-7d %5d %4d %5d %7d %6d\n", e.PolicyVersion, e.Satisfied, cut, talk, french, other)
 			}
 		}
 	}
