@@ -432,14 +432,6 @@ func (p *flakyPublisher) Publish(ctx context.Context, v int64, dir string) error
 	return p.Engine.Publish(ctx, v, dir)
 }
 
-// rehearsing is a trainer with rehearsal anchors, as rl.PolicyTrainer is.
-type rehearsing struct {
-	rl.Trainer
-	r *rl.Rehearsal
-}
-
-func (t rehearsing) Rehearsal() *rl.Rehearsal { return t.r }
-
 // TestAnchorsBuiltWhileIdle: the scheduler builds the rehearsal anchors
 // while it waits for its first batch and serving is idle, once, so the
 // first step is not kept waiting by them.
@@ -451,7 +443,7 @@ func TestAnchorsBuiltWhileIdle(t *testing.T) {
 		builds.Add(1)
 		return []rl.Anchor{{Name: "q", PromptIDs: []int32{1}, AnswerIDs: []int32{2}}}, nil
 	}})
-	sch := rl.NewScheduler(f.store, rehearsing{f.trainer, reh}, f.engine, rl.NewGate(), rl.SchedulerConfig{BatchSize: 2, Poll: time.Millisecond, VersionsDir: filepath.Join(dir, "versions")}, quiet())
+	sch := rl.NewScheduler(f.store, rehearsingTrainer{f.trainer, reh}, f.engine, rl.NewGate(), rl.SchedulerConfig{BatchSize: 2, Poll: time.Millisecond, VersionsDir: filepath.Join(dir, "versions")}, quiet())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sch.Run(ctx) }()

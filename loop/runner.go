@@ -213,7 +213,7 @@ func New(o Options) (*Runner, error) {
 	}
 	r := &Runner{store: o.Store, judge: o.Judge, teacher: o.Teacher, selector: o.Selector, gate: gate, cfg: cfg,
 		log: log.With("part", "loop"), wake: make(chan struct{}, 1)}
-	if t, ok := o.Trainer.(interface{ Rehearsal() *rl.Rehearsal }); ok {
+	if t, ok := o.Trainer.(rl.Rehearser); ok {
 		r.rehearsal = t.Rehearsal()
 	}
 	if o.Trainer != nil && cfg.Method != rl.MethodOff {

@@ -53,7 +53,15 @@ func (p *PolicyTrainer) SetRehearsal(r *Rehearsal) { p.rehearsal = r }
 // none).
 func (p *PolicyTrainer) Rehearsal() *Rehearsal { return p.rehearsal }
 
+// Rehearser is a trainer that trains rehearsal anchors beside its steps
+// (PolicyTrainer): the scheduler builds them before the first batch, the
+// loop tells them the hints it trained on.
+type Rehearser interface {
+	Rehearsal() *Rehearsal
+}
+
 var (
+	_ Rehearser = (*PolicyTrainer)(nil)
 	_ Trainer   = (*PolicyTrainer)(nil)
 	_ Evaluator = (*PolicyTrainer)(nil)
 )

@@ -270,7 +270,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				if perr := s.prepareRetention(ctx); perr != nil && ctx.Err() == nil {
 					s.log.Warn("retention check", "err", perr)
 				}
-				if r, ok := s.trainer.(interface{ Rehearsal() *Rehearsal }); ok {
+				if r, ok := s.trainer.(Rehearser); ok {
 					if perr := r.Rehearsal().Prepare(ctx); perr != nil && ctx.Err() == nil {
 						s.log.Warn("rehearsal anchors", "err", perr)
 					}

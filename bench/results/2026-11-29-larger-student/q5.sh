@@ -1,6 +1,5 @@
 #!/bin/bash
-# after r1: 1.5B student, concise then tldr, seed 1, --teacher-select-relevance (binary bf19af2: anchors built while idle)
-while pgrep -f "signoff15-rel-s1" > /dev/null; do sleep 10; done
+# (run after q4.sh, alone) 1.5B student, concise then tldr, seed 1, --teacher-select-relevance (binary bf19af2: anchors built while idle)
 BIN=/work/runs/bin-s26
 for P in concise tldr; do
 OUT=/work/runs/s26/$P-15-rel-s1
