@@ -108,6 +108,12 @@ func TestLoops(t *testing.T) {
 		{"Boil it for 7 minutes.\n\nHope this helps!", false},
 		{"1. Wash. 2. Rinse. 3. Dry. 4. Fold.", false},
 		{"", false},
+		// what the tldr persona's student said at v3 (seed 1, 1.5B): one
+		// whitespace-separated word, the first line's check passed it
+		{"TL;DR:TL;DR:TL;DR:TL;DR:TL;DR:TL;DR:TL;DR:TL;DR:TL;DR:TL;TL;DR:TL;TL;TL;TL;", true},
+		{"TL;DR:tl;dr:TL;dr:TL;dr:TL;dr:TL;dr:", true},
+		{"TL;DR: Earthquakes are caused by the shifting of tectonic plates.", false},
+		{"Don't, don't, don't.", false}, // three words in all
 	}
 	for _, c := range cases {
 		if got := Loops(c.text); got != c.want {

@@ -155,10 +155,15 @@ const (
 // (ignoring case and punctuation) at least three times in a row, six words
 // or more in all. "a hat, a hat, a hat" and a sign-off said three times
 // loop; "very, very, very good" and a list of different items do not.
+// Words are split at punctuation as well as spaces, so a block repeated
+// with no space ("TL;DR:TL;DR:TL;DR:…", which the tldr persona's first-line
+// check reads as one word) loops too.
 func Loops(a string) bool {
 	var w []string
-	for _, f := range strings.Fields(a) {
-		if f = strings.ToLower(strings.TrimFunc(f, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })); f != "" {
+	for _, f := range strings.FieldsFunc(strings.ToLower(a), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
+	}) {
+		if f = strings.Trim(f, "'’"); f != "" {
 			w = append(w, f)
 		}
 	}
