@@ -441,6 +441,44 @@ func TestNextMessage(t *testing.T) {
 	}
 }
 
+// TestComplaint: the tldr user says the summary is too long when it is there
+// but over 25 words, and what it always says otherwise; the other personas
+// always say their one critique.
+func TestComplaint(t *testing.T) {
+	words := func(n int) string { // n different words
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "w%d ", i)
+		}
+		return b.String()
+	}
+	long := "TL;DR: " + words(25) + "\nThen the rest."
+	for _, p := range Personas() {
+		for _, c := range []struct {
+			answer string
+			miss   bool
+		}{
+			{"The Cold War was a rivalry.\nTL;DR: a rivalry.", false},
+			{long, p.Name == "tldr"},
+			{"  **TL;DR:** " + words(30), p.Name == "tldr"},
+			{"TL;DR: a short one.\nThen the rest.", false},                                // satisfies: never asked, general if it were
+			{strings.Repeat("TL;DR: the war. ", 12), false},                               // a loop
+			{"TL;DR: " + strings.Repeat("a b c d e f ", 2) + words(14), p.Name == "tldr"}, // 27 words, said twice is no loop
+		} {
+			critique, correction := p.Complaint(c.answer)
+			if got := critique != p.Critique; got != c.miss {
+				t.Errorf("%s %.40q: critique %q, want the miss's: %v", p.Name, c.answer, critique, c.miss)
+			}
+			if got := correction != p.Correction; got != c.miss {
+				t.Errorf("%s %.40q: correction %q, want the miss's: %v", p.Name, c.answer, correction, c.miss)
+			}
+			if c.miss && (p.Satisfied(Answer{Text: c.answer, Finished: true}) || !strings.Contains(critique, "too long")) {
+				t.Errorf("%s %.40q: a miss the user is satisfied by, or %q", p.Name, c.answer, critique)
+			}
+		}
+	}
+}
+
 // contentOverlap is the Jaccard similarity of two questions' content words
 // (lower case, function words and a plural s dropped).
 func contentOverlap(a, b string) float64 {

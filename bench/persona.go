@@ -32,12 +32,41 @@ type Persona struct {
 	// Correction is the natural next message of an unhappy user (implicit
 	// mode); Thanks that of a happy one.
 	Correction, Thanks string
+	// Misses are the particular complaints of a user whose preference an
+	// answer half meets, said instead of Critique and Correction when the
+	// benchmark runs with specific feedback (Config.Specific; Complaint).
+	Misses []Miss
 	// Neutral are next messages of a user who just moves on (implicit mode,
 	// a share of the turns: Config.Neutral): a follow-up or new question
 	// that says nothing about the answer. Real users do this often, and a
 	// judge that reads them as corrections turns good answers into
 	// training signal against themselves.
 	Neutral []string
+}
+
+// Miss is one way an answer half meets a preference, and what the user says
+// about it: someone who asked for a one-line TL;DR and got one of forty
+// words says it is too long, not that it is missing.
+type Miss struct {
+	// When reports whether the answer makes this miss.
+	When func(answer string) bool `json:"-"`
+	// Critique and Correction replace the persona's for such an answer.
+	Critique, Correction string
+}
+
+// Complaint is the written feedback (with a 👎) and the natural next
+// message of a user whom the answer did not satisfy: those of the first of
+// the persona's Misses that the answer makes, else Critique and Correction.
+// A looping answer gets the general complaint, whatever else it does.
+func (p *Persona) Complaint(answer string) (critique, correction string) {
+	if !Loops(answer) {
+		for _, m := range p.Misses {
+			if m.When(answer) {
+				return m.Critique, m.Correction
+			}
+		}
+	}
+	return p.Critique, p.Correction
 }
 
 var (
@@ -373,7 +402,14 @@ func Personas() []*Persona {
 			Check:      StartsWith("TL;DR:", 25),
 			Critique:   `Start your answer with a one-line summary that begins with "TL;DR:", then explain.`,
 			Correction: `Where is the one-line TL;DR: summary first? I asked for that.`,
-			Thanks:     "Perfect, thanks.",
+			Misses: []Miss{{
+				// The summary is there but longer than the user's limit
+				// (BENCHMARKS.md, "A user who says the TL;DR is too long").
+				When:       func(a string) bool { return StartsWith("TL;DR:", 1<<30)(a) && !StartsWith("TL;DR:", 25)(a) },
+				Critique:   `Your TL;DR: line is too long. Keep it to one short sentence of at most 25 words, then explain.`,
+				Correction: `That TL;DR is way too long. One short line, please.`,
+			}},
+			Thanks: "Perfect, thanks.",
 			Neutral: []string{
 				"When was that first discovered?", "Who were the key people involved?",
 				"How does that compare with a hundred years ago?", "Is it still studied at universities?",

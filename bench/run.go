@@ -104,6 +104,10 @@ type Config struct {
 	// Neutral is how often a simulated user moves on with a neutral
 	// follow-up instead of reacting (implicit feedback only).
 	Neutral NeutralShare
+	// Specific: an unhappy user says what the answer missed where the
+	// persona knows the miss (Persona.Complaint: "Your TL;DR: line is too
+	// long…"), instead of repeating its one critique.
+	Specific bool
 }
 
 // Launch starts a fresh clawrl for one run (arm, persona, seed) and returns
@@ -458,18 +462,25 @@ func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int6
 			shown[i] = answer.Text
 		}
 		mu.Unlock()
+		critique, correction := p.Critique, p.Correction
+		if cfg.Specific {
+			critique, correction = p.Complaint(answer.Text)
+		}
 		switch cfg.Feedback {
 		case FeedbackText, FeedbackRating:
 			rating, text := 1, ""
 			if !ok {
 				rating = -1
 				if cfg.Feedback == FeedbackText {
-					text = p.Critique
+					text = critique
 				}
 			}
 			return cl.Feedback(ctx, answer.ID, rating, text)
 		default: // implicit: the next message is the only signal
 			reply, neutral := p.NextMessage(ok, cfg.Neutral, hashString(session+"/next"))
+			if !ok && !neutral {
+				reply = correction
+			}
 			if neutral {
 				mu.Lock()
 				neutrals++

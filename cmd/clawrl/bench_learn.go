@@ -39,6 +39,7 @@ type benchLearnOptions struct {
 	hintPlacement                          string
 	teacherServe                           string
 	neutral                                bench.NeutralShare
+	specific                               bool
 }
 
 func newBenchLearnCmd() *cobra.Command {
@@ -98,6 +99,7 @@ prompts, answers of at most 64 tokens.`,
 	f.StringVar(&o.teacherServe, "teacher-serve", "", "start one 'clawrl serve --method off' of this model (what --model takes: a known name such as qwen2.5-coder-1.5b is fetched first) for the whole run as an external teacher; arms and --serve-arg flags name its URL as "+teacherURLMark+" (e.g. --teacher-url="+teacherURLMark+")")
 	f.BoolVar(&o.keepData, "keep-data", false, "keep each server's data folder (its store: turns, judgments, samples, versions) as data-ARM-PERSONA-SEED in --out instead of a temporary folder removed at the end")
 	f.BoolVar(&o.teacherEachRound, "teacher-each-round", false, "also measure the loop's teacher (the served policy with the written feedback in context) after every learning round")
+	f.BoolVar(&o.specific, "specific-feedback", false, "an unhappy user says what the answer missed where the persona knows it (the tldr user: \"Your TL;DR: line is too long…\" when the summary is there but over 25 words), instead of repeating one critique; with --feedback implicit, its correction likewise")
 	f.Float64Var(&o.neutral.Satisfied, "neutral", 0.3, "implicit feedback: share of satisfied users who just move on with a neutral follow-up question instead of thanks")
 	f.Float64Var(&o.neutral.Unsatisfied, "neutral-unsatisfied", 0.1, "implicit feedback: share of unsatisfied users who move on with a neutral follow-up instead of a correction")
 	f.BoolVar(&o.quick, "quick", false, "the CI scenario (≤ 5 minutes on the demo model): flags given explicitly still win")
@@ -179,6 +181,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		EvalPrompts: o.evalPrompts, Retention: o.retention, Feedback: o.feedback, MaxTokens: o.maxTokens,
 		RetentionTokens: o.retentionTokens, Temperature: o.temperature, Concurrency: o.concurrency, VersionTimeout: o.versionTimeout, TeacherEachRound: o.teacherEachRound, HintPlacement: placement}
 	cfg.Neutral = o.neutral
+	cfg.Specific = o.specific
 	for s := range o.seeds {
 		cfg.Seeds = append(cfg.Seeds, int64(o.firstSeed+s))
 	}
