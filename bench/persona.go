@@ -404,13 +404,13 @@ func Personas() []*Persona {
 			Correction: `Where is the one-line TL;DR: summary first? I asked for that.`,
 			Misses: []Miss{{
 				// The summary is there but longer than the user's limit
-				// (BENCHMARKS.md, "A user who says the TL;DR is too long").
+				// (BENCHMARKS.md, "The fit arm's fourth persona").
 				When: func(a string) bool { return StartsWith("TL;DR:", 1<<30)(a) && !StartsWith("TL;DR:", 25)(a) },
 				// The loop's teacher reads the feedback without the answer it
 				// was about (the user placement), so it names the whole
 				// preference: "Your TL;DR: line is too long. Keep it to one
 				// short sentence…" alone made the 1.5B teacher drop the
-				// TL;DR: in 100 of 100 answers (BENCHMARKS.md).
+				// TL;DR: in 100 of 100 answers (same section).
 				Critique:   `Your TL;DR: line was too long. Start your answer with "TL;DR:" and a one-line summary of at most 25 words, then explain.`,
 				Correction: `That TL;DR is way too long. One short line, please.`,
 			}},

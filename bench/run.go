@@ -105,7 +105,7 @@ type Config struct {
 	// follow-up instead of reacting (implicit feedback only).
 	Neutral NeutralShare
 	// Specific: an unhappy user says what the answer missed where the
-	// persona knows the miss (Persona.Complaint: "Your TL;DR: line is too
+	// persona knows the miss (Persona.Complaint: "Your TL;DR: line was too
 	// long…"), instead of repeating its one critique.
 	Specific bool
 }
