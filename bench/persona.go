@@ -8,6 +8,7 @@
 package bench
 
 import (
+	"math"
 	"regexp"
 	"strings"
 	"unicode"
@@ -362,6 +363,8 @@ func normalise(s string) string {
 // Personas returns the built-in simulated users, each with its own slice of
 // the question pool for training and evaluation.
 func Personas() []*Persona {
+	// The tldr user's summary line: there at all, and within its 25 words.
+	summary, shortSummary := StartsWith("TL;DR:", math.MaxInt), StartsWith("TL;DR:", 25)
 	ps := []*Persona{
 		{
 			Name:       "concise",
@@ -399,13 +402,13 @@ func Personas() []*Persona {
 		{
 			Name:       "tldr",
 			Preference: `the first line starts with "TL;DR:" and has at most 25 words`,
-			Check:      StartsWith("TL;DR:", 25),
+			Check:      shortSummary,
 			Critique:   `Start your answer with a one-line summary that begins with "TL;DR:", then explain.`,
 			Correction: `Where is the one-line TL;DR: summary first? I asked for that.`,
 			Misses: []Miss{{
 				// The summary is there but longer than the user's limit
 				// (BENCHMARKS.md, "The fit arm's fourth persona").
-				When: func(a string) bool { return StartsWith("TL;DR:", 1<<30)(a) && !StartsWith("TL;DR:", 25)(a) },
+				When: func(a string) bool { return summary(a) && !shortSummary(a) },
 				// The loop's teacher reads the feedback without the answer it
 				// was about (the user placement), so it names the whole
 				// preference: "Your TL;DR: line is too long. Keep it to one
