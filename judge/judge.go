@@ -74,6 +74,10 @@ type Config struct {
 	NoWrittenHints   bool
 	NextHint         NextHintMode
 	NoGeneratedHints bool
+	// Written says how a written hint is used: as written (WrittenAsIs,
+	// the default) or rewritten by the judge with the answer in view
+	// (WrittenRewrite, rewrite.go).
+	Written WrittenHintMode
 	// CallTimeout bounds one backend call; Retries more attempts follow a
 	// failed one, after Backoff, doubling up to MaxBackoff.
 	CallTimeout time.Duration // default 2m
@@ -115,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.NextHint == "" {
 		c.NextHint = NextHintCorrection
+	}
+	if c.Written == "" {
+		c.Written = WrittenAsIs
 	}
 	if c.HintTokens <= 0 {
 		c.HintTokens = 64
@@ -225,6 +232,13 @@ func (j *Judge) Judge(ctx context.Context, in Input, want Request) (store.Judgme
 	if want.Hint {
 		hint, source := j.writtenHint(in, written, score)
 		switch {
+		case hint != "" && j.cfg.Written == WrittenRewrite:
+			var rv []store.Vote
+			out.Hint, rv = j.rewrite(ctx, in, hint, source)
+			if err := ctx.Err(); err != nil {
+				return store.Judgment{}, fmt.Errorf("judge turn %s: %w", in.TurnID, err)
+			}
+			votes = append(votes, rv...)
 		case hint != "":
 			votes = append(votes, store.Vote{Kind: store.VoteHint, Source: source, Score: 1, Valid: true, Hint: hint,
 				Raw: "written hint from " + source})
@@ -408,13 +422,18 @@ func (j *Judge) Rescore(votes []store.Vote, rating int, feedbackText string) (in
 
 // vote asks the backend once, with bounded retries, and parses the answer.
 func (j *Judge) vote(ctx context.Context, kind string, prompt []chat.Message) store.Vote {
-	v := store.Vote{Kind: kind, Source: "judge"}
 	p := Params{Temperature: j.cfg.Temperature, MaxTokens: j.cfg.MaxTokens}
 	if kind == store.VoteHint {
 		// A hint is one to three sentences: bounded, and cut at its end
 		// marker instead of waiting for a box after it.
 		p.MaxTokens, p.Stop = j.cfg.HintTokens, []string{HintEnd}
 	}
+	return j.voteWith(ctx, kind, prompt, p)
+}
+
+// voteWith is vote with its sampling settings given.
+func (j *Judge) voteWith(ctx context.Context, kind string, prompt []chat.Message, p Params) store.Vote {
+	v := store.Vote{Kind: kind, Source: "judge"}
 	backoff := j.cfg.Backoff
 	var errs []string
 	for attempt := 0; attempt <= j.cfg.Retries; attempt++ {

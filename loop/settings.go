@@ -53,6 +53,8 @@ type Settings struct {
 	NextHint         string
 	NoWrittenHints   bool
 	NoGeneratedHints bool
+	// WrittenHint: as-is or rewrite (judge.WrittenHintMode).
+	WrittenHint string
 	// Advantages and loss (see rl.AdvantageConfig, rl.LossConfig).
 	Baseline string
 	// BaselineWindow: ratings the running baseline mostly reflects
@@ -142,6 +144,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.NextHint, "next-hint", "correction", "when the user's next message is the OPD hint: correction (after a -1 score), always, or off")
 	fs.BoolVar(&s.NoWrittenHints, "no-written-hints", false, "do not use /v1/feedback text as the OPD hint")
 	fs.BoolVar(&s.NoGeneratedHints, "no-generated-hints", false, "never ask the judge model to write a hint")
+	fs.StringVar(&s.WrittenHint, "written-hint", string(judge.WrittenAsIs), "how written feedback (or a correcting next message) becomes the OPD hint: as-is, or rewrite (the judge, seeing the answer, first rewrites it as an instruction that stands without that answer, which the teacher never sees: \"too long\" becomes what the answer must do; one greedy generation of at most --hint-tokens)")
 	fs.StringVar(&s.Baseline, "baseline", string(DefaultBaseline), "reward baseline for single samples: batch (normalise over the step, PRPO), center (subtract the step's mean), running (subtract the running mean of recent ratings, the 👎s trained on the teacher's answer included) or none")
 	fs.IntVar(&s.BaselineWindow, "baseline-window", rl.DefaultRatingWindow, "with --baseline running: each newer rating weighs an older one 1 − 1/this less")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
@@ -269,6 +272,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		return nil, fmt.Errorf("--judge-calibration %q: want neutral, running or none", s.JudgeCalibration)
 	}
 	jcfg.HintTokens, jcfg.NoWrittenHints, jcfg.NoGeneratedHints = s.HintTokens, s.NoWrittenHints, s.NoGeneratedHints
+	if jcfg.Written, err = judge.ParseWrittenHintMode(s.WrittenHint); err != nil {
+		return nil, err
+	}
 	switch jcfg.NextHint = judge.NextHintMode(s.NextHint); jcfg.NextHint {
 	case "", judge.NextHintCorrection, judge.NextHintAlways, judge.NextHintOff:
 	default:

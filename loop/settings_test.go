@@ -58,6 +58,17 @@ func TestSettingsBuild(t *testing.T) {
 					t.Errorf("judge %+v teacher %q", r.judge.Config(), r.teacher.Adapter)
 				}
 			}},
+		{name: "written hints rewritten", args: []string{"--written-hint", "rewrite"}, check: func(t *testing.T, r *Runner) {
+			if c := r.judge.Config(); c.Written != judge.WrittenRewrite || c.HintTokens != 64 {
+				t.Errorf("judge %+v", c)
+			}
+		}},
+		{name: "written hints as-is by default", check: func(t *testing.T, r *Runner) {
+			if c := r.judge.Config(); c.Written != judge.WrittenAsIs {
+				t.Errorf("judge %+v", c)
+			}
+		}},
+		{name: "bad written-hint mode", args: []string{"--written-hint", "summarise"}, wantErr: "as-is or rewrite"},
 		{name: "native trainer from the model folder", args: []string{"--batch-size", "4", "--lora-rank", "4"}, model: modelDir,
 			check: func(t *testing.T, r *Runner) {
 				if r.scheduler == nil {
