@@ -3,6 +3,7 @@ package judge
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/store"
@@ -55,7 +56,8 @@ const rewriteAsk = "\nWrite the instruction for answering the task again."
 // (as earlier turns of the conversation): a small model given the rules
 // alone echoes them or the feedback. They are unlike the benchmark's
 // personas on purpose: a list that was too long, a language kept, an
-// opening kept, an answer the user had already seen.
+// opening kept, exact closing words kept, an answer the user had already
+// seen.
 var rewriteExamples = []struct {
 	task, answer, feedback, hint string
 }{
@@ -68,6 +70,9 @@ var rewriteExamples = []struct {
 	{"Write a short note to my neighbour Sam asking him to water my plants next week.",
 		"Dear Sam,\nI hope this note finds you well. I am writing to kindly request your assistance: I shall be away next week, and I would be most grateful if you could water my plants in my absence.\nYours sincerely,\nAlex",
 		"Way too formal.", "Write the note starting with \"Dear Sam,\" in a casual, friendly tone, in two or three short sentences."},
+	{"What is a good name for a goldfish?",
+		"How about Bubbles? It is cheerful, easy to say, and suits a small, lively fish. Other ideas are Goldie, Finn and Nemo.\nCheers, Bot",
+		"Just one name, please. Keep the \"Cheers, Bot\" at the end.", "Suggest one name only, in one sentence, and end with the exact words \"Cheers, Bot\"."},
 	{"Recommend a book about space.",
 		"Try \"Cosmos\" by Carl Sagan: a classic tour of the universe.",
 		"Already read that one.", "Recommend a book about space other than \"Cosmos\" by Carl Sagan."},
@@ -99,13 +104,49 @@ func RewritePrompt(in Input) []chat.Message {
 func (j *Judge) rewrite(ctx context.Context, in Input, written, source string) (string, []store.Vote) {
 	v := j.voteWith(ctx, store.VoteHint, RewritePrompt(in), Params{Temperature: 0, MaxTokens: j.cfg.HintTokens, Stop: []string{HintEnd}})
 	v.Source = "rewrite"
-	if v.Valid && len(v.Hint) > MinHintLen {
+	lost := lostQuote(written, v.Hint)
+	if v.Valid && len(v.Hint) > MinHintLen && lost == "" {
 		return v.Hint, []store.Vote{v}
 	}
-	if v.Err == "" {
+	switch {
+	case v.Err != "":
+	case lost != "":
+		v.Err = "the rewrite lost the quoted words " + lost
+	default:
 		v.Err = "no usable rewrite"
 	}
 	v.Valid = false
 	as := store.Vote{Kind: store.VoteHint, Source: source, Score: 1, Valid: true, Hint: written, Raw: "written hint from " + source + " (the rewrite failed)"}
 	return written, []store.Vote{v, as}
+}
+
+// lostQuote is the first quoted span of the feedback (between straight or
+// curly double quotes) that the rewrite does not repeat word for word, ""
+// when it keeps them all. Words a person puts in quotes are the exact
+// words they want ("Hope this helps!"); a rewrite that paraphrases them
+// away asks for something else, and the text as written is the better
+// hint.
+func lostQuote(feedback, rewrite string) string {
+	for _, q := range quoted(feedback) {
+		if !strings.Contains(normQuotes(rewrite), q) {
+			return `"` + q + `"`
+		}
+	}
+	return ""
+}
+
+// quoted returns the non-empty spans between pairs of double quotes.
+func quoted(s string) []string {
+	parts := strings.Split(normQuotes(s), `"`)
+	var out []string
+	for i := 1; i < len(parts)-1; i += 2 {
+		if q := strings.TrimSpace(parts[i]); q != "" {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func normQuotes(s string) string {
+	return strings.NewReplacer("\u201c", `"`, "\u201d", `"`, "\u201e", `"`).Replace(s)
 }

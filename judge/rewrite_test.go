@@ -47,7 +47,9 @@ func TestWrittenHintRewrite(t *testing.T) {
 	t.Run("rewritten", func(t *testing.T) {
 		b := &recordBackend{answer: "[HINT] " + rewritten + " [/HINT]"}
 		j := New(b, Config{Written: WrittenRewrite, HintTokens: 48}, quietLog())
-		got, err := j.Judge(context.Background(), tldrInput(), Request{Score: true, Hint: true})
+		in := tldrInput()
+		in.FeedbackText = `Your TL;DR: line was too long. Keep the "TL;DR:" and cut it to 25 words.`
+		got, err := j.Judge(context.Background(), in, Request{Score: true, Hint: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +67,7 @@ func TestWrittenHintRewrite(t *testing.T) {
 			t.Fatalf("rewrite prompt roles: the rules, worked cases, then the case: %+v", m)
 		}
 		prompt := m[0].Content + m[len(m)-1].Content
-		for _, want := range []string{"How do vaccines work?", "inactivated germ", "Your TL;DR: line was too long.", "WITHOUT the earlier answer", HintStart} {
+		for _, want := range []string{"How do vaccines work?", "inactivated germ", in.FeedbackText, "WITHOUT the earlier answer", HintStart} {
 			if !strings.Contains(prompt, want) {
 				t.Errorf("rewrite prompt lacks %q", want)
 			}
@@ -81,13 +83,15 @@ func TestWrittenHintRewrite(t *testing.T) {
 		}
 	})
 	for name, b := range map[string]*recordBackend{
-		"no hint written": {answer: "The answer was too long."},
-		"hint too short":  {answer: "[HINT]Shorter.[/HINT]"},
-		"backend down":    {err: errors.New("connection refused")},
+		"no hint written":   {answer: "The answer was too long."},
+		"hint too short":    {answer: "[HINT]Shorter.[/HINT]"},
+		"backend down":      {err: errors.New("connection refused")},
+		"quoted words lost": {answer: `[HINT]Start with a short summary line, then explain.[/HINT]`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			j := New(b, Config{Written: WrittenRewrite, Retries: NoRetries}, quietLog())
 			in := tldrInput()
+			in.FeedbackText = `Your summary line was too long; begin with “TL;DR:” as before.`
 			got, err := j.Judge(context.Background(), in, Request{Score: true, Hint: true})
 			if err != nil {
 				t.Fatal(err)
@@ -170,4 +174,35 @@ func TestRewriteOnEngine(t *testing.T) {
 	if got.Hint != `Start with "TL;DR:" and at most 25 words.` {
 		t.Fatalf("hint %q, votes %+v", got.Hint, got.Votes)
 	}
+}
+
+func TestLostQuote(t *testing.T) {
+	for _, c := range []struct{ feedback, rewrite, lost string }{
+		{`Be brief. Your last words must be "Hope this helps!"`, `Answer briefly and end with the exact words "Hope this helps!".`, ``},
+		{`Be brief. Your last words must be "Hope this helps!"`, `Provide a brief answer to the question.`, `"Hope this helps!"`},
+		{`Start with “TL;DR:” and one line`, `Begin with "TL;DR:" and a one-line summary.`, ``},
+		{`Too long.`, `Answer in two sentences.`, ``},
+		{`Use "a" and "b"`, `Use "a" only`, `"b"`},
+		{`An odd " quote`, `anything`, ``},
+	} {
+		if got := lostQuote(c.feedback, c.rewrite); got != c.lost {
+			t.Errorf("lostQuote(%q, %q) = %q, want %q", c.feedback, c.rewrite, got, c.lost)
+		}
+	}
+}
+
+// FuzzLostQuote: feedback text is outside input. A text keeps its own
+// quotes, and a lost quote is one the rewrite does not contain.
+func FuzzLostQuote(f *testing.F) {
+	f.Add(`Your last words must be "Hope this helps!"`, `End with "Hope this helps!".`)
+	f.Add(`“TL;DR:” first`, `no`)
+	f.Add(`"" " "`, `"`)
+	f.Fuzz(func(t *testing.T, feedback, rewrite string) {
+		if got := lostQuote(feedback, feedback); got != "" {
+			t.Fatalf("%q loses its own quote %s", feedback, got)
+		}
+		if got := lostQuote(feedback, rewrite); got != "" && strings.Contains(normQuotes(rewrite), strings.Trim(got, `"`)) {
+			t.Fatalf("%s reported lost but is in %q", got, rewrite)
+		}
+	})
 }
