@@ -1,0 +1,12 @@
+#!/bin/bash
+# tldr seed 2 with --specific-feedback, then signoff seed 2 (no miss: the flag is a no-op there); the fit arm; binary bin-s29 = ffb3be6; alone
+BIN=/work/runs/bin-s29
+run() { P=$1; S=$2; NAME=$3; shift 3
+OUT=/work/runs/s29/$NAME
+mkdir -p $OUT
+nice -n 5 $BIN bench learn --model qwen2.5-coder-1.5b --personas $P --versions 6 --first-seed $S \
+  --arms "combine-t15:combine:--teacher-url={teacher}:--teacher-model=clawrl:--teacher-select-relevance:--teacher-select-length=fit" --teacher-serve qwen2.5-coder-1.5b \
+  --serve-arg=--teacher-samples=4 --serve-arg=--lr=5e-4 --serve-arg=--gate-backtrack=2 --version-timeout 20m --keep-data "$@" --out $OUT > $OUT/run.log 2>&1
+}
+run tldr 2 tldr-15-relfit-spec-s2 --specific-feedback
+run signoff 2 signoff-15-relfit-s2
