@@ -3,7 +3,6 @@ package judge
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/clawrl/clawrl/chat"
 	"github.com/clawrl/clawrl/store"
@@ -118,35 +117,4 @@ func (j *Judge) rewrite(ctx context.Context, in Input, written, source string) (
 	v.Valid = false
 	as := store.Vote{Kind: store.VoteHint, Source: source, Score: 1, Valid: true, Hint: written, Raw: "written hint from " + source + " (the rewrite failed)"}
 	return written, []store.Vote{v, as}
-}
-
-// lostQuote is the first quoted span of the feedback (between straight or
-// curly double quotes) that the rewrite does not repeat word for word, ""
-// when it keeps them all. Words a person puts in quotes are the exact
-// words they want ("Hope this helps!"); a rewrite that paraphrases them
-// away asks for something else, and the text as written is the better
-// hint.
-func lostQuote(feedback, rewrite string) string {
-	for _, q := range quoted(feedback) {
-		if !strings.Contains(normQuotes(rewrite), q) {
-			return `"` + q + `"`
-		}
-	}
-	return ""
-}
-
-// quoted returns the non-empty spans between pairs of double quotes.
-func quoted(s string) []string {
-	parts := strings.Split(normQuotes(s), `"`)
-	var out []string
-	for i := 1; i < len(parts)-1; i += 2 {
-		if q := strings.TrimSpace(parts[i]); q != "" {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
-func normQuotes(s string) string {
-	return strings.NewReplacer("\u201c", `"`, "\u201d", `"`, "\u201e", `"`).Replace(s)
 }

@@ -3,6 +3,8 @@ package judge
 import (
 	"context"
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,4 +207,45 @@ func FuzzLostQuote(f *testing.F) {
 			t.Fatalf("%s reported lost but is in %q", got, rewrite)
 		}
 	})
+}
+
+func TestWantedQuotes(t *testing.T) {
+	for feedback, want := range map[string]string{
+		`Be brief. Your last words must be "Hope this helps!"`:               `Hope this helps!`,
+		`Never say "As an AI". End with “Cheers”.`:                           `Cheers`,
+		`Don't forget to end with "Hope this helps!"`:                        `Hope this helps!`,
+		`Please don't write "Sure!" first, start with "TL;DR:" instead.`:     `TL;DR:`,
+		`Drop the "In conclusion" paragraph. Start with "TL;DR:" and a line`: `TL;DR:`,
+		`Too long.`: ``,
+	} {
+		if got := strings.Join(WantedQuotes(feedback), "|"); got != want {
+			t.Errorf("WantedQuotes(%q) = %q, want %q", feedback, got, want)
+		}
+	}
+}
+
+func TestPreferQuoted(t *testing.T) {
+	texts := []string{"Boil it for nine minutes. Good luck!", "Boil it. Hope this helps!", "Hope this helps!", "Boil it for ten minutes. Hope this helps!"}
+	wanted := []string{"Hope this helps!"}
+	inf := math.Inf(-1)
+	for _, c := range []struct {
+		name   string
+		scores []float64
+		best   int
+		pick   int
+		masked []float64
+	}{
+		{"the best does not say them", []float64{0.9, 0.5, inf, 0.7}, 0, 3, []float64{inf, 0.5, inf, 0.7}},
+		{"the best says them; the others are masked all the same", []float64{0.1, 0.9, inf, 0.7}, 1, 1, []float64{inf, 0.9, inf, 0.7}},
+		{"none above the threshold says them", []float64{0.9, -0.5, inf, -0.1}, 0, 0, []float64{0.9, -0.5, inf, -0.1}},
+		{"no pick stays no pick", []float64{-1, -1, -1, -1}, NoPick, NoPick, []float64{-1, -1, -1, -1}},
+	} {
+		pick, masked := PreferQuoted(c.best, c.scores, 0, texts, wanted)
+		if pick != c.pick || !slices.Equal(masked, c.masked) {
+			t.Errorf("%s: pick %d, scores %v; want %d, %v", c.name, pick, masked, c.pick, c.masked)
+		}
+	}
+	if pick, _ := PreferQuoted(0, []float64{0.9, 0.5}, 0, texts[:2], nil); pick != 0 {
+		t.Errorf("no wanted words: pick %d", pick)
+	}
 }

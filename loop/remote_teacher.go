@@ -69,6 +69,7 @@ func (c teacherCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- teacherRefusedDesc
 	ch <- teacherFitDesc
 	ch <- teacherIrrelevantDesc
+	ch <- teacherQuotedDesc
 	ch <- teacherMixedDesc
 }
 

@@ -68,6 +68,9 @@ type Config struct {
 	// question makes more likely are picked, ranked by the lesser of
 	// that relevance and the gain (judge.HintGain.ScoreRelevant).
 	TeacherSelectRelevance bool
+	// TeacherSelectQuoted: the answers that say the feedback's quoted
+	// words are preferred (judge.PreferQuoted).
+	TeacherSelectQuoted bool
 	// TeacherGainBy is the weights that read the hint gain: GainByBase,
 	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""
 	// is DefaultGainBy.
@@ -150,6 +153,9 @@ type Counters struct {
 	// --teacher-select-length fit changed (judge.PreferFit): to another
 	// answer, or to none (also counted in TeacherNoPick).
 	TeacherFitOther, TeacherFitNone int
+	// TeacherQuotedOther counts the picks --teacher-select-quoted moved
+	// to an answer that says the feedback's quoted words.
+	TeacherQuotedOther int
 	// RefusedCopies and RefusedEchoes count the teacher's answers never
 	// trained whatever their score (judge.Refuse), lone or among
 	// best-of-N: they repeat the feedback, or are made of its words only.

@@ -386,7 +386,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	o.Config.TeacherSelect, o.Config.TeacherSelectThreshold = s.TeacherSamples.Select, s.TeacherSamples.Threshold
 	o.Config.TeacherGainBy, o.Config.TeacherSelectLength = s.TeacherSamples.GainBy, s.TeacherSamples.Length
 	o.Config.TeacherFitShare = s.TeacherSamples.FitShare
-	o.Config.TeacherSelectRelevance = s.TeacherSamples.Relevance
+	o.Config.TeacherSelectRelevance, o.Config.TeacherSelectQuoted = s.TeacherSamples.Relevance, s.TeacherSamples.Quoted
 	_, answers := trainer.(rl.Answerer)
 	_, scores := trainer.(rl.Evaluator)
 	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {

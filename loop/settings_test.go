@@ -68,6 +68,11 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("judge %+v", c)
 			}
 		}},
+		{name: "teacher answers that say the quoted words", args: []string{"--opd-response", "teacher", "--teacher-samples", "4", "--teacher-select-quoted"}, check: func(t *testing.T, r *Runner) {
+			if !r.cfg.TeacherSelectQuoted {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
 		{name: "bad written-hint mode", args: []string{"--written-hint", "summarise"}, wantErr: "as-is or rewrite"},
 		{name: "native trainer from the model folder", args: []string{"--batch-size", "4", "--lora-rank", "4"}, model: modelDir,
 			check: func(t *testing.T, r *Runner) {

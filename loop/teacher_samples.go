@@ -54,6 +54,9 @@ type TeacherSampleSettings struct {
 	// rated turn's question than without it, and ranks them by the lesser
 	// of that relevance and the gain (judge.HintGain.ScoreRelevant).
 	Relevance bool
+	// Quoted prefers the answers that say the words the feedback puts in
+	// quotes (judge.WantedQuotes, judge.PreferQuoted).
+	Quoted bool
 }
 
 // The length rules of --teacher-select-length.
@@ -127,6 +130,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps the best-scored answer that passes the selector and ends within the rated turn's token budget (its request's max_tokens or the server's --max-tokens; for a turn recorded without it, the length of a rated answer cut off at its limit), so the user could have read it whole, and none when no such answer passes; off: the score alone")
 	fs.Float64Var(&s.FitShare, "teacher-fit-share", DefaultFitShare, "with --teacher-select-length fit: the share of the rated turn's token budget a teacher answer must end within (0.75 of a 64-token limit: 48 tokens), a margin so that a student that learns the teacher's length, and spreads around it, is not cut off at the limit; 1: the whole budget")
 	fs.BoolVar(&s.Relevance, "teacher-select-relevance", DefaultSelectRelevance, "with --teacher-select gain: keep only answers the question makes more likely (read by the same weights, the last user message's text left out) and rank them by the lesser of that relevance and the gain, so a reply to the feedback itself (\"Sure, I'll answer in French.\") is never trained")
+	fs.BoolVar(&s.Quoted, "teacher-select-quoted", false, "with --teacher-samples > 1: when the feedback puts words in double quotes ('Your last words must be \"Hope this helps!\"') and some answers above the threshold say them as written, choose among those only (before --teacher-select-length); words a negation before them in their sentence rules out (\"never say \\\"As an AI\\\"\") are not wanted")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
@@ -366,6 +370,17 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold, "reason", err)
 		return nil, nil, 0, err // one drop reason kind per selector (the scores are logged)
 	}
+	if r.cfg.TeacherSelectQuoted {
+		if wanted := judge.WantedQuotes(hint); len(wanted) > 0 {
+			pick, masked := judge.PreferQuoted(best, scores, threshold, texts, wanted)
+			if pick != best {
+				r.count(func(c *Counters) { c.TeacherQuotedOther++ })
+				r.log.Info("a teacher answer that says the feedback's quoted words is preferred", "turn", t.ID, "words", wanted,
+					"scores", scores, "best", best, "pick", pick, "answer", texts[pick])
+			}
+			best, scores = pick, masked
+		}
+	}
 	if r.cfg.TeacherSelectLength == LengthFit {
 		if best, err = r.preferFit(f, t, ws, best, scores, threshold, by); err != nil {
 			r.count(func(c *Counters) { c.TeacherNoPick++ })
@@ -462,6 +477,8 @@ var (
 		"Teacher answers never trained whatever their score since start (judge.Refuse, a lone answer or one of --teacher-samples), by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
 	teacherMixedDesc = desc("teacher_mixed_picks_total",
 		"Best-of-N teacher answers picked under --hint-placement mixed since start, by the placement the answer was written under: user or system.", "placement")
+	teacherQuotedDesc = desc("teacher_quoted_preferred_total",
+		"Best-of-N teacher picks that --teacher-select-quoted moved to an answer saying the feedback's quoted words since start (the best-scored answer did not say them).")
 	teacherIrrelevantDesc = desc("teacher_answers_irrelevant_total",
 		"Best-of-N teacher answers --teacher-select-relevance kept from the pick since start: no likelier after the rated turn's question than with the feedback alone.")
 )
@@ -487,6 +504,9 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	}
 	if r.cfg.TeacherSelectRelevance && r.cfg.TeacherSelect == SelectGain {
 		ch <- prometheus.MustNewConstMetric(teacherIrrelevantDesc, prometheus.CounterValue, float64(k.TeacherIrrelevant))
+	}
+	if r.cfg.TeacherSelectQuoted {
+		ch <- prometheus.MustNewConstMetric(teacherQuotedDesc, prometheus.CounterValue, float64(k.TeacherQuotedOther))
 	}
 	if r.cfg.TeacherSelectLength == LengthFit {
 		ch <- prometheus.MustNewConstMetric(teacherFitDesc, prometheus.CounterValue, float64(k.TeacherFitOther), "another answer")
