@@ -12,29 +12,36 @@ import (
 // them (WantedQuotes, PreferQuoted), unless the feedback's sentence says
 // not to (`never say "As an AI"`).
 
-// lostQuote is the first quoted span of the feedback (between straight or
-// curly double quotes) that the rewrite does not repeat word for word, ""
-// when it keeps them all. Words a person puts in quotes are the exact
-// words they want ("Hope this helps!"); a rewrite that paraphrases them
-// away asks for something else, and the text as written is the better
-// hint.
+// lostQuote is the first quoted span of the feedback that the rewrite
+// does not repeat word for word ("" when it keeps them all): a rewrite
+// that paraphrases exact words away asks for something else, and the text
+// as written is the better hint. Negated spans count too: the rewrite must
+// keep what is to be avoided as well.
 func lostQuote(feedback, rewrite string) string {
-	for _, q := range quoted(feedback) {
-		if !strings.Contains(normQuotes(rewrite), q) {
-			return `"` + q + `"`
+	for _, q := range quotes(feedback) {
+		if !strings.Contains(normQuotes(rewrite), q.text) {
+			return `"` + q.text + `"`
 		}
 	}
 	return ""
 }
 
-// quoted returns the non-empty spans between pairs of double quotes.
-func quoted(s string) []string {
+// quote is a non-empty span between a pair of double quotes (straight or
+// curly) and the text of its sentence before it, lowercased.
+type quote struct{ text, before string }
+
+func quotes(s string) []quote {
 	parts := strings.Split(normQuotes(s), `"`)
-	var out []string
+	var out []quote
 	for i := 1; i < len(parts)-1; i += 2 {
-		if q := strings.TrimSpace(parts[i]); q != "" {
-			out = append(out, q)
+		q := quote{text: strings.TrimSpace(parts[i]), before: strings.ToLower(parts[i-1])}
+		if q.text == "" {
+			continue
 		}
+		if k := strings.LastIndexAny(q.before, ".!?\n"); k >= 0 {
+			q.before = q.before[k+1:]
+		}
+		out = append(out, q)
 	}
 	return out
 }
@@ -44,35 +51,25 @@ func normQuotes(s string) string {
 }
 
 // negations mark a quoted span, in the same sentence before it, as words
-// the person does not want.
+// the person does not want ("don't forget to end with …" is no negation).
 var negations = []string{"never", "not ", "n't", "no ", "without", "avoid", "stop", "instead of", "rather than", "remove", "drop "}
 
 // WantedQuotes are the feedback's quoted spans that no negation before
 // them in their sentence turns into words to avoid.
 func WantedQuotes(feedback string) []string {
-	parts := strings.Split(normQuotes(feedback), `"`)
 	var out []string
-	for i := 1; i < len(parts)-1; i += 2 {
-		q := strings.TrimSpace(parts[i])
-		if q == "" {
-			continue
-		}
-		before := strings.ToLower(parts[i-1])
-		if k := strings.LastIndexAny(before, ".!?\n"); k >= 0 {
-			before = before[k+1:]
-		}
+	for _, q := range quotes(feedback) {
 		negated := false
-		for _, n := range negations {
-			if strings.Contains(before, "forget") { // "don't forget to end with …"
-				break
-			}
-			if strings.Contains(" "+before, n) {
-				negated = true
-				break
+		if !strings.Contains(q.before, "forget") {
+			for _, n := range negations {
+				if strings.Contains(" "+q.before, n) {
+					negated = true
+					break
+				}
 			}
 		}
 		if !negated {
-			out = append(out, q)
+			out = append(out, q.text)
 		}
 	}
 	return out
