@@ -18,8 +18,9 @@ import (
 // as written is the better hint. Negated spans count too: the rewrite must
 // keep what is to be avoided as well.
 func lostQuote(feedback, rewrite string) string {
+	rewrite = normQuotes(rewrite)
 	for _, q := range quotes(feedback) {
-		if !strings.Contains(normQuotes(rewrite), q.text) {
+		if !strings.Contains(rewrite, q.text) {
 			return `"` + q.text + `"`
 		}
 	}
@@ -46,9 +47,10 @@ func quotes(s string) []quote {
 	return out
 }
 
-func normQuotes(s string) string {
-	return strings.NewReplacer("\u201c", `"`, "\u201d", `"`, "\u201e", `"`).Replace(s)
-}
+// curlyQuotes turns curly double quotes into straight ones.
+var curlyQuotes = strings.NewReplacer("\u201c", `"`, "\u201d", `"`, "\u201e", `"`)
+
+func normQuotes(s string) string { return curlyQuotes.Replace(s) }
 
 // negations mark a quoted span, in the same sentence before it, as words
 // the person does not want ("don't forget to end with …" is no negation).

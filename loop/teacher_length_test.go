@@ -200,21 +200,10 @@ func TestTeacherSelectLength(t *testing.T) {
 	} {
 		for _, rule := range []string{LengthOff, LengthFit} {
 			ctx := context.Background()
-			dir := t.TempDir()
-			f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
-			t.Cleanup(func() { f.store.Close() })
-			teacher := &cannedTeacher{Engine: f.engine, hint: c.feedback, answers: c.answers}
-			j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-				EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-			r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher}, Trainer: f.trainer,
-				Publisher: f.engine, Log: quiet(), Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
-					TeacherTokens: 40, TeacherSamples: len(c.answers), TeacherTemperature: 0.7, TeacherSelect: SelectGain,
-					TeacherSelectThreshold: 0, TeacherSelectLength: rule, TeacherFitShare: c.share,
-					Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.runner = r
+			f := cannedFixture(t, c.feedback, c.answers, func(cfg *Config) {
+				cfg.TeacherSelectLength, cfg.TeacherFitShare = rule, c.share
+			})
+			r := f.runner
 			msgs := []chat.Message{{Role: chat.RoleUser, Content: "tell me " + c.cue}}
 			var tr store.Turn
 			if c.maxTokens > 0 {
@@ -269,4 +258,28 @@ func TestTeacherSelectLength(t *testing.T) {
 	if DefaultSelectLength != LengthOff && DefaultSelectLength != LengthFit {
 		t.Errorf("DefaultSelectLength %q", DefaultSelectLength)
 	}
+}
+
+// cannedFixture is a loop whose teacher writes answers in turn (best of
+// len(answers), picked by the hint gain above 0) and whose judge runs on
+// the scripted engine; set adjusts the config.
+func cannedFixture(t *testing.T, feedback string, answers []cannedAnswer, set func(*Config)) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
+	t.Cleanup(func() { f.store.Close() })
+	teacher := &cannedTeacher{Engine: f.engine, hint: feedback, answers: answers}
+	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
+		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
+	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
+		TeacherTokens: 40, TeacherSamples: len(answers), TeacherTemperature: 0.7, TeacherSelect: SelectGain,
+		Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}
+	set(&cfg)
+	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher}, Trainer: f.trainer,
+		Publisher: f.engine, Log: quiet(), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runner = r
+	return f
 }

@@ -2,16 +2,11 @@ package loop
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/clawrl/clawrl/chat"
-	"github.com/clawrl/clawrl/engine/scripted"
-	"github.com/clawrl/clawrl/judge"
-	"github.com/clawrl/clawrl/rl"
-	"github.com/clawrl/clawrl/rl/rltest"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -40,21 +35,10 @@ func TestTeacherSelectQuoted(t *testing.T) {
 		{"nobody says them", `Be brief. Your last words must be "Cheers, Bot"`, true, LengthOff, 0, 0},
 	} {
 		ctx := context.Background()
-		dir := t.TempDir()
-		f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{}), trainer: &rltest.Trainer{}}
-		t.Cleanup(func() { f.store.Close() })
-		teacher := &cannedTeacher{Engine: f.engine, hint: c.feedback, answers: signed}
-		j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
-			EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
-		r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher}, Trainer: f.trainer,
-			Publisher: f.engine, Log: quiet(), Config: Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
-				TeacherTokens: 40, TeacherSamples: len(signed), TeacherTemperature: 0.7, TeacherSelect: SelectGain,
-				TeacherSelectLength: c.length, TeacherSelectQuoted: c.quoted,
-				Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.runner = r
+		f := cannedFixture(t, c.feedback, signed, func(cfg *Config) {
+			cfg.TeacherSelectLength, cfg.TeacherSelectQuoted = c.length, c.quoted
+		})
+		r := f.runner
 		tr := f.serveUnder(t, "s", []chat.Message{{Role: chat.RoleUser, Content: "how do I boil an egg? [[say:Boil it.]]"}}, 60, 60)
 		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: c.feedback, CreatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
