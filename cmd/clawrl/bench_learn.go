@@ -283,6 +283,11 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 		}
 		cmd := exec.Command(exe, args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
+		// A bench killed outright (kill -9, a test's timeout) takes its
+		// servers with it: the kernel sends them SIGTERM, which they
+		// handle as a clean shutdown, instead of leaving them running
+		// as orphans on the machine's cores.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 		if err := cmd.Start(); err != nil {
 			logf.Close()
 			return nil, nil, fmt.Errorf("start %s %s: %w", exe, strings.Join(args, " "), err)

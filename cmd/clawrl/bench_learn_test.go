@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,7 +165,11 @@ func TestBenchLearnQuick(t *testing.T) {
 	exe := buildClawrl(t)
 	out := t.TempDir()
 	start := time.Now()
-	b, err := exec.Command(exe, "bench", "learn", "--quick", "--model", model, "--out", out).CombinedOutput()
+	cmd := exec.Command(exe, "bench", "learn", "--quick", "--model", model, "--out", out)
+	// A test binary killed by its timeout stops the bench (and so its
+	// servers) instead of leaving it to train on as an orphan.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench learn --quick: %v\n%s", err, b)
 	}
@@ -197,4 +206,72 @@ func TestBenchLearnQuick(t *testing.T) {
 			t.Errorf("%s: retention %v after training, %v before", s.Arm, last.Retention, base.Retention)
 		}
 	}
+}
+
+// TestBenchLearnServersDieWithIt kills `clawrl bench learn` with SIGKILL
+// while its server waits for a version that never comes, and checks the
+// server does not outlive it.
+func TestBenchLearnServersDieWithIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the clawrl binary")
+	}
+	exe := buildClawrl(t)
+	cmd := exec.Command(exe, "bench", "learn", "--out", t.TempDir(), "--arms", "rl", "--personas", "concise",
+		"--versions", "2", "--per-version", "2", "--eval-prompts", "1", "--retention", "1", "--max-tokens", "8",
+		"--version-timeout", "5m")
+	cmd.Env = append(os.Environ(), testEngineEnv+"=scripted")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	pids := make(chan int, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if line := sc.Text(); strings.Contains(line, "server started") {
+				if m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(line); m != nil {
+					pid, _ := strconv.Atoi(m[1])
+					pids <- pid
+				}
+			}
+		}
+	}()
+	var pid int
+	select {
+	case pid = <-pids:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("bench learn logged no server start within 2 minutes")
+	}
+	// A failing run leaves no orphan behind either.
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if !alive(pid) {
+		t.Fatalf("server %d is not running before the bench is killed", pid)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(30 * time.Second); alive(pid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("server %d still running 30 s after its bench was killed", pid)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie (an
+// orphan's exit status may wait for a reaper that never comes).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }
