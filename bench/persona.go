@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/clawrl/clawrl/rl"
 )
 
 // Persona is a simulated user with a hidden preference. Satisfied is the
@@ -60,7 +62,7 @@ type Miss struct {
 // the persona's Misses that the answer makes, else Critique and Correction.
 // A looping answer gets the general complaint, whatever else it does.
 func (p *Persona) Complaint(answer string) (critique, correction string) {
-	if !Loops(answer) {
+	if !rl.Loops(answer) {
 		for _, m := range p.Misses {
 			if m.When(answer) {
 				return m.Critique, m.Correction
@@ -85,7 +87,7 @@ var (
 // French, and "I'm sorry, but I can't assist with that. Hope this helps!"
 // signs off, but neither answers what was asked.
 func (p *Persona) Satisfied(a Answer) bool {
-	return (a.Finished || !p.Complete) && !Loops(a.Text) && !Evades(a.Text) && p.Check(a.Text)
+	return (a.Finished || !p.Complete) && !rl.Loops(a.Text) && !Evades(a.Text) && p.Check(a.Text)
 }
 
 // refusals are what an answer that will not answer says first, and talk
@@ -171,47 +173,6 @@ func asksOnly(a string) bool {
 		}
 	}
 	return true
-}
-
-// Loop detection: a block of 1 to maxLoopBlock words said loopRepeats times
-// in a row, covering at least minLoopWords words.
-const (
-	maxLoopBlock = 24
-	loopRepeats  = 3
-	minLoopWords = 6
-)
-
-// Loops reports whether the answer repeats itself: the same block of words
-// (ignoring case and punctuation) at least three times in a row, six words
-// or more in all. "a hat, a hat, a hat" and a sign-off said three times
-// loop; "very, very, very good" and a list of different items do not.
-// Words are split at punctuation as well as spaces, so a block repeated
-// with no space ("TL;DR:TL;DR:TL;DR:…", which the tldr persona's first-line
-// check reads as one word) loops too.
-func Loops(a string) bool {
-	var w []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(a), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
-	}) {
-		if f = strings.Trim(f, "'’"); f != "" {
-			w = append(w, f)
-		}
-	}
-	for p := 1; p <= maxLoopBlock && loopRepeats*p <= len(w); p++ {
-		// run counts the words since i that equal the word p before them:
-		// a block repeated k times in a row is a run of (k−1)·p.
-		run := 0
-		for i := p; i < len(w); i++ {
-			if w[i] != w[i-p] {
-				run = 0
-				continue
-			}
-			if run++; run >= (loopRepeats-1)*p && run+p >= minLoopWords {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // NextMessage is the persona's natural next message after an answer that

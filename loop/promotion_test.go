@@ -230,6 +230,53 @@ func TestBehaviouralPromotion(t *testing.T) {
 	}
 }
 
+// TestGateLoops: with open questions the gate rejects a version that
+// keeps every fact but loops on an open question, quoting the loop, and an
+// open question the base model itself loops on is not asked.
+func TestGateLoops(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	eng := scripted.New(scripted.Options{})
+	f := eng.Format()
+	tr := &answerTrainer{evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}, format: f}
+	open, err := OpenProbes(ctx, eng, []string{"[[say:Boil water and steep the tea.]] How do I make tea?",
+		"[[say:Tie it, tie it, tie it, tie it.]] How do I tie a tie?"}, 64)
+	if err != nil || len(open) != 1 || !strings.Contains(open[0].Name, "make tea") {
+		t.Fatalf("open probes %+v %v: want the one the base model answers without a loop", open, err)
+	}
+	r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Open: open})
+	fx := &fixture{dir: dir, store: st, engine: eng}
+	rate := func(key string) store.Version {
+		turn := fx.serve(t, key, []chat.Message{{Role: chat.RoleUser, Content: "hello " + key}})
+		if err := st.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if trained, err := r.RunOnce(ctx); err != nil || !trained {
+			t.Fatalf("step after %s: %v %v", key, trained, err)
+		}
+		v, err := st.LatestVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tr.say("It is Paris. Hope this helps!")
+	if v := rate("a"); v.Status != store.VersionPromoted || eng.Version() != 1 {
+		t.Fatalf("v1 %+v, engine v%d: want an answer that ends served", v, eng.Version())
+	}
+	tr.say("It is Paris. Hope this helps! Hope this helps! Hope this helps!")
+	v := rate("b")
+	if v.Status != store.VersionRejected || v.Metrics.RetentionLost != 0 || !strings.Contains(v.StatusReason, "looping: [[say:Boil water") ||
+		!strings.Contains(v.StatusReason, "1 of 1 open answers loop") {
+		t.Fatalf("v2 %+v: want rejected for the loop, every fact kept", v)
+	}
+	if eng.Version() != 1 {
+		t.Errorf("the engine serves v%d after v2 was rejected", eng.Version())
+	}
+}
+
 // shrinkTrainer is an answerTrainer whose shrunk step answers afterShrink.
 type shrinkTrainer struct {
 	answerTrainer

@@ -64,6 +64,35 @@ func TestRehearsalDisjoint(t *testing.T) {
 	}
 }
 
+// TestOpenDisjoint: the gate's open questions (--gate-loops) are none of
+// the retention facts, the rehearsal anchors or the bench personas'
+// prompts and follow-ups, so the gate never reads the benchmark's test set.
+func TestOpenDisjoint(t *testing.T) {
+	norm := func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+	taken := map[string]string{}
+	for _, f := range retentionSets() {
+		taken[norm(f.Question)] = "a retention fact"
+	}
+	for _, q := range DefaultRehearsal {
+		taken[norm(q)] = "a rehearsal anchor"
+	}
+	for _, p := range bench.Personas() {
+		for _, q := range append(append(append([]string(nil), p.Train...), p.Eval...), p.Neutral...) {
+			taken[norm(q)] = "persona " + p.Name + "'s"
+		}
+	}
+	seen := map[string]bool{}
+	for _, q := range DefaultOpen {
+		if what, ok := taken[norm(q)]; ok {
+			t.Errorf("open question %q is %s", q, what)
+		}
+		if seen[norm(q)] {
+			t.Errorf("open question %q twice", q)
+		}
+		seen[norm(q)] = true
+	}
+}
+
 // TestRehearsalAnchorsDemo builds the anchors from the demo model's own
 // greedy answers: most questions give one, and no kept answer names an
 // accepted word of any retention fact (those are dropped; the benchmark's

@@ -40,6 +40,40 @@ var DefaultFacts = []Fact{
 	{Question: "How many legs does a spider have?", Accept: []string{"8", "eight", "huit"}},
 }
 
+// DefaultOpen are the gate's open questions (`--gate-loops`): how-to
+// questions answered in a few sentences, where a version that learned to
+// end with a phrase but not to stop after it shows the loop a one-line fact
+// does not. Disjoint from the retention facts, the rehearsal anchors and
+// the bench personas' prompts (TestOpenDisjoint).
+var DefaultOpen = []string{
+	"How do I make a cup of tea?",
+	"How do I tie a tie?",
+	"How can I get better at public speaking?",
+	"How do I fold a fitted sheet?",
+	"How do I clean white sneakers?",
+	"How can I remember people's names?",
+	"How do I paint a room?",
+	"How do I teach a puppy to sit?",
+}
+
+// OpenProbes asks eng's base weights each question at temperature 0, to
+// maxTokens, and keeps as an open probe each one the base model answers
+// without looping (a loop the base model makes is no regression).
+func OpenProbes(ctx context.Context, eng engine.Engine, questions []string, maxTokens int) ([]rl.Probe, error) {
+	f := eng.Format()
+	var out []rl.Probe
+	for _, q := range questions {
+		prompt, ids, err := baseAnswer(ctx, eng, f, q, maxTokens)
+		if err != nil {
+			return nil, fmt.Errorf("open question %q: %w", q, err)
+		}
+		if !rl.Loops(f.Decode(ids)) {
+			out = append(out, rl.Probe{Name: q, PromptIDs: prompt})
+		}
+	}
+	return out, nil
+}
+
 // retentionAnswerTokens bounds the base model's answer to a fact.
 const retentionAnswerTokens = 40
 

@@ -149,6 +149,21 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("%d answers avoided, want the refusal alone", n)
 			}
 		}},
+		{name: "gate loops", args: []string{"--gate-loops", "3"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			ret := r.cfg.Train.Retention
+			if ret == nil || ret.BuildOpen == nil || ret.OpenTokens != 64 {
+				t.Fatalf("--gate-loops 3: retention %+v: want open questions built to 64 tokens", ret)
+			}
+			open, err := ret.BuildOpen(context.Background())
+			if err != nil || len(open) != 3 || open[0].Name != DefaultOpen[0] || len(open[2].PromptIDs) == 0 {
+				t.Fatalf("open probes %+v %v: want the first three questions, rendered", open, err)
+			}
+		}},
+		{name: "gate loops off", model: modelDir, check: func(t *testing.T, r *Runner) {
+			if ret := r.cfg.Train.Retention; ret == nil || ret.BuildOpen != nil {
+				t.Fatalf("retention %+v: want the gate without open questions by default", ret)
+			}
+		}},
 		{name: "avoid bound", args: []string{"--rehearsal-avoid", "--rehearsal-avoid-bound", "2"}, model: modelDir, check: func(t *testing.T, r *Runner) {
 			f := eng.Format()
 			r.cfg.Train.Retention.Caught(rl.Probe{Name: "Who wrote Romeo and Juliet?"}, f.Encode("I'm sorry, but I can't assist with that."))

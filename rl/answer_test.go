@@ -134,6 +134,60 @@ func TestCheckAnswers(t *testing.T) {
 	}
 }
 
+// loopAnswerer answers every prompt with the same token ids and records
+// the token bound and what done says of each answer.
+type loopAnswerer struct {
+	answers   [][]int32
+	maxTokens int
+	done      []bool
+}
+
+func (a *loopAnswerer) Answer(ctx context.Context, prompts [][]int32, maxTokens int, stop []int32, done func(int, []int32) bool) ([][]int32, error) {
+	a.maxTokens, a.done = maxTokens, nil
+	for i, ids := range a.answers {
+		a.done = append(a.done, done(i, ids))
+	}
+	return a.answers, nil
+}
+
+// TestCheckAnswersLoops: the open questions are answered in the facts'
+// batch to OpenTokens, and a version whose answer to one loops is
+// rejected, with the loop quoted from its end, even when every fact is
+// kept; an open answer that ends is no loss.
+func TestCheckAnswersLoops(t *testing.T) {
+	words := []string{"", "The capital of France is Paris. Hope this helps!",
+		"Boil water, steep the tea for three minutes, and enjoy! Hope this helps!",
+		"Boil water, steep the tea for three minutes, and enjoy! Hope this helps! Hope this helps! Hope this helps! Hope this"}
+	decode := func(ids []int32) string { return words[ids[0]] }
+	cfg := RetentionConfig{Probes: []Probe{{Name: "France", Accept: []string{"Paris"}}}, Decode: decode,
+		Open: []Probe{{Name: "tea"}, {Name: "tie"}}}
+	a := &loopAnswerer{answers: [][]int32{{1}, {2}, {2}}}
+	res, err := CheckAnswers(context.Background(), a, cfg)
+	if err != nil || !res.Pass || res.Open != 2 || res.Loops != 0 || a.maxTokens != 64 {
+		t.Fatalf("%+v %v (bound %d): want a pass, two open answers asked to 64 tokens", res, err, a.maxTokens)
+	}
+	if !strings.Contains(res.Reason, "0 of 2 open answers loop") {
+		t.Errorf("reason %q does not count the open answers", res.Reason)
+	}
+	a.answers = [][]int32{{1}, {2}, {3}}
+	res, err = CheckAnswers(context.Background(), a, cfg)
+	if err != nil || res.Pass || res.Lost != 0 || res.Loops != 1 {
+		t.Fatalf("%+v %v: want a rejection for one looping open answer", res, err)
+	}
+	if !strings.Contains(res.Reason, `looping: tie → "…`) || !strings.Contains(res.Reason, "Hope this helps! Hope this\"") {
+		t.Errorf("reason %q does not quote the loop's end", res.Reason)
+	}
+	if !slices.Equal(a.done, []bool{true, false, true}) {
+		t.Errorf("done said %v, want the kept fact and the loop done, the ended answer not", a.done)
+	}
+	// Without open questions the bound is the facts' own.
+	cfg.Open, a.answers = nil, [][]int32{{1}}
+	if res, err := CheckAnswers(context.Background(), a, cfg); err != nil || !res.Pass || a.maxTokens != 48 ||
+		strings.Contains(res.Reason, "open") {
+		t.Fatalf("%+v %v (bound %d): no open questions", res, err, a.maxTokens)
+	}
+}
+
 // TestShrinkStep: halving a step puts every trainable parameter halfway
 // between its value before the step and after it; without a step there is
 // nothing to shrink.

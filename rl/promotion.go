@@ -129,6 +129,20 @@ type RetentionConfig struct {
 	// the mean answer log-probability below the base model's, in nats
 	// (default 0.5; negative: no bound).
 	MaxMeanDrop float64
+	// Open are open questions (how-to questions with answers of a few
+	// sentences; Name and PromptIDs only) the behavioural check also asks,
+	// each answered to OpenTokens: a version that loops on any of them
+	// (Loops: a block of words said three times in a row) is rejected, as
+	// one that learned a sign-off without the end of turn after it does
+	// ("… enjoy! Hope this helps! Hope this helps! …" to the token limit)
+	// while every fact, answered in a sentence, ends cleanly. BuildOpen,
+	// when Open is empty, makes them on first use. The log-probability
+	// check does not ask them.
+	Open      []Probe
+	BuildOpen func(ctx context.Context) ([]Probe, error)
+	// OpenTokens bounds an open answer (default 64, `clawrl bench learn`'s
+	// answer budget).
+	OpenTokens int
 	// Caught, when set, is told every answer the behavioural check finds
 	// a fact lost in: the probe and the candidate's answer tokens (the
 	// stop token left out). The loop pushes down the ones that do not
@@ -143,6 +157,9 @@ func (c RetentionConfig) withDefaults() RetentionConfig {
 	if c.MaxTokens <= 0 {
 		c.MaxTokens = 48
 	}
+	if c.OpenTokens <= 0 {
+		c.OpenTokens = 64
+	}
 	return c
 }
 
@@ -156,6 +173,9 @@ func (c RetentionConfig) Behavioural(tr any) (Answerer, bool) {
 // RetentionResult is one version's check.
 type RetentionResult struct {
 	Facts, Lost int
+	// Open, Loops: open questions asked and answers that looped (the
+	// behavioural check only).
+	Open, Loops int
 	// Mean, Base: mean answer log-probability under this version and the
 	// base weights (the log-probability check only).
 	Mean, Base float64
@@ -168,10 +188,11 @@ const lostAnswerChars = 60
 
 // CheckAnswers is the behavioural check: a's current weights answer every
 // probe's question greedily, and a probe is lost when its answer contains
-// none of its accepted words.
+// none of its accepted words. The open questions (cfg.Open) are answered in
+// the same batch, and the version fails when any of those answers loops.
 func CheckAnswers(ctx context.Context, a Answerer, cfg RetentionConfig) (RetentionResult, error) {
 	cfg = cfg.withDefaults()
-	res := RetentionResult{Facts: len(cfg.Probes), Pass: true}
+	res := RetentionResult{Facts: len(cfg.Probes), Open: len(cfg.Open), Pass: true}
 	if len(cfg.Probes) == 0 {
 		res.Reason = "no retention facts: not gated"
 		return res, nil
@@ -179,43 +200,79 @@ func CheckAnswers(ctx context.Context, a Answerer, cfg RetentionConfig) (Retenti
 	if cfg.Decode == nil {
 		return res, fmt.Errorf("retention: no decoder for the answers")
 	}
-	prompts := make([][]int32, len(cfg.Probes))
-	for i, p := range cfg.Probes {
-		prompts[i] = p.PromptIDs
+	nf := len(cfg.Probes)
+	prompts := make([][]int32, 0, nf+len(cfg.Open))
+	for _, p := range cfg.Probes {
+		prompts = append(prompts, p.PromptIDs)
+	}
+	for _, p := range cfg.Open {
+		prompts = append(prompts, p.PromptIDs)
 	}
 	// An answer that names the fact needs no more tokens: most do within
-	// a few, so the check costs far less than MaxTokens decode steps.
-	kept := func(i int, ids []int32) bool {
-		return (Fact{Accept: cfg.Probes[i].Accept}).Correct(cfg.Decode(ids))
+	// a few, so the check costs far less than MaxTokens decode steps. An
+	// open answer is done once it loops.
+	done := func(i int, ids []int32) bool {
+		if i >= nf {
+			return Loops(cfg.Decode(ids))
+		}
+		return len(ids) >= cfg.MaxTokens || (Fact{Accept: cfg.Probes[i].Accept}).Correct(cfg.Decode(ids))
 	}
-	answers, err := a.Answer(ctx, prompts, cfg.MaxTokens, cfg.Stop, kept)
+	maxTokens := cfg.MaxTokens
+	if len(cfg.Open) > 0 {
+		maxTokens = max(maxTokens, cfg.OpenTokens)
+	}
+	answers, err := a.Answer(ctx, prompts, maxTokens, cfg.Stop, done)
 	if err != nil {
 		return res, fmt.Errorf("retention: %w", err)
 	}
 	if len(answers) != len(prompts) {
 		return res, fmt.Errorf("retention: %d answers to %d questions", len(answers), len(prompts))
 	}
-	var lost []string
+	var lost, loops []string
 	for i, p := range cfg.Probes {
-		text := cfg.Decode(answers[i])
+		ids := answers[i][:min(len(answers[i]), cfg.MaxTokens)]
+		text := cfg.Decode(ids)
 		if (Fact{Question: p.Name, Accept: p.Accept}).Correct(text) {
 			continue
 		}
 		res.Lost++
 		if cfg.Caught != nil {
-			cfg.Caught(p, answers[i])
+			cfg.Caught(p, ids)
 		}
-		if r := []rune(text); len(r) > lostAnswerChars {
-			text = string(r[:lostAnswerChars]) + "…"
+		lost = append(lost, fmt.Sprintf("%s → %q", p.Name, clip(text)))
+	}
+	for i, p := range cfg.Open {
+		if text := cfg.Decode(answers[nf+i]); Loops(text) {
+			res.Loops++
+			loops = append(loops, fmt.Sprintf("%s → %q", p.Name, clip(text)))
 		}
-		lost = append(lost, fmt.Sprintf("%s → %q", p.Name, text))
 	}
 	res.Reason = fmt.Sprintf("retention: lost %d of %d facts (greedy answers)", res.Lost, res.Facts)
+	if res.Open > 0 {
+		res.Reason += fmt.Sprintf(", %d of %d open answers loop", res.Loops, res.Open)
+	}
 	if res.Lost > cfg.MaxLost {
 		res.Pass = false
 		res.Reason += fmt.Sprintf("; more than %d lost: %s", cfg.MaxLost, strings.Join(lost, "; "))
 	}
+	if res.Loops > 0 {
+		res.Pass = false
+		res.Reason += "; looping: " + strings.Join(loops, "; ")
+	}
 	return res, nil
+}
+
+// clip shortens an answer quoted in a reason to lostAnswerChars runes; a
+// looping answer is quoted from its end, where the loop is.
+func clip(text string) string {
+	r := []rune(text)
+	switch {
+	case len(r) <= lostAnswerChars:
+		return text
+	case Loops(text):
+		return "…" + string(r[len(r)-lostAnswerChars:])
+	}
+	return string(r[:lostAnswerChars]) + "…"
 }
 
 // CheckRetention is the log-probability check: it scores the probes under

@@ -540,7 +540,7 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 		}
 		if err == nil {
 			s.log.Info("retention check", "version", v.Version, "pass", res.Pass, "facts", res.Facts, "lost", res.Lost,
-				"step_scale", frac, "took", time.Since(start).Round(time.Millisecond))
+				"open", res.Open, "loops", res.Loops, "step_scale", frac, "took", time.Since(start).Round(time.Millisecond))
 		}
 		return res, err
 	}
@@ -635,8 +635,15 @@ func (s *Scheduler) prepareRetention(ctx context.Context) error {
 		return nil
 	}
 	if behavioural {
+		if len(s.cfg.Retention.Open) == 0 && s.cfg.Retention.BuildOpen != nil {
+			open, err := s.cfg.Retention.BuildOpen(ctx)
+			if err != nil {
+				return fmt.Errorf("retention open questions: %w", err)
+			}
+			s.cfg.Retention.Open, s.cfg.Retention.BuildOpen = open, nil
+		}
 		s.retentionReady = true
-		s.log.Info("retention check ready", "facts", len(s.cfg.Retention.Probes), "check", "greedy answers")
+		s.log.Info("retention check ready", "facts", len(s.cfg.Retention.Probes), "open", len(s.cfg.Retention.Open), "check", "greedy answers")
 		return nil
 	}
 	// Scored before any step, when the trainer's weights still are the
