@@ -539,8 +539,14 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 			res, err = CheckRetention(ctx, s.trainer.(Evaluator), *s.cfg.Retention, s.retentionBase)
 		}
 		if err == nil {
-			s.log.Info("retention check", "version", v.Version, "pass", res.Pass, "facts", res.Facts, "lost", res.Lost,
-				"open", res.Open, "loops", res.Loops, "step_scale", frac, "took", time.Since(start).Round(time.Millisecond))
+			attrs := []any{"version", v.Version, "pass", res.Pass, "facts", res.Facts, "lost", res.Lost,
+				"open", res.Open, "loops", res.Loops, "step_scale", frac, "took", time.Since(start).Round(time.Millisecond)}
+			if !res.Pass {
+				// A step the line search then shrinks keeps only the
+				// passing check's reason: the failing one is told here.
+				attrs = append(attrs, "reason", res.Reason)
+			}
+			s.log.Info("retention check", attrs...)
 		}
 		return res, err
 	}
