@@ -135,6 +135,36 @@ func TestRehearsalAnchorsDemo(t *testing.T) {
 	}
 }
 
+// TestOpenProbesDemo builds the gate's open questions on the demo model:
+// the base model answers most without looping (an answer that loops is
+// not asked: no regression to catch), and each kept probe is the
+// question's rendered prompt.
+func TestOpenProbesDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates with the demo model")
+	}
+	ctx := context.Background()
+	eng, err := native.Open(demotest.GGUF(t), native.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	open, err := OpenProbes(ctx, eng, DefaultOpen, gateOpenTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := eng.Format()
+	for _, p := range open {
+		if text := f.Decode(p.PromptIDs); !strings.Contains(text, p.Name) {
+			t.Errorf("probe %q: prompt %q does not ask it", p.Name, text)
+		}
+	}
+	if len(open) < len(DefaultOpen)/2 {
+		t.Fatalf("%d of %d open questions kept, want ≥ %d", len(open), len(DefaultOpen), len(DefaultOpen)/2)
+	}
+	t.Logf("%d of %d open questions kept", len(open), len(DefaultOpen))
+}
+
 // TestBaseKept: a hinted anchor answer keeps the base answer's fact when
 // it says one of the base answer's own words (a number, a name, a cognate
 // by its first five letters), not only the question's words, the common
