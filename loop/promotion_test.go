@@ -190,7 +190,6 @@ func (a *answerTrainer) say(text string) {
 // is served, gibberish is rejected with the answer in the reason (what
 // `clawrl versions` shows), and no log-probability is computed.
 func TestBehaviouralPromotion(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	st := openStore(t, dir)
 	defer st.Close()
@@ -199,20 +198,7 @@ func TestBehaviouralPromotion(t *testing.T) {
 	tr := &answerTrainer{evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}, answer: "It is Paris.", format: f}
 	r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs()})
 	fx := &fixture{dir: dir, store: st, engine: eng}
-	rate := func(key string) store.Version {
-		turn := fx.serve(t, key, []chat.Message{{Role: chat.RoleUser, Content: "hello " + key}})
-		if err := st.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if trained, err := r.RunOnce(ctx); err != nil || !trained {
-			t.Fatalf("step after %s: %v %v", key, trained, err)
-		}
-		v, err := st.LatestVersion(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	rate := func(key string) store.Version { return fx.rateAndStep(t, r, key) }
 	tr.say("La capitale de la France est Paris.")
 	if v := rate("a"); v.Status != store.VersionPromoted || eng.Version() != 1 || v.Metrics.RetentionFacts != 1 {
 		t.Fatalf("v1 %+v, engine v%d: want a French answer naming Paris served", v, eng.Version())
@@ -248,20 +234,7 @@ func TestGateLoops(t *testing.T) {
 	}
 	r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Open: open})
 	fx := &fixture{dir: dir, store: st, engine: eng}
-	rate := func(key string) store.Version {
-		turn := fx.serve(t, key, []chat.Message{{Role: chat.RoleUser, Content: "hello " + key}})
-		if err := st.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if trained, err := r.RunOnce(ctx); err != nil || !trained {
-			t.Fatalf("step after %s: %v %v", key, trained, err)
-		}
-		v, err := st.LatestVersion(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	rate := func(key string) store.Version { return fx.rateAndStep(t, r, key) }
 	tr.say("It is Paris. Hope this helps!")
 	if v := rate("a"); v.Status != store.VersionPromoted || eng.Version() != 1 {
 		t.Fatalf("v1 %+v, engine v%d: want an answer that ends served", v, eng.Version())
@@ -315,7 +288,7 @@ func TestRetentionLineSearch(t *testing.T) {
 	if err := r.Scheduler().Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	v := (&fixture{dir: dir, store: st, engine: eng}).rateAndStep(t, r)
+	v := (&fixture{dir: dir, store: st, engine: eng}).rateAndStep(t, r, "a")
 	if v.Status != store.VersionPromoted || !strings.Contains(v.StatusReason, "shrunk to 0.5") || eng.Version() != 1 {
 		t.Fatalf("v1 %+v, engine v%d: want the halved step served", v, eng.Version())
 	}
@@ -324,17 +297,18 @@ func TestRetentionLineSearch(t *testing.T) {
 	}
 }
 
-// rateAndStep serves one turn, likes it, has r train one step on it and
-// returns the version the step recorded.
-func (fx *fixture) rateAndStep(t *testing.T, r *Runner) store.Version {
+// rateAndStep serves one turn (its session and message named by key),
+// likes it, has r train one step on it and returns the version the step
+// recorded.
+func (fx *fixture) rateAndStep(t *testing.T, r *Runner, key string) store.Version {
 	t.Helper()
 	ctx := context.Background()
-	turn := fx.serve(t, "a", []chat.Message{{Role: chat.RoleUser, Content: "hello"}})
+	turn := fx.serve(t, key, []chat.Message{{Role: chat.RoleUser, Content: "hello " + key}})
 	if err := fx.store.AddFeedback(ctx, turn.ID, store.Feedback{Rating: 1, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if trained, err := r.RunOnce(ctx); err != nil || !trained {
-		t.Fatalf("step: %v %v", trained, err)
+		t.Fatalf("step after %s: %v %v", key, trained, err)
 	}
 	v, err := fx.store.LatestVersion(ctx)
 	if err != nil {

@@ -76,7 +76,7 @@ func TestRetentionRepair(t *testing.T) {
 				evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}, answer: "C'est Paris.", format: f},
 				afterShrink: "C'est Paris."}}, fixAfter: c.fixAfter, noAnchors: c.noAnchors}
 			r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Repairs: c.repairs, Shrinks: c.shrinks})
-			v := (&fixture{dir: dir, store: st, engine: eng}).rateAndStep(t, r)
+			v := (&fixture{dir: dir, store: st, engine: eng}).rateAndStep(t, r, "a")
 			got := fmt.Sprintf("%s, %d repairs, step ×%g, %d shrinks", v.Status, v.Metrics.Repairs, v.Metrics.StepScale, len(tr.shrinks))
 			want := fmt.Sprintf("%s, %d repairs, step ×%g, %d shrinks", c.wantStatus, c.wantRepairs, c.wantScale, c.wantShrinkAttempts)
 			if got != want || !strings.Contains(v.StatusReason, c.wantReason) {
