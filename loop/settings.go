@@ -173,7 +173,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.RehearsalAvoid, "rehearsal-avoid", false, "push down, on the rehearsal anchors' questions, every answer the retention gate caught that says none of its question's words (a stock refusal such as \"I'm sorry, but I can't assist with that.\"), from the step after it was caught; needs --rehearsal > 0")
 	fs.BoolVar(&s.RehearsalFollowHint, "rehearsal-follow-hint", false, "rehearse the anchors as the teacher answers them with the hint the loop last trained on in context (an answer that keeps none of the base answer's words is skipped), instead of as the base model answered them: one user's preference, such as a language, is then not pulled back on every step; off: the base model's answers")
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
-	fs.IntVar(&s.GateLoops, "gate-loops", 0, fmt.Sprintf("the promotion gate also answers this many open how-to questions (at most %d; those the base model answers without looping) to %d tokens and rejects a version that loops on any, e.g. one that learned a sign-off but not to stop after it (native trainer; 0: off)", len(DefaultOpen), gateOpenTokens))
+	fs.IntVar(&s.GateLoops, "gate-loops", DefaultGateLoops, fmt.Sprintf("the promotion gate also answers this many open how-to questions (at most %d; those the base model answers without looping) to %d tokens and rejects a version that loops on any, e.g. one that learned a sign-off but not to stop after it (native trainer; 0: off)", len(DefaultOpen), gateOpenTokens))
 	fs.StringSliceVar(&s.LoRATargets, "lora-targets", nil, "projections that get LoRA adapters (default all: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)")
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
 	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message), user-first (at the start of the last user message, before the question), system (in the system message only: the question as asked), system+user (in both), revise (the student's answer as the assistant's turn, then the hint as the user's next message), continue (as user, and the teacher continues the student's answer from before its end-of-turn token) or mixed (best of --teacher-samples answers written under user and system in turn, each read where its writer saw the hint)")
@@ -229,6 +229,11 @@ const (
 	// the gate (the base answers that made the probes named the word within
 	// retentionAnswerTokens).
 	DefaultRetentionTokens = 48
+	// DefaultGateLoops: open questions the gate asks (`--gate-loops`).
+	// With --gate-backtrack, a step that made the 1.5B student loop its
+	// sign-off was served at half its length instead, and signoff held
+	// where it had collapsed (BENCHMARKS.md, "A gate that refuses loops").
+	DefaultGateLoops = 4
 	// gateOpenTokens bounds an answer to an open question in the gate
 	// (`--gate-loops`): `clawrl bench learn`'s answer budget, within
 	// which a looping sign-off says itself three times.

@@ -159,9 +159,18 @@ func TestSettingsBuild(t *testing.T) {
 				t.Fatalf("open probes %+v %v: want the first three questions, rendered", open, err)
 			}
 		}},
-		{name: "gate loops off", model: modelDir, check: func(t *testing.T, r *Runner) {
+		{name: "gate loops by default", model: modelDir, check: func(t *testing.T, r *Runner) {
+			ret := r.cfg.Train.Retention
+			if ret == nil || ret.BuildOpen == nil {
+				t.Fatalf("retention %+v: want open questions by default", ret)
+			}
+			if open, err := ret.BuildOpen(context.Background()); err != nil || len(open) != DefaultGateLoops {
+				t.Fatalf("open probes %+v %v: want %d", open, err, DefaultGateLoops)
+			}
+		}},
+		{name: "gate loops off", args: []string{"--gate-loops", "0"}, model: modelDir, check: func(t *testing.T, r *Runner) {
 			if ret := r.cfg.Train.Retention; ret == nil || ret.BuildOpen != nil {
-				t.Fatalf("retention %+v: want the gate without open questions by default", ret)
+				t.Fatalf("retention %+v: want the gate without open questions under --gate-loops 0", ret)
 			}
 		}},
 		{name: "avoid bound", args: []string{"--rehearsal-avoid", "--rehearsal-avoid-bound", "2"}, model: modelDir, check: func(t *testing.T, r *Runner) {
