@@ -324,6 +324,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.RehearsalAvoidBound < 0 || s.RehearsalAvoidBound > 0 && (!s.RehearsalAvoid || train.Mode(s.TrainMode) == train.ModeFull) {
 		return nil, fmt.Errorf("--rehearsal-avoid-bound %g: want ≥ 0, with --rehearsal-avoid and LoRA training (the bound is read against the base weights)", s.RehearsalAvoidBound)
 	}
+	if s.GateLoops < 0 {
+		return nil, fmt.Errorf("--gate-loops %d: want ≥ 0", s.GateLoops)
+	}
 	if s.Rehearsal < 0 {
 		return nil, fmt.Errorf("--rehearsal %d: want ≥ 0", s.Rehearsal)
 	}

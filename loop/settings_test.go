@@ -136,6 +136,7 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
 		{name: "bad distill coef", args: []string{"--distill-coef", "-1"}, wantErr: "--distill-coef"},
 		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
+		{name: "bad gate loops", args: []string{"--gate-loops", "-1"}, wantErr: "--gate-loops"},
 		{name: "follow hint without hints", args: []string{"--rehearsal-follow-hint", "--method", "rl"}, wantErr: "--rehearsal-follow-hint"},
 		{name: "avoid and follow", args: []string{"--rehearsal-avoid", "--rehearsal-follow-hint"}, model: modelDir, check: func(t *testing.T, r *Runner) {
 			ret := r.cfg.Train.Retention
