@@ -348,6 +348,12 @@ func TestFactCorrectFrench(t *testing.T) {
 		{"What language is spoken in Spain?", "La lengua oficial de España es español.", true},
 		{"What language is spoken in Spain?", "On y parle espagnol.", true},
 		{"What language is spoken in Spain?", "La lengua oficial de España es el catalán.", false},
+		// The 1.5B student's answer that the gate refused three times
+		// (2026-11-30): subscript digits are digits.
+		{"What is the chemical symbol for water?", "H₂O", true},
+		{"What is the chemical symbol for water?", "The chemical symbol for water is H₂O.", true},
+		{"What is the chemical symbol for water?", "H₂O₂ is hydrogen peroxide.", false},
+		{"What is 2 plus 2?", "２ plus ２ is ４.", true},
 	} {
 		f, ok := byQ[tc.q]
 		if !ok {

@@ -3,6 +3,8 @@ package rl
 import (
 	"regexp"
 	"sync"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Fact is a retention question with the words that make an answer correct.
@@ -29,10 +31,19 @@ func (f Fact) Find(answer string) (start, end int) {
 	return start, end
 }
 
-// Correct reports whether answer contains one of the accepted words.
+// Correct reports whether answer contains one of the accepted words, as
+// written or under Unicode compatibility normalisation (NFKC): "H₂O" is
+// "H2O", and a full-width "４" is "4". Find keeps to the text as written,
+// whose offsets its callers use.
 func (f Fact) Correct(answer string) bool {
-	start, _ := f.Find(answer)
-	return start >= 0
+	if start, _ := f.Find(answer); start >= 0 {
+		return true
+	}
+	if n := norm.NFKC.String(answer); n != answer {
+		start, _ := f.Find(n)
+		return start >= 0
+	}
+	return false
 }
 
 // wordPatterns holds the compiled whole-word pattern of each accepted word:
