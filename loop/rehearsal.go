@@ -2,10 +2,8 @@ package loop
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -67,31 +65,16 @@ func RehearsalAnchors(ctx context.Context, eng engine.Engine, questions []string
 		maxTokens = DefaultRehearsalTokens
 	}
 	f := eng.Format()
-	anchors := make([]rl.Anchor, len(questions))
-	errs := make([]error, len(questions))
-	var wg sync.WaitGroup
-	for i, q := range questions {
-		wg.Add(1)
-		go func() { // the engine batches concurrent generations
-			defer wg.Done()
-			prompt, ids, err := baseAnswer(ctx, eng, f, q, maxTokens)
-			if err != nil {
-				errs[i] = fmt.Errorf("rehearsal question %q: %w", q, err)
-				return
-			}
-			anchors[i] = rl.Anchor{Name: q, PromptIDs: prompt, AnswerIDs: ids}
-		}()
+	prompts, answers, err := baseAnswers(ctx, eng, f, "rehearsal question", questions, maxTokens)
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	var out []rl.Anchor
-	for i, a := range anchors {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		if len(a.AnswerIDs) == 0 || namesAny(f.Decode(a.AnswerIDs), avoid) {
+	for i, q := range questions {
+		if len(answers[i]) == 0 || namesAny(f.Decode(answers[i]), avoid) {
 			continue
 		}
-		out = append(out, a)
+		out = append(out, rl.Anchor{Name: q, PromptIDs: prompts[i], AnswerIDs: answers[i]})
 	}
 	return out, nil
 }

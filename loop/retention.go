@@ -61,14 +61,14 @@ var DefaultOpen = []string{
 // without looping (a loop the base model makes is no regression).
 func OpenProbes(ctx context.Context, eng engine.Engine, questions []string, maxTokens int) ([]rl.Probe, error) {
 	f := eng.Format()
+	prompts, answers, err := baseAnswers(ctx, eng, f, "open question", questions, maxTokens)
+	if err != nil {
+		return nil, err
+	}
 	var out []rl.Probe
-	for _, q := range questions {
-		prompt, ids, err := baseAnswer(ctx, eng, f, q, maxTokens)
-		if err != nil {
-			return nil, fmt.Errorf("open question %q: %w", q, err)
-		}
-		if !rl.Loops(f.Decode(ids)) {
-			out = append(out, rl.Probe{Name: q, PromptIDs: prompt})
+	for i, q := range questions {
+		if !rl.Loops(f.Decode(answers[i])) {
+			out = append(out, rl.Probe{Name: q, PromptIDs: prompts[i]})
 		}
 	}
 	return out, nil
@@ -82,38 +82,30 @@ const retentionAnswerTokens = 40
 // word: the prompt, the prefix before the word, and the word's tokens.
 func RetentionProbes(ctx context.Context, eng engine.Engine, facts []Fact) ([]rl.Probe, error) {
 	f := eng.Format()
-	probes := make([]*rl.Probe, len(facts))
-	errs := make([]error, len(facts))
-	var wg sync.WaitGroup
+	questions := make([]string, len(facts))
 	for i, fact := range facts {
-		wg.Add(1)
-		go func() { // the engine batches concurrent generations
-			defer wg.Done()
-			probes[i], errs[i] = probe(ctx, eng, f, fact)
-		}()
+		questions[i] = fact.Question
 	}
-	wg.Wait()
+	prompts, answers, err := baseAnswers(ctx, eng, f, "retention fact", questions, retentionAnswerTokens)
+	if err != nil {
+		return nil, err
+	}
 	var out []rl.Probe
-	for i := range facts {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		if probes[i] != nil {
-			out = append(out, *probes[i])
+	for i, fact := range facts {
+		if p := probe(f, fact, prompts[i], answers[i]); p != nil {
+			out = append(out, *p)
 		}
 	}
 	return out, nil
 }
 
-func probe(ctx context.Context, eng engine.Engine, f engine.Format, fact Fact) (*rl.Probe, error) {
-	prompt, ids, err := baseAnswer(ctx, eng, f, fact.Question, retentionAnswerTokens)
-	if err != nil {
-		return nil, fmt.Errorf("retention fact %q: %w", fact.Question, err)
-	}
+// probe is fact's probe from the base model's answer ids to its prompt, or
+// nil when that answer does not name the fact.
+func probe(f engine.Format, fact Fact, prompt, ids []int32) *rl.Probe {
 	answer := f.Decode(ids)
 	start, end := fact.Find(answer)
 	if start < 0 {
-		return nil, nil // the base model does not know it: nothing to keep
+		return nil // the base model does not know it: nothing to keep
 	}
 	// The tokens that cover the word: from the one whose text runs past the
 	// word's start to the one that reaches its end.
@@ -129,9 +121,33 @@ func probe(ctx context.Context, eng engine.Engine, f engine.Format, fact Fact) (
 		}
 	}
 	if first < 0 || last < first {
-		return nil, nil
+		return nil
 	}
-	return &rl.Probe{Name: fact.Question, PromptIDs: prompt, PrefixIDs: ids[:first], AnswerIDs: ids[first : last+1], Accept: fact.Accept}, nil
+	return &rl.Probe{Name: fact.Question, PromptIDs: prompt, PrefixIDs: ids[:first], AnswerIDs: ids[first : last+1], Accept: fact.Accept}
+}
+
+// baseAnswers asks every question at once (the engine batches concurrent
+// generations) and returns each one's rendered prompt and base answer, as
+// baseAnswer does; a failure names the question as what (a "retention
+// fact", an "open question", …).
+func baseAnswers(ctx context.Context, eng engine.Engine, f engine.Format, what string, questions []string, maxTokens int) (prompts, answers [][]int32, err error) {
+	prompts, answers = make([][]int32, len(questions)), make([][]int32, len(questions))
+	errs := make([]error, len(questions))
+	var wg sync.WaitGroup
+	for i, q := range questions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			prompts[i], answers[i], errs[i] = baseAnswer(ctx, eng, f, q, maxTokens)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s %q: %w", what, questions[i], err)
+		}
+	}
+	return prompts, answers, nil
 }
 
 // baseAnswer is the base model's greedy answer to one question asked alone
