@@ -3,7 +3,10 @@ package bench
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -587,5 +590,43 @@ func TestAwaitVersionWaitsForTheTeacher(t *testing.T) {
 	v, rejected, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, 0, &sent, send)
 	if err != nil || v != 1 || rejected || topUps != 0 || sent != 16 {
 		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 and no top-up", v, rejected, err, topUps, sent)
+	}
+}
+
+// TestExperimentInterrupted: a bench stopped in the middle of a run (Ctrl-C,
+// SIGTERM: ctx ends) returns that run with the rounds it evaluated and
+// ctx's error, so `bench learn` still writes them. Before, the run in hand
+// was dropped, and a single-run bench stopped in round 6 wrote nothing.
+func TestExperimentInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz":
+			fmt.Fprint(w, `{"status":"ok","policy_version":0}`)
+		case "/metrics":
+		case "/v1/chat/completions":
+			if r.Header.Get("X-Turn-Type") != "side" {
+				cancel() // the first rated turn: the user presses Ctrl-C
+			}
+			fmt.Fprint(w, `{"id":"c1","choices":[{"message":{"role":"assistant","content":"Paris."},"finish_reason":"stop"}]}`)
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+	}))
+	defer srv.Close()
+	launch := func(context.Context, Arm, *Persona, int64) (*Client, func() error, error) {
+		return &Client{BaseURL: srv.URL}, func() error { return nil }, nil
+	}
+	cfg := Config{Arms: []Arm{{Name: "combine", Method: "combine"}}, Personas: Personas()[:1], Seeds: []int64{1},
+		Versions: 3, PerVersion: 4, MaxTokens: 8, RetentionTokens: 8, Concurrency: 2, Feedback: FeedbackText,
+		EvalPrompts: 2, Retention: 2, VersionTimeout: time.Minute}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	runs, err := Experiment(ctx, cfg, launch, log)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Experiment: err %v, want context.Canceled", err)
+	}
+	if len(runs) != 1 || len(runs[0].Evals) != 1 || runs[0].Evals[0].Asked != 2 || !strings.HasPrefix(runs[0].Err, "interrupted") {
+		t.Fatalf("runs = %+v, want the run in hand with its round-0 evaluation, marked interrupted", runs)
 	}
 }

@@ -183,6 +183,8 @@ type Run struct {
 
 // Experiment runs every arm × persona × seed, one server at a time, and
 // returns the runs in order. A run that fails is recorded with its error.
+// When ctx ends (Ctrl-C, SIGTERM) it returns ctx's error with the runs so
+// far, the one in hand included with the rounds it evaluated.
 func Experiment(ctx context.Context, cfg Config, launch Launch, log *slog.Logger) ([]Run, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -197,6 +199,10 @@ func Experiment(ctx context.Context, cfg Config, launch Launch, log *slog.Logger
 				r.Seconds = time.Since(start).Seconds()
 				if err != nil {
 					if ctx.Err() != nil {
+						if len(r.Evals) > 0 {
+							r.Err = "interrupted: " + ctx.Err().Error()
+							runs = append(runs, r)
+						}
 						return runs, ctx.Err()
 					}
 					r.Err = err.Error()
