@@ -67,6 +67,9 @@ type Settings struct {
 	// MomentumReset: when a step zeroes AdamW's first moment
 	// (rl.StepConfig.MomentumReset): keep, no-signal or every-step.
 	MomentumReset string
+	// LossMean: how a step averages token losses (rl.StepConfig.LossMean):
+	// token or sample.
+	LossMean string
 	// OPDResponse: "student" (the teacher re-scores the policy's sampled
 	// response) or "teacher" (the teacher writes the response; context
 	// distillation). TeacherTokens bounds a teacher-written response.
@@ -155,6 +158,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")
 	fs.Float64Var(&s.DistillCoef, "distill-coef", DefaultDistillCoef, "train teacher-written responses (--opd-response teacher or both) by this weight × their tokens' cross-entropy, unclipped (0: through the PPO objective with the clipped teacher − old advantage)")
 	fs.IntVar(&s.Epochs, "ppo-epochs", DefaultEpochs, "optimizer steps per batch (PPO epochs: π_old is fixed by the first, the clip bounds the others)")
+	fs.StringVar(&s.LossMean, "loss-mean", string(rl.MeanToken), "how a step averages its answers' token losses: token (over every token of the step, so the longest answers weigh most) or sample (each answer's mean, then the answers', so every answer weighs the same)")
 	fs.StringVar(&s.MomentumReset, "momentum-reset", string(rl.MomentumKeep), "when a version's step zeroes AdamW's first moment: keep (never), no-signal (before a batch with nothing to learn: every answer liked, no teacher sample; kept, the step repeats the last update at ~0.9 of its size) or every-step")
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
@@ -313,6 +317,11 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.MomentumReset != "" {
 		if _, err := rl.ParseMomentumReset(s.MomentumReset); err != nil {
 			return nil, fmt.Errorf("--momentum-reset: %w", err)
+		}
+	}
+	if s.LossMean != "" {
+		if _, err := rl.ParseLossMean(s.LossMean); err != nil {
+			return nil, fmt.Errorf("--loss-mean: %w", err)
 		}
 	}
 	if s.RehearsalFollowHint && (s.Rehearsal == 0 && s.GateRepairs == 0 || !method.WantsHint()) {
@@ -532,6 +541,11 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 	if s.MomentumReset != "" { // unset: the default (rl.DefaultStepConfig)
 		if step.MomentumReset, err = rl.ParseMomentumReset(s.MomentumReset); err != nil {
 			return step, fmt.Errorf("--momentum-reset: %w", err)
+		}
+	}
+	if s.LossMean != "" { // unset: the token mean
+		if step.LossMean, err = rl.ParseLossMean(s.LossMean); err != nil {
+			return step, fmt.Errorf("--loss-mean: %w", err)
 		}
 	}
 	if s.DistillCoef < 0 {

@@ -302,3 +302,29 @@ func TestMomentumResetFlag(t *testing.T) {
 		t.Fatalf("a bad --momentum-reset: %v", err)
 	}
 }
+
+// TestLossMeanFlag: --loss-mean reaches the step configuration; unset it is
+// the token mean; a bad value is refused.
+func TestLossMeanFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want rl.LossMean
+	}{
+		{nil, rl.MeanToken},
+		{[]string{"--loss-mean", "sample"}, rl.MeanSample},
+	} {
+		var s Settings
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		s.AddFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		step, err := s.stepConfig()
+		if err != nil || step.LossMean != c.want {
+			t.Fatalf("%v: loss mean %q, %v; want %q", c.args, step.LossMean, err, c.want)
+		}
+	}
+	if _, err := (Settings{LossMean: "median"}).stepConfig(); err == nil || !strings.Contains(err.Error(), "--loss-mean") {
+		t.Fatalf("a bad --loss-mean: %v", err)
+	}
+}

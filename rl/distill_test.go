@@ -39,7 +39,8 @@ func (g *gradStepper) Step(ctx context.Context, seqs []train.Sequence, obj train
 // reference): with DistillCoef the teacher-written response is trained by
 // coef × cross-entropy, unclipped; without it, by the PPO objective with the
 // clipped teacher − old advantage, and a teacher-written response with no
-// teacher log-probabilities falls back to cross-entropy of weight 1.
+// teacher log-probabilities falls back to cross-entropy of weight 1. Under
+// LossMean "sample" each response weighs the same whatever its length.
 func TestDistillGradientsTorch(t *testing.T) {
 	dir := filepath.Join("..", "train", "testdata", "llama")
 	raw, err := os.ReadFile(filepath.Join(dir, "inputs.json"))
@@ -94,10 +95,12 @@ func TestDistillGradientsTorch(t *testing.T) {
 	cases := []struct {
 		name  string
 		coef  float64
+		mean  LossMean
 		batch []TrainSample
 	}{
-		{"distill", ref.Coef, []TrainSample{rated, written, anchor}},
-		{"ppo", 0, []TrainSample{rated, written, bare}},
+		{"distill", ref.Coef, MeanToken, []TrainSample{rated, written, anchor}},
+		{"ppo", 0, "", []TrainSample{rated, written, bare}},
+		{"sample_mean", ref.Coef, MeanSample, []TrainSample{rated, written, anchor}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,7 +110,7 @@ func TestDistillGradientsTorch(t *testing.T) {
 			}
 			g := &gradStepper{Trainer: tr}
 			cfg := DefaultStepConfig()
-			cfg.Advantage.OPDClip, cfg.Advantage.Baseline, cfg.DistillCoef = 1, BaselineNone, tc.coef
+			cfg.Advantage.OPDClip, cfg.Advantage.Baseline, cfg.DistillCoef, cfg.LossMean = 1, BaselineNone, tc.coef, tc.mean
 			if _, err := PolicyStep(context.Background(), g, cfg, tc.batch); err != nil {
 				t.Fatal(err)
 			}

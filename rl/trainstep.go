@@ -73,6 +73,55 @@ type StepConfig struct {
 	// moment (Stepper.ResetMomentum) before it updates: MomentumNoSignal,
 	// MomentumEveryStep, or never ("" or MomentumKeep, the default).
 	MomentumReset MomentumReset
+	// LossMean is how a step averages its samples' token losses:
+	// MeanToken ("" or "token", the default) over all of the step's response
+	// tokens, so a long answer weighs in proportion to its length;
+	// MeanSample over each sample's tokens first and then over the samples,
+	// so every answer weighs the same whatever its length.
+	LossMean LossMean
+}
+
+// LossMean is how a policy step averages its token losses.
+type LossMean string
+
+const (
+	// MeanToken: one mean over every response token of the step (the seed
+	// system's and DAPO's token-level mean).
+	MeanToken LossMean = "token"
+	// MeanSample: each sample's mean token loss, averaged over the step's
+	// samples (GRPO's sequence mean). A batch of liked answers then no
+	// longer teaches its longest ones most.
+	MeanSample LossMean = "sample"
+)
+
+// ParseLossMean reads a --loss-mean value.
+func ParseLossMean(s string) (LossMean, error) {
+	switch m := LossMean(s); m {
+	case MeanToken, MeanSample:
+		return m, nil
+	}
+	return "", fmt.Errorf("loss mean %q: want %s or %s", s, MeanToken, MeanSample)
+}
+
+// sampleWeights is, under MeanSample, each sample's weight T/(N·Tᵢ): the
+// trainer divides the step's summed loss by its T response tokens, so
+// weighted it is the mean over the N samples of each one's mean over its
+// Tᵢ tokens. nil under MeanToken.
+func sampleWeights(m LossMean, seqs []train.Sequence) []float64 {
+	if m != MeanSample {
+		return nil
+	}
+	total := 0
+	for _, s := range seqs {
+		total += len(s.ResponseIDs)
+	}
+	w := make([]float64, len(seqs))
+	for i, s := range seqs {
+		if n := len(s.ResponseIDs); n > 0 {
+			w[i] = float64(total) / float64(len(seqs)*n)
+		}
+	}
+	return w
 }
 
 // MomentumReset is when a policy step resets AdamW's first moment.
@@ -180,13 +229,29 @@ type batchObjective struct {
 	distill  []float64   // per sample: cross-entropy weight, 0 = PPO
 	bounds   []float64   // per sample: TrainSample.Bound
 	bases    [][]float32 // per sample with a bound: the base model's logprobs
-	satOut   int
-	err      error
-	gap      float64
-	gapN     int
+	// weights[i] scales sample i's loss and gradients (sampleWeights);
+	// nil: every token weighs the same.
+	weights []float64
+	satOut  int
+	err     error
+	gap     float64
+	gapN    int
 }
 
 func (o *batchObjective) TokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float64 {
+	l := o.tokenLoss(i, logp, entropy, dlogp, dentropy)
+	if o.weights == nil || o.weights[i] == 1 {
+		return l
+	}
+	w := o.weights[i]
+	for t := range dlogp {
+		dlogp[t] *= float32(w)
+		dentropy[t] *= float32(w)
+	}
+	return l * w
+}
+
+func (o *batchObjective) tokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float64 {
 	if o.distill != nil && o.distill[i] != 0 {
 		l, st := distillLoss(o.distill[i], logp, dlogp, dentropy)
 		o.stats.Add(st)
@@ -352,7 +417,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
 		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples)),
 		anchors: make([]float64, len(samples)), distill: make([]float64, len(samples)),
-		bounds: make([]float64, len(samples)), bases: bases}
+		bounds: make([]float64, len(samples)), bases: bases, weights: sampleWeights(cfg.LossMean, seqs)}
 	for i, s := range samples {
 		if cfg.Loss.Kind == LossSFT {
 			continue

@@ -23,6 +23,8 @@ clipped to +-1, no reward baseline; the loss averaged over all response tokens):
     seq 0  as above
     seq 1  teacher-written, with teacher log-probs: PPO, A = clip(teacher - old)
     seq 2  teacher-written, no teacher log-probs: 1 x cross-entropy (the fallback)
+  case "sample_mean" (StepConfig.LossMean = "sample"): the "distill" batch, each
+    sequence's loss averaged over its own tokens and then over the three sequences
 
 Writes rl/testdata/distill_grads.safetensors ("<case>/<peft tensor name>") and
 rl/testdata/distill_loss.json (the two losses).
@@ -69,14 +71,21 @@ def main():
     pm.eval()
     n = sum(len(r) for _, r in seqs)
     gap = lambda i, lp: torch.clamp(teacher[i] - lp.detach(), -1, 1)
+    # Each case gives its three sequences' summed losses.
+    distill = lambda lp: [ppo(lp[0], 1 + gap(0, lp[0])), COEF * (-lp[1]).sum(), ppo(lp[2], torch.ones_like(lp[2]))]
     cases = {
-        "distill": lambda lp: ppo(lp[0], 1 + gap(0, lp[0])) + COEF * (-lp[1]).sum() + ppo(lp[2], torch.ones_like(lp[2])),
-        "ppo": lambda lp: ppo(lp[0], 1 + gap(0, lp[0])) + ppo(lp[1], gap(1, lp[1])) + (-lp[2]).sum(),
+        "distill": (distill, "token"),
+        "ppo": (lambda lp: [ppo(lp[0], 1 + gap(0, lp[0])), ppo(lp[1], gap(1, lp[1])), (-lp[2]).sum()], "token"),
+        "sample_mean": (distill, "sample"),
     }
     grads, losses = {}, {}
-    for name, f in cases.items():
+    for name, (f, mean) in cases.items():
         pm.zero_grad()
-        loss = f(logps(pm, seqs)) / n
+        terms = f(logps(pm, seqs))
+        if mean == "token":
+            loss = sum(terms) / n
+        else:
+            loss = sum(t / len(r) for t, (_, r) in zip(terms, seqs)) / len(seqs)
         loss.backward()
         losses[name] = loss.item()
         for pn, p in pm.named_parameters():
