@@ -30,9 +30,26 @@ type HintGain struct {
 // Score is the mean per-token gain of answerIDs (the engine's tokens)
 // from the feedback in context.
 func (h *HintGain) Score(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32) (float64, error) {
-	gain, _, err := h.read(ctx, msgs, tools, promptText, feedback, answerIDs, false)
-	return gain, err
+	r, err := h.read(ctx, msgs, tools, promptText, feedback, answerIDs, false)
+	return r.Gain, err
 }
+
+// Reading is ScoreRelevant's reading of one answer.
+type Reading struct {
+	// Gain is Score's: the mean per-token log-probability gain from the
+	// feedback.
+	Gain float64
+	// Relevance is the mean per token of log p(answer | prompt with the
+	// feedback) − log p(answer | the feedback alone, the question's text
+	// left out).
+	Relevance float64
+	// Opening is Relevance over the answer's first OpeningTokens tokens.
+	Opening float64
+}
+
+// OpeningTokens is how many of an answer's first tokens Reading.Opening
+// reads: as many as "Bien sûr, je serai ravi de vous aider" takes.
+const OpeningTokens = 8
 
 // ScoreRelevant is Score and the answer's relevance to the question: the
 // mean per token of log p(answer | prompt with the feedback) −
@@ -46,61 +63,67 @@ func (h *HintGain) Score(ctx context.Context, msgs []chat.Message, tools []chat.
 // question it answers. Such replies were a third of the teacher answers
 // the french persona's runs trained (BENCHMARKS.md, "Teacher answers that
 // answer the question": fewer with the relevance, no more learned).
-func (h *HintGain) ScoreRelevant(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32) (gain, relevance float64, err error) {
+//
+// A reply that ends on the topic ("Bien sûr, je serai heureux de vous
+// aider avec les informations sur les oiseaux.") has a whole-answer
+// relevance as high as an answer's; its opening's is near 0 (Opening).
+func (h *HintGain) ScoreRelevant(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32) (Reading, error) {
 	return h.read(ctx, msgs, tools, promptText, feedback, answerIDs, true)
 }
 
 // RelevantRank is an answer's rank under --teacher-select-relevance from
 // its ScoreRelevant reading: −Inf (never picked) when the question does
-// not make it likelier, else the lesser of gain and relevance, so an
-// answer must owe its words to both the question and the feedback and a
-// reply that only names the topic ("Bien sûr, je peux vous parler des
-// arbres.") loses to an answer.
-func RelevantRank(gain, relevance float64) float64 {
-	if relevance <= 0 {
+// not make it likelier, or, with opening > 0, when it does not make the
+// answer's opening at least opening nats a token likelier; else the
+// lesser of gain and relevance, so an answer must owe its words to both
+// the question and the feedback and a reply that only names the topic
+// ("Bien sûr, je peux vous parler des arbres.") loses to an answer.
+func RelevantRank(r Reading, opening float64) float64 {
+	if r.Relevance <= 0 || opening > 0 && r.Opening < opening {
 		return math.Inf(-1)
 	}
-	return min(gain, relevance)
+	return min(r.Gain, r.Relevance)
 }
 
-func (h *HintGain) read(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32, relevance bool) (float64, float64, error) {
+func (h *HintGain) read(ctx context.Context, msgs []chat.Message, tools []chat.Tool, promptText, feedback string, answerIDs []int32, relevance bool) (Reading, error) {
 	if len(answerIDs) == 0 {
-		return 0, 0, fmt.Errorf("hint gain: empty answer")
+		return Reading{}, fmt.Errorf("hint gain: empty answer")
 	}
 	t := h.Teacher
 	with, _, err := t.Logprobs(ctx, msgs, tools, promptText, answerIDs, feedback)
 	if err != nil {
-		return 0, 0, fmt.Errorf("hint gain: %w", err)
+		return Reading{}, fmt.Errorf("hint gain: %w", err)
 	}
 	plain := promptText
 	if plain == "" {
 		opts := t.Render
 		opts.AddGenerationPrompt = true
 		if plain, err = t.Engine.Format().Render(msgs, tools, opts); err != nil {
-			return 0, 0, fmt.Errorf("hint gain: render the prompt: %w", err)
+			return Reading{}, fmt.Errorf("hint gain: render the prompt: %w", err)
 		}
 	}
 	without, err := h.score(ctx, plain, answerIDs)
 	if err != nil {
-		return 0, 0, fmt.Errorf("hint gain: score without the feedback: %w", err)
+		return Reading{}, fmt.Errorf("hint gain: score without the feedback: %w", err)
 	}
 	gain := meanDiff(with, without)
 	if !relevance {
-		return gain, 0, nil
+		return Reading{Gain: gain}, nil
 	}
 	bare, err := withoutQuestion(msgs)
 	if err != nil {
-		return 0, 0, fmt.Errorf("relevance: %w", err)
+		return Reading{}, fmt.Errorf("relevance: %w", err)
 	}
 	text, err := t.Prompt(bare, tools, "", feedback)
 	if err != nil {
-		return 0, 0, fmt.Errorf("relevance: %w", err)
+		return Reading{}, fmt.Errorf("relevance: %w", err)
 	}
 	alone, err := h.score(ctx, text, answerIDs)
 	if err != nil {
-		return 0, 0, fmt.Errorf("relevance: score the feedback alone: %w", err)
+		return Reading{}, fmt.Errorf("relevance: score the feedback alone: %w", err)
 	}
-	return gain, meanDiff(with, alone), nil
+	k := min(OpeningTokens, len(answerIDs))
+	return Reading{Gain: gain, Relevance: meanDiff(with, alone), Opening: meanDiff(with[:k], alone[:k])}, nil
 }
 
 // score is the teacher's logprob of each of answerIDs after prompt.

@@ -68,6 +68,10 @@ type Config struct {
 	// question makes more likely are picked, ranked by the lesser of
 	// that relevance and the gain (judge.HintGain.ScoreRelevant).
 	TeacherSelectRelevance bool
+	// TeacherSelectOpening: with TeacherSelectRelevance, an answer whose
+	// opening the question makes less than this many nats a token
+	// likelier is never picked (judge.RelevantRank); 0: off.
+	TeacherSelectOpening float64
 	// TeacherSelectQuoted: the answers that say the feedback's quoted
 	// words are preferred (judge.PreferQuoted).
 	TeacherSelectQuoted bool

@@ -96,7 +96,9 @@ func TestSelectorOnDemoModel(t *testing.T) {
 // > 0), and a reply to the feedback itself is not (the French teacher's
 // "Bien sûr, je serai ravi de vous aider.", which gains from the feedback
 // as much as a French answer does), so --teacher-select-relevance keeps
-// the answer and drops the reply.
+// the answer and drops the reply. A reply that names the topic can pass
+// the relevance; its opening is no likelier after the question
+// (--teacher-select-opening 0.5 drops it), an answer's is.
 func TestRelevanceOnDemoModel(t *testing.T) {
 	eng := demoEngine(t)
 	ctx := context.Background()
@@ -105,28 +107,34 @@ func TestRelevanceOnDemoModel(t *testing.T) {
 	var ranks []float64 // --teacher-select-relevance's rank (judge.RelevantRank)
 	for _, c := range []struct {
 		question, feedback, answer string
-		relevant                   bool
+		relevant, opens            bool
 	}{
-		{"What is a library?", french, "Une bibliothèque est un lieu où l'on emprunte et lit des livres.", true},
-		{"What is a library?", french, "Bien sûr, je serai ravi de vous aider.", false},
-		{"What do dogs eat?", french, "Les chiens mangent de la viande, des croquettes et parfois des légumes.", true},
-		{"What do dogs eat?", french, "Bien sûr, je suis prêt à vous répondre en français.", false},
-		{"What do dogs eat?", french, "Bien sûr, je peux vous parler de ce que mangent les chiens.", true},
+		{"What is a library?", french, "Une bibliothèque est un lieu où l'on emprunte et lit des livres.", true, true},
+		{"What is a library?", french, "Bien sûr, je serai ravi de vous aider.", false, false},
+		{"What do dogs eat?", french, "Les chiens mangent de la viande, des croquettes et parfois des légumes.", true, true},
+		{"What do dogs eat?", french, "Bien sûr, je suis prêt à vous répondre en français.", false, false},
+		{"What do dogs eat?", french, "Bien sûr, je peux vous parler de ce que mangent les chiens.", true, false},
+		{"Tell me about birds.", french, "Les oiseaux sont des animaux à plumes qui pondent des œufs.", true, true},
+		{"Tell me about birds.", french, "Bien sûr, je serai heureux de vous aider avec les informations sur les oiseaux.", false, false},
 	} {
 		msgs := []chat.Message{{Role: chat.RoleUser, Content: c.question}}
 		ids := append(eng.Format().Encode(c.answer), eng.Format().StopIDs()[0])
-		g, rel, err := gain.ScoreRelevant(ctx, msgs, nil, "", c.feedback, ids)
+		rd, err := gain.ScoreRelevant(ctx, msgs, nil, "", c.feedback, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
+		g, rel := rd.Gain, rd.Relevance
 		only, err := gain.Score(ctx, msgs, nil, "", c.feedback, ids)
 		if err != nil || only != g {
 			t.Errorf("%q: gain %v alone, %v beside the relevance (%v)", c.answer, only, g, err)
 		}
-		t.Logf("%q after %q: gain %.3f, relevance %.3f", c.answer, c.question, g, rel)
-		ranks = append(ranks, judge.RelevantRank(g, rel))
+		t.Logf("%q after %q: gain %.3f, relevance %.3f, opening %.3f", c.answer, c.question, g, rel, rd.Opening)
+		ranks = append(ranks, judge.RelevantRank(rd, 0))
 		if (rel > 0) != c.relevant {
 			t.Errorf("%q after %q: relevance %.3f, want it above 0: %v", c.answer, c.question, rel, c.relevant)
+		}
+		if kept := !math.IsInf(judge.RelevantRank(rd, 0.5), -1); kept != c.opens {
+			t.Errorf("%q after %q: opening %.3f, kept under --teacher-select-opening 0.5: %v, want %v", c.answer, c.question, rd.Opening, kept, c.opens)
 		}
 	}
 	// A reply that names the topic is about the question, but the answer

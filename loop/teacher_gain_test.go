@@ -161,6 +161,29 @@ func TestTeacherSelectRelevanceFlag(t *testing.T) {
 	}
 }
 
+// TestTeacherSelectOpeningFlag: --teacher-select-opening is off (0) by
+// default, reaches the runner's configuration, and is refused negative or
+// without --teacher-select-relevance, whose reading it extends.
+func TestTeacherSelectOpeningFlag(t *testing.T) {
+	var s TeacherSampleSettings
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	s.addFlags(fs)
+	if s.Opening != 0 {
+		t.Errorf("default %v, want 0 (off)", s.Opening)
+	}
+	if err := fs.Parse([]string{"--teacher-select-relevance", "--teacher-samples=4", "--teacher-select-opening=0.5"}); err != nil || s.Opening != 0.5 {
+		t.Fatalf("parsed %v (%v)", s.Opening, err)
+	}
+	if err := s.check("teacher"); err != nil {
+		t.Errorf("with relevance: %v", err)
+	}
+	for _, bad := range []TeacherSampleSettings{{Samples: 4, Opening: 0.5}, {Samples: 4, Relevance: true, Opening: -1}} {
+		if err := bad.check("teacher"); err == nil || !strings.Contains(err.Error(), "--teacher-select-opening") {
+			t.Errorf("%+v: %v, want an error naming --teacher-select-opening", bad, err)
+		}
+	}
+}
+
 // counterValue is r's teacher counter called name (−1 when there is none).
 func counterValue(t *testing.T, r *Runner, name string) float64 {
 	t.Helper()

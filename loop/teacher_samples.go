@@ -54,6 +54,11 @@ type TeacherSampleSettings struct {
 	// rated turn's question than without it, and ranks them by the lesser
 	// of that relevance and the gain (judge.HintGain.ScoreRelevant).
 	Relevance bool
+	// Opening, with Relevance, also refuses an answer whose first
+	// judge.OpeningTokens tokens the question makes less than Opening nats
+	// a token likelier (judge.Reading.Opening): a reply to the feedback that
+	// names the topic only at its end. 0: off.
+	Opening float64
 	// Quoted prefers the answers that say the words the feedback puts in
 	// quotes (judge.WantedQuotes, judge.PreferQuoted).
 	Quoted bool
@@ -130,6 +135,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps the best-scored answer that passes the selector and ends within the rated turn's token budget (its request's max_tokens or the server's --max-tokens; for a turn recorded without it, the length of a rated answer cut off at its limit), so the user could have read it whole, and none when no such answer passes; off: the score alone")
 	fs.Float64Var(&s.FitShare, "teacher-fit-share", DefaultFitShare, "with --teacher-select-length fit: the share of the rated turn's token budget a teacher answer must end within (0.75 of a 64-token limit: 48 tokens), a margin so that a student that learns the teacher's length, and spreads around it, is not cut off at the limit; 1: the whole budget")
 	fs.BoolVar(&s.Relevance, "teacher-select-relevance", DefaultSelectRelevance, "with --teacher-select gain: keep only answers the question makes more likely (read by the same weights, the last user message's text left out) and rank them by the lesser of that relevance and the gain, so a reply to the feedback itself (\"Sure, I'll answer in French.\") is never trained")
+	fs.Float64Var(&s.Opening, "teacher-select-opening", 0, "with --teacher-select-relevance: also never keep an answer whose first "+strconv.Itoa(judge.OpeningTokens)+" tokens the question makes less than this many nats a token likelier (read as the relevance is), such as \"Bien sûr, je serai heureux de vous aider avec les oiseaux.\", a reply to the feedback that names the topic at its end; 0: off")
 	fs.BoolVar(&s.Quoted, "teacher-select-quoted", false, "with --teacher-samples > 1: when the feedback puts words in double quotes ('Your last words must be \"Hope this helps!\"') and some answers above the threshold say them as written, choose among those only (before --teacher-select-length); words a negation before them in their sentence rules out (\"never say \\\"As an AI\\\"\") are not wanted")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
@@ -147,6 +153,10 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 		return fmt.Errorf("--teacher-select %q: want judge or gain", s.Select)
 	case s.Relevance && s.Select == SelectJudge:
 		return fmt.Errorf("--teacher-select-relevance reads answers as the hint gain does: it needs --teacher-select gain, not judge")
+	case s.Opening < 0:
+		return fmt.Errorf("--teacher-select-opening %g: want ≥ 0 (0: off)", s.Opening)
+	case s.Opening > 0 && !s.Relevance:
+		return fmt.Errorf("--teacher-select-opening %g reads the answer's opening as --teacher-select-relevance reads the answer: it needs --teacher-select-relevance", s.Opening)
 	}
 	switch s.Length {
 	case "", LengthOff, LengthFit:
@@ -336,16 +346,17 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			if !r.cfg.TeacherSelectRelevance {
 				return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
 			}
-			gain, rel, err := g.ScoreRelevant(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
+			rd, err := g.ScoreRelevant(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
 			if err != nil {
 				return 0, err
 			}
-			rank := judge.RelevantRank(gain, rel)
+			rank := judge.RelevantRank(rd, r.cfg.TeacherSelectOpening)
 			if math.IsInf(rank, -1) {
 				r.count(func(c *Counters) { c.TeacherIrrelevant++ })
-				r.log.Info("a teacher answer is no likelier after the question than without it", "turn", t.ID, "answer", texts[i], "gain", gain, "relevance", rel)
+				r.log.Info("a teacher answer, or its opening, is no likelier after the question than without it", "turn", t.ID, "answer", texts[i],
+					"gain", rd.Gain, "relevance", rd.Relevance, "opening", rd.Opening)
 			} else {
-				r.log.Debug("a teacher answer's gain and relevance", "turn", t.ID, "answer", texts[i], "gain", gain, "relevance", rel)
+				r.log.Debug("a teacher answer's gain and relevance", "turn", t.ID, "answer", texts[i], "gain", rd.Gain, "relevance", rd.Relevance, "opening", rd.Opening)
 			}
 			return rank, nil
 		})
@@ -480,7 +491,7 @@ var (
 	teacherQuotedDesc = desc("teacher_quoted_preferred_total",
 		"Best-of-N teacher picks that --teacher-select-quoted moved to an answer saying the feedback's quoted words since start (the best-scored answer did not say them).")
 	teacherIrrelevantDesc = desc("teacher_answers_irrelevant_total",
-		"Best-of-N teacher answers --teacher-select-relevance kept from the pick since start: no likelier after the rated turn's question than with the feedback alone.")
+		"Best-of-N teacher answers --teacher-select-relevance kept from the pick since start: no likelier after the rated turn's question than with the feedback alone (or, with --teacher-select-opening, their first tokens not likely enough).")
 )
 
 // collectSelections adds the refusals (when the teacher writes answers)
