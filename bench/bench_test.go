@@ -88,6 +88,13 @@ func TestPersonaChecks(t *testing.T) {
 		{"french", "Sorry, I don’t know.", true, false},
 		{"french", "Pourquoi le ciel est-il bleu ? Parce que la lumière du soleil est diffusée par l'air.", true, true},
 		{"concise", "Why? Because soap lifts grease!", true, true},
+		// Offers of the thirty-first session's french students (held-out
+		// answers at v6 of 2026-11-30-opening/french-15-relfitqgo-s1).
+		{"french", "Bien sûr, je peux vous donner des informations sur l'océan.", true, false},
+		{"french", "Bien sûr, je peux vous donner une réponse en français sur le Soleil.", true, false},
+		{"french", "Bien sûr, je peux vous parler de ce que mangent les chiens.", true, false},
+		{"french", "Bien sûr, je peux vous donner des informations sur l'océan. Il couvre 71 % de la Terre.", true, true},
+		{"concise", "I can give you information about the moon.", true, false},
 	}
 	for _, c := range cases {
 		if got := ps[c.persona].Satisfied(Answer{Text: c.answer, Finished: c.finished}); got != c.want {

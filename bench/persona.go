@@ -113,6 +113,8 @@ var (
 		"je suis prêt à vous aider", "je suis prête à vous aider", "je suis prêt à répondre", "je suis prête à répondre",
 		"je serai heureux d'aider", "je serai ravi d'aider", "je serai heureuse d'aider", "je serai ravie d'aider",
 		"je vous serai heureux de vous aider", "je peux vous donner une description", "un assistant créé par",
+		"je peux vous donner des informations", "je peux vous donner plus d'informations", "je peux vous donner une réponse",
+		"je peux vous parler de", "i can give you information", "i can provide information", "i can provide you with information",
 	}
 )
 
