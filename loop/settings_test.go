@@ -276,16 +276,18 @@ func TestDistillCoefFlag(t *testing.T) {
 	}
 }
 
-// TestMomentumResetFlag: --momentum-reset reaches the step configuration;
-// unset it is the default (keep); a bad value is refused.
-func TestMomentumResetFlag(t *testing.T) {
+// TestStepFlags: --momentum-reset and --loss-mean reach the step
+// configuration; unset they are the defaults (keep, the token mean); a bad
+// value is refused with the flag's name.
+func TestStepFlags(t *testing.T) {
 	for _, c := range []struct {
-		args []string
-		want rl.MomentumReset
+		args     []string
+		momentum rl.MomentumReset
+		mean     rl.LossMean
 	}{
-		{nil, rl.MomentumKeep},
-		{[]string{"--momentum-reset", "no-signal"}, rl.MomentumNoSignal},
-		{[]string{"--momentum-reset", "every-step"}, rl.MomentumEveryStep},
+		{nil, rl.MomentumKeep, rl.MeanToken},
+		{[]string{"--momentum-reset", "no-signal"}, rl.MomentumNoSignal, rl.MeanToken},
+		{[]string{"--momentum-reset", "every-step", "--loss-mean", "sample"}, rl.MomentumEveryStep, rl.MeanSample},
 	} {
 		var s Settings
 		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -294,37 +296,13 @@ func TestMomentumResetFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 		step, err := s.stepConfig()
-		if err != nil || step.MomentumReset != c.want {
-			t.Fatalf("%v: momentum reset %q, %v; want %q", c.args, step.MomentumReset, err, c.want)
+		if err != nil || step.MomentumReset != c.momentum || step.LossMean != c.mean {
+			t.Fatalf("%v: momentum reset %q, loss mean %q, %v; want %q, %q", c.args, step.MomentumReset, step.LossMean, err, c.momentum, c.mean)
 		}
 	}
-	if _, err := (Settings{MomentumReset: "sometimes"}).stepConfig(); err == nil || !strings.Contains(err.Error(), "--momentum-reset") {
-		t.Fatalf("a bad --momentum-reset: %v", err)
-	}
-}
-
-// TestLossMeanFlag: --loss-mean reaches the step configuration; unset it is
-// the token mean; a bad value is refused.
-func TestLossMeanFlag(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want rl.LossMean
-	}{
-		{nil, rl.MeanToken},
-		{[]string{"--loss-mean", "sample"}, rl.MeanSample},
-	} {
-		var s Settings
-		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-		s.AddFlags(fs)
-		if err := fs.Parse(c.args); err != nil {
-			t.Fatal(err)
+	for flag, bad := range map[string]Settings{"--momentum-reset": {MomentumReset: "sometimes"}, "--loss-mean": {LossMean: "median"}} {
+		if _, err := bad.stepConfig(); err == nil || !strings.Contains(err.Error(), flag) {
+			t.Fatalf("a bad %s: %v", flag, err)
 		}
-		step, err := s.stepConfig()
-		if err != nil || step.LossMean != c.want {
-			t.Fatalf("%v: loss mean %q, %v; want %q", c.args, step.LossMean, err, c.want)
-		}
-	}
-	if _, err := (Settings{LossMean: "median"}).stepConfig(); err == nil || !strings.Contains(err.Error(), "--loss-mean") {
-		t.Fatalf("a bad --loss-mean: %v", err)
 	}
 }
