@@ -70,6 +70,9 @@ type Settings struct {
 	// LossMean: how a step averages token losses (rl.StepConfig.LossMean):
 	// token or sample.
 	LossMean string
+	// RehearsalScale: how rehearsal anchors weigh against a step's rated
+	// samples (rl.StepConfig.AnchorScale): fixed or signal.
+	RehearsalScale string
 	// OPDResponse: "student" (the teacher re-scores the policy's sampled
 	// response) or "teacher" (the teacher writes the response; context
 	// distillation). TeacherTokens bounds a teacher-written response.
@@ -172,6 +175,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.RetentionMaxDrop, "retention-max-drop", 0.5, "how far (nats) the mean log-probability of the retention answers may fall below the base model's (only where the trainer cannot answer, e.g. the torch backend: the native trainer's gate checks its greedy answers)")
 	fs.IntVar(&s.Rehearsal, "rehearsal", DefaultRehearsalPerBatch, "rehearsal anchors per step: generic questions (not the retention facts) answered once by the base model, trained beside each batch towards those answers (0: none)")
 	fs.Float64Var(&s.RehearsalWeight, "rehearsal-weight", rl.DefaultRehearsalWeight, "advantage of each rehearsal anchor token")
+	fs.StringVar(&s.RehearsalScale, "rehearsal-scale", string(rl.AnchorFixed), "how the rehearsal anchors weigh against a step's rated answers: fixed (each anchor token at --rehearsal-weight, whatever the step) or signal (--rehearsal-weight times the step's signal: the mean over its rated answers of 1 for one with a teacher's answer or hint, else its reward's advantage after the baseline, capped at 1; a step of answers the user already likes then pulls little towards the base model's)")
 	fs.IntVar(&s.RehearsalTokens, "rehearsal-tokens", DefaultRehearsalTokens, "tokens of the base model's answer each rehearsal anchor keeps")
 	fs.Float64Var(&s.RehearsalAvoidBound, "rehearsal-avoid-bound", 0, "with --rehearsal-avoid: push an avoided answer down on an anchor's prompt only until its log-probability is this many nats below the base model's (0: no bound, every step pushes it further); LoRA mode")
 	fs.BoolVar(&s.RehearsalAvoid, "rehearsal-avoid", false, "push down, on the rehearsal anchors' questions, every answer the retention gate caught that says none of its question's words (a stock refusal such as \"I'm sorry, but I can't assist with that.\"), from the step after it was caught; needs --rehearsal > 0")
@@ -322,6 +326,11 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.LossMean != "" {
 		if _, err := rl.ParseLossMean(s.LossMean); err != nil {
 			return nil, fmt.Errorf("--loss-mean: %w", err)
+		}
+	}
+	if s.RehearsalScale != "" {
+		if _, err := rl.ParseAnchorScale(s.RehearsalScale); err != nil {
+			return nil, fmt.Errorf("--rehearsal-scale: %w", err)
 		}
 	}
 	if s.RehearsalFollowHint && (s.Rehearsal == 0 && s.GateRepairs == 0 || !method.WantsHint()) {
@@ -547,6 +556,11 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 	if s.LossMean != "" { // unset: the token mean
 		if step.LossMean, err = rl.ParseLossMean(s.LossMean); err != nil {
 			return step, fmt.Errorf("--loss-mean: %w", err)
+		}
+	}
+	if s.RehearsalScale != "" { // unset: fixed
+		if step.AnchorScale, err = rl.ParseAnchorScale(s.RehearsalScale); err != nil {
+			return step, fmt.Errorf("--rehearsal-scale: %w", err)
 		}
 	}
 	if s.DistillCoef < 0 {

@@ -276,18 +276,19 @@ func TestDistillCoefFlag(t *testing.T) {
 	}
 }
 
-// TestStepFlags: --momentum-reset and --loss-mean reach the step
-// configuration; unset they are the defaults (keep, the token mean); a bad
+// TestStepFlags: --momentum-reset, --loss-mean and --rehearsal-scale reach the step
+// configuration; unset they are the defaults (keep, the token mean, fixed); a bad
 // value is refused with the flag's name.
 func TestStepFlags(t *testing.T) {
 	for _, c := range []struct {
 		args     []string
 		momentum rl.MomentumReset
 		mean     rl.LossMean
+		anchors  rl.AnchorScale
 	}{
-		{nil, rl.MomentumKeep, rl.MeanToken},
-		{[]string{"--momentum-reset", "no-signal"}, rl.MomentumNoSignal, rl.MeanToken},
-		{[]string{"--momentum-reset", "every-step", "--loss-mean", "sample"}, rl.MomentumEveryStep, rl.MeanSample},
+		{nil, rl.MomentumKeep, rl.MeanToken, rl.AnchorFixed},
+		{[]string{"--momentum-reset", "no-signal"}, rl.MomentumNoSignal, rl.MeanToken, rl.AnchorFixed},
+		{[]string{"--momentum-reset", "every-step", "--loss-mean", "sample", "--rehearsal-scale", "signal"}, rl.MomentumEveryStep, rl.MeanSample, rl.AnchorSignal},
 	} {
 		var s Settings
 		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -296,11 +297,11 @@ func TestStepFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		step, err := s.stepConfig()
-		if err != nil || step.MomentumReset != c.momentum || step.LossMean != c.mean {
-			t.Fatalf("%v: momentum reset %q, loss mean %q, %v; want %q, %q", c.args, step.MomentumReset, step.LossMean, err, c.momentum, c.mean)
+		if err != nil || step.MomentumReset != c.momentum || step.LossMean != c.mean || step.AnchorScale != c.anchors {
+			t.Fatalf("%v: momentum reset %q, loss mean %q, anchors %q, %v; want %q, %q, %q", c.args, step.MomentumReset, step.LossMean, step.AnchorScale, err, c.momentum, c.mean, c.anchors)
 		}
 	}
-	for flag, bad := range map[string]Settings{"--momentum-reset": {MomentumReset: "sometimes"}, "--loss-mean": {LossMean: "median"}} {
+	for flag, bad := range map[string]Settings{"--momentum-reset": {MomentumReset: "sometimes"}, "--loss-mean": {LossMean: "median"}, "--rehearsal-scale": {RehearsalScale: "loud"}} {
 		if _, err := bad.stepConfig(); err == nil || !strings.Contains(err.Error(), flag) {
 			t.Fatalf("a bad %s: %v", flag, err)
 		}

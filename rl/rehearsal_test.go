@@ -109,6 +109,83 @@ func TestAnchorIsSFT(t *testing.T) {
 	}
 }
 
+// TestAnchorScale: under AnchorSignal an anchor weighs as much as the
+// step's rated samples have to teach. A liked answer at 0.25 after the
+// baseline beside an anchor of weight 1 moves the adapters exactly as the
+// fixed scale does with the anchor at 0.25, and a step whose rated answers
+// teach nothing (all liked, under the batch baseline) leaves the weights
+// where they were but for the weight decay.
+func TestAnchorScale(t *testing.T) {
+	rated := func(r float64) TrainSample { return TrainSample{Reward: r, RewardTerm: true} }
+	anchor := TrainSample{Anchor: 1}
+	combine, opd, rlm := DefaultAdvantage(), AdvantageConfig{Method: MethodOPD, WOPD: 1}, AdvantageConfig{Method: MethodRL}
+	for _, c := range []struct {
+		name    string
+		adv     AdvantageConfig
+		samples []TrainSample
+		rewards []float64 // after the baselines
+		want    float64
+	}{
+		{"liked answers under a running mean of 0.8", combine, []TrainSample{rated(1), rated(1), anchor}, []float64{0.2, 0.2, 0}, 0.2},
+		{"a teacher-written answer beside one", combine, []TrainSample{rated(1), {TeacherWrote: true}, anchor}, []float64{0.2, 0, 0}, 0.6},
+		{"a teacher term", combine, []TrainSample{{TeacherLogprobs: []float32{-1}}, anchor}, []float64{0, 0}, 1},
+		{"a large advantage is capped", rlm, []TrainSample{rated(-1), rated(1)}, []float64{-1.6, 0.4}, 0.7},
+		{"a reward under OPD teaches nothing", opd, []TrainSample{rated(1), anchor}, []float64{1, 0}, 0},
+		{"half the reward term", AdvantageConfig{Method: MethodCombine, WRL: 0.5, WOPD: 1}, []TrainSample{rated(1)}, []float64{1}, 0.5},
+		{"anchors alone (a repair step)", combine, []TrainSample{anchor}, []float64{0}, 1},
+	} {
+		if got := stepSignalShare(c.adv, c.samples, c.rewards); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: share %g, want %g", c.name, got, c.want)
+		}
+	}
+	if _, err := ParseAnchorScale("sometimes"); err == nil {
+		t.Fatal("a bad anchor scale parsed")
+	}
+
+	ctx := context.Background()
+	liked := TrainSample{PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5, 6}, Reward: 0.25, RewardTerm: true}
+	at := func(w float64) TrainSample {
+		return TrainSample{PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10, 11}, Anchor: w}
+	}
+	a, b := newTinyNative(t), newTinyNative(t)
+	signal := a.cfg
+	signal.AnchorScale = AnchorSignal
+	m, err := PolicyStep(ctx, a.tr, signal, []TrainSample{liked, at(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.AnchorScale != 0.25 {
+		t.Fatalf("anchor scale %g, want 0.25", m.AnchorScale)
+	}
+	if m, err = PolicyStep(ctx, b.tr, b.cfg, []TrainSample{liked, at(0.25)}); err != nil || m.AnchorScale != 1 {
+		t.Fatalf("fixed: anchor scale %g, %v; want 1", m.AnchorScale, err)
+	}
+	pa, pb := a.tr.Params(), b.tr.Params()
+	for i := range pa {
+		for j := range pa[i].Data {
+			if pa[i].Data[j] != pb[i].Data[j] {
+				t.Fatalf("%s[%d]: %g scaled anchor, %g anchor of weight 0.25", pa[i].Name, j, pa[i].Data[j], pb[i].Data[j])
+			}
+		}
+	}
+	o, fresh := newTinyNative(t), newTinyNative(t)
+	cfg := o.cfg
+	cfg.AnchorScale, cfg.Advantage.Baseline = AnchorSignal, BaselineBatch
+	cfg.MomentumReset = MomentumEveryStep
+	if m, err = PolicyStep(ctx, o.tr, cfg, []TrainSample{liked, liked, at(1)}); err != nil || m.AnchorScale != 0 {
+		t.Fatalf("all liked under the batch baseline: anchor scale %g, %v; want 0 and no error", m.AnchorScale, err)
+	}
+	po, p0 := o.tr.Params(), fresh.tr.Params()
+	decay := float32(1 - m.LearningRate*o.tr.Config().AdamW.WeightDecay)
+	for i := range po {
+		for j := range po[i].Data {
+			if want := p0[i].Data[j] * decay; math.Abs(float64(po[i].Data[j]-want)) > 1e-9 {
+				t.Fatalf("%s[%d]: %g after a step with nothing to learn, want %g (the weight decay alone)", po[i].Name, j, po[i].Data[j], want)
+			}
+		}
+	}
+}
+
 func sum(x []float32) float64 {
 	var s float64
 	for _, v := range x {

@@ -36,6 +36,9 @@ type StepMetrics struct {
 	// AvoidSatOut counts pushed-down answers the step left out, already
 	// their bound below the base model (RehearsalConfig.AvoidBound).
 	AvoidSatOut int
+	// AnchorScale multiplied the step's rehearsal anchors' advantages
+	// (StepConfig.AnchorScale); 0 from a trainer that does not say.
+	AnchorScale float64
 }
 
 // Yielder is implemented by trainers that can pause inside a step (the

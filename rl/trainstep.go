@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/clawrl/clawrl/train"
@@ -79,6 +80,68 @@ type StepConfig struct {
 	// MeanSample over each sample's tokens first and then over the samples,
 	// so every answer weighs the same whatever its length.
 	LossMean LossMean
+	// AnchorScale is how the step's rehearsal anchors weigh against its
+	// rated samples: AnchorFixed ("" or "fixed", the default) at their
+	// Anchor advantage whatever the step; AnchorSignal at that times the
+	// step's signal (stepSignalShare).
+	AnchorScale AnchorScale
+}
+
+// AnchorScale is how a step's rehearsal anchors are weighed.
+type AnchorScale string
+
+const (
+	// AnchorFixed: every anchor token at TrainSample.Anchor, so an anchor
+	// weighs about as much as a rated turn at ±1.
+	AnchorFixed AnchorScale = "fixed"
+	// AnchorSignal: every anchor token at TrainSample.Anchor times the
+	// step's signal share (stepSignalShare): the mean over its rated
+	// samples of what each has to teach, 1 for one with a teacher term or
+	// teacher-written tokens, else its reward term's advantage, |w_rl·A|
+	// capped at 1. A user who likes every answer gives liked answers about
+	// 1 − m under the running baseline (0.2 once m is 0.8), and the anchors'
+	// fixed pull towards the base model's answers would then be most of
+	// the step: under AnchorFixed the concise persona's liked-only steps
+	// led its answers back to the base model's length and lists
+	// (BENCHMARKS.md, "Anchors that weigh as much as the step").
+	AnchorSignal AnchorScale = "signal"
+)
+
+// ParseAnchorScale reads a --rehearsal-scale value.
+func ParseAnchorScale(s string) (AnchorScale, error) {
+	switch a := AnchorScale(s); a {
+	case AnchorFixed, AnchorSignal:
+		return a, nil
+	}
+	return "", fmt.Errorf("anchor scale %q: want %s or %s", s, AnchorFixed, AnchorSignal)
+}
+
+// stepSignalShare is AnchorSignal's factor: the mean over the step's
+// samples that are not anchors of min(1, what each has to teach), 1 for a
+// sample with a teacher term (under a method that reads it) or
+// teacher-written tokens, else |w_rl·reward| after the baselines (0 under
+// MethodOPD). A step of anchors alone (a repair step) is 1.
+func stepSignalShare(adv AdvantageConfig, samples []TrainSample, rewards []float64) float64 {
+	var n int
+	var sum float64
+	for i, s := range samples {
+		if s.Anchor != 0 {
+			continue
+		}
+		n++
+		switch {
+		case s.TeacherWrote || s.TeacherLogprobs != nil && (adv.Method == MethodOPD || adv.Method == MethodCombine && adv.WOPD != 0):
+			sum++
+		case adv.Method == MethodRL:
+			sum += min(1, math.Abs(rewards[i]))
+		case adv.Method == MethodCombine:
+			sum += min(1, math.Abs(adv.WRL*rewards[i]))
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	return sum / float64(n)
 }
 
 // LossMean is how a policy step averages its token losses.
@@ -212,6 +275,9 @@ type Metrics struct {
 	// MomentumReset: the step zeroed AdamW's first moment first
 	// (StepConfig.MomentumReset).
 	MomentumReset bool
+	// AnchorScale is what the step's anchors' advantages were multiplied
+	// by (StepConfig.AnchorScale; 1 under AnchorFixed).
+	AnchorScale float64
 }
 
 // batchObjective adapts per-sample TokenInputs to train.Objective.
@@ -226,9 +292,11 @@ type batchObjective struct {
 	rewards  []float64
 	teachers [][]float32
 	anchors  []float64
-	distill  []float64   // per sample: cross-entropy weight, 0 = PPO
-	bounds   []float64   // per sample: TrainSample.Bound
-	bases    [][]float32 // per sample with a bound: the base model's logprobs
+	// anchorScale multiplies every anchor's advantage (AnchorScale).
+	anchorScale float64
+	distill     []float64   // per sample: cross-entropy weight, 0 = PPO
+	bounds      []float64   // per sample: TrainSample.Bound
+	bases       [][]float32 // per sample with a bound: the base model's logprobs
 	// weights[i] scales sample i's loss and gradients (sampleWeights);
 	// nil: every token weighs the same.
 	weights []float64
@@ -260,7 +328,7 @@ func (o *batchObjective) tokenLoss(i int, logp, entropy, dlogp, dentropy []float
 	if o.lazy != nil && o.lazy[i] {
 		in := &o.inputs[i]
 		in.OldLogprobs = append([]float32(nil), logp...)
-		a, err := tokenAdvantages(o.adv, o.anchors[i], o.rewards[i], o.teachers[i], in.OldLogprobs)
+		a, err := tokenAdvantages(o.adv, o.anchors[i]*o.anchorScale, o.anchors[i] != 0, o.rewards[i], o.teachers[i], in.OldLogprobs)
 		if err != nil {
 			// Checked before the step; kept for the caller all the same.
 			o.err = err
@@ -302,9 +370,10 @@ func (o *batchObjective) bounded(i int, old, adv []float32) []float32 {
 }
 
 // tokenAdvantages is a sample's per-token advantages: a rehearsal anchor's
-// fixed weight, or adv's terms.
-func tokenAdvantages(adv AdvantageConfig, anchor, reward float64, teacher, old []float32) ([]float32, error) {
-	if anchor == 0 {
+// weight (the sample is one when isAnchor is set; the weight may be 0 under
+// AnchorSignal), or adv's terms.
+func tokenAdvantages(adv AdvantageConfig, anchor float64, isAnchor bool, reward float64, teacher, old []float32) ([]float32, error) {
+	if !isAnchor {
 		return adv.TokenAdvantages(reward, teacher, old)
 	}
 	out := make([]float32, len(old))
@@ -417,7 +486,10 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
 		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples)),
 		anchors: make([]float64, len(samples)), distill: make([]float64, len(samples)),
-		bounds: make([]float64, len(samples)), bases: bases, weights: sampleWeights(cfg.LossMean, seqs)}
+		bounds: make([]float64, len(samples)), bases: bases, weights: sampleWeights(cfg.LossMean, seqs), anchorScale: 1}
+	if cfg.AnchorScale == AnchorSignal {
+		obj.anchorScale = stepSignalShare(cfg.Advantage, samples, rewards)
+	}
 	for i, s := range samples {
 		if cfg.Loss.Kind == LossSFT {
 			continue
@@ -437,7 +509,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 		if s.Anchor < 0 {
 			obj.bounds[i] = s.Bound
 		}
-		adv, err := tokenAdvantages(cfg.Advantage, s.Anchor, rewards[i], s.TeacherLogprobs, o)
+		adv, err := tokenAdvantages(cfg.Advantage, s.Anchor*obj.anchorScale, s.Anchor != 0, rewards[i], s.TeacherLogprobs, o)
 		if err != nil {
 			return Metrics{}, fmt.Errorf("policy step: sample %d: %w", i, err)
 		}
@@ -487,7 +559,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 		ISTruncated: float64(obj.stats.ISTruncated) / n, Advantage: obj.stats.Advantage / n,
 		GradNorm: st.GradNorm, Samples: len(samples), Tokens: tokens, Elapsed: elapsed,
 		TokensPerSec: st.TokensPerSec, LearningRate: st.LearningRate, MomentumReset: reset,
-		BoundSatOut: obj.satOut,
+		BoundSatOut: obj.satOut, AnchorScale: obj.anchorScale,
 	}
 	if obj.gapN > 0 {
 		m.OldLogprobGap = obj.gap / float64(obj.gapN)
