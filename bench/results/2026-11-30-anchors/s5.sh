@@ -1,0 +1,11 @@
+#!/bin/bash
+# after the tldr signal run (s4.sh stopped before its french run): signoff seed 1 of the gated quoted arm + opening 0.5 with --teacher-fit-share 0.75 (fixed anchors): do the late 52–63-token teacher answers drive signoff's drift?
+while pgrep -f "tldr-15-relfitqgo-rs-s1" >/dev/null; do sleep 20; done
+run() { BIN=$1; P=$2; S=$3; NAME=$4; shift 4
+OUT=/work/runs/s32/$NAME
+mkdir -p $OUT
+nice -n 5 $BIN bench learn --model qwen2.5-coder-1.5b --personas $P --versions 6 --first-seed $S \
+  --arms "combine-t15:combine:--teacher-url={teacher}:--teacher-model=clawrl:--teacher-select-relevance:--teacher-select-length=fit:--teacher-select-quoted" --teacher-serve qwen2.5-coder-1.5b \
+  --serve-arg=--teacher-samples=4 --serve-arg=--lr=5e-4 --serve-arg=--gate-backtrack=2 --version-timeout 20m --keep-data "$@" --out $OUT > $OUT/run.log 2>&1
+}
+run /work/runs/bin-s32a signoff 1 signoff-15-relfitqgo-fs75-s1 --serve-arg=--teacher-select-opening=0.5 --serve-arg=--teacher-fit-share=0.75
