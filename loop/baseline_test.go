@@ -18,7 +18,8 @@ import (
 // with the running mean of the ratings, a 👎 trained on the teacher's
 // answer included, and the mean goes on from the last version after a
 // restart. A step's ratings join lowest first, whatever the order of
-// its turns. The expected means are pandas':
+// its turns; --baseline-clip bounds the centred rewards. The expected
+// means are pandas':
 //
 //	pd.Series([-1, 1, -1, -1], dtype=float).ewm(alpha=1/8, adjust=True).mean()[[1, 3]]
 func TestRunningBaseline(t *testing.T) {
@@ -93,6 +94,25 @@ func TestRunningBaseline(t *testing.T) {
 	for _, s := range step(r, tr) {
 		if !s.UseRL || math.Abs(s.Reward-(-1-mean2)) > 1e-12 {
 			t.Errorf("bare 👎 after the restart: RL %v, reward %.17g; want −1 − %.17g", s.UseRL, s.Reward, mean2)
+		}
+	}
+
+	// With --baseline-clip 1 a 👍 given while the mean is still below 0
+	// trains at 1, not 1 − mean; a reward inside the bound is left as it
+	// is. mean3 is the same recurrence one step on (ratings −1, 1 after
+	// the four above).
+	cfg.Train.RunningClip = 1
+	r, tr = start()
+	liked = rate("e", "thanks, that was short", 1, "")
+	rate("f", "one more", -1, "")
+	const mean3 = -0.28058410325616806
+	for _, s := range step(r, tr) {
+		want := -1 - mean3
+		if s.TurnID == liked.ID {
+			want = 1 // 1 − mean3 ≈ 1.28, bounded
+		}
+		if !s.UseRL || math.Abs(s.Reward-want) > 1e-12 {
+			t.Errorf("turn %s with the clip: RL %v, reward %.17g; want %.17g", s.TurnID, s.UseRL, s.Reward, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -60,8 +61,11 @@ type Settings struct {
 	// BaselineWindow: ratings the running baseline mostly reflects
 	// (--baseline running, rl.RatingMean).
 	BaselineWindow int
-	OPDClip        float64
-	KLCoef         float64
+	// BaselineClip: with --baseline running, each centred reward is
+	// bounded to ±this (0: unbounded; rl.SchedulerConfig.RunningClip).
+	BaselineClip float64
+	OPDClip      float64
+	KLCoef       float64
 	// Epochs: optimizer steps per batch (PPO epochs, rl.StepConfig.Epochs).
 	Epochs int
 	// MomentumReset: when a step zeroes AdamW's first moment
@@ -156,6 +160,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.WrittenHint, "written-hint", string(judge.WrittenAsIs), "how written feedback (or a correcting next message) becomes the OPD hint: as-is, or rewrite (the judge, seeing the answer, first rewrites it as an instruction that stands without that answer, which the teacher never sees: \"too long\" becomes what the answer must do; one greedy generation of at most --hint-tokens)")
 	fs.StringVar(&s.Baseline, "baseline", string(DefaultBaseline), "reward baseline for single samples: batch (normalise over the step, PRPO), center (subtract the step's mean), running (subtract the running mean of recent ratings, the 👎s trained on the teacher's answer included) or none")
 	fs.IntVar(&s.BaselineWindow, "baseline-window", rl.DefaultRatingWindow, "with --baseline running: each newer rating weighs an older one 1 − 1/this less")
+	fs.Float64Var(&s.BaselineClip, "baseline-clip", 0, "with --baseline running: bound each reward after the baseline to ±this, so a 👍 given while the mean is still low trains no more than this (0: unbounded)")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
 	fs.StringVar(&s.OPDResponse, "opd-response", DefaultOPDResponse, "which response OPD trains on: student (the teacher re-scores the policy's sampled answer), teacher (the teacher, shown the hint, writes the answer: context distillation) or both (one turn trains on the two)")
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")
@@ -304,6 +309,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if _, err := rl.ParseBaseline(s.Baseline); err != nil {
 		return nil, err
 	}
+	if s.BaselineClip < 0 || math.IsNaN(s.BaselineClip) {
+		return nil, fmt.Errorf("--baseline-clip %g: want ≥ 0 (0: unbounded)", s.BaselineClip)
+	}
 	if s.BaselineWindow < 0 {
 		return nil, fmt.Errorf("--baseline-window %d: want ≥ 1 (0: %d)", s.BaselineWindow, rl.DefaultRatingWindow)
 	}
@@ -415,6 +423,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 			VersionsDir: filepath.Join(p.DataDir, "versions")}}}
 	if rl.Baseline(s.Baseline) == rl.BaselineRunning {
 		o.Config.Train.RunningBaseline = cmp.Or(s.BaselineWindow, rl.DefaultRatingWindow)
+		o.Config.Train.RunningClip = s.BaselineClip
 	}
 	o.Selector, o.Config.TeacherSamples, o.Config.TeacherTemperature = selector, s.TeacherSamples.Samples, s.TeacherSamples.Temperature
 	o.Config.TeacherSelect, o.Config.TeacherSelectThreshold = s.TeacherSamples.Select, s.TeacherSamples.Threshold

@@ -114,9 +114,9 @@ func TestSettingsBuild(t *testing.T) {
 		}},
 		{name: "mixed placement needs answers to choose among", args: []string{"--hint-placement", "mixed", "--opd-response", "teacher"}, wantErr: "--teacher-samples ≥ 2"},
 		{name: "mixed placement needs the teacher to write", args: []string{"--hint-placement", "mixed", "--teacher-samples", "2", "--opd-response", "student"}, wantErr: "--opd-response teacher or both"},
-		{name: "running baseline", args: []string{"--baseline", "running", "--baseline-window", "16"}, check: func(t *testing.T, r *Runner) {
-			if r.cfg.Train.RunningBaseline != 16 {
-				t.Errorf("--baseline running --baseline-window 16: scheduler window %d", r.cfg.Train.RunningBaseline)
+		{name: "running baseline", args: []string{"--baseline", "running", "--baseline-window", "16", "--baseline-clip", "1"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.RunningBaseline != 16 || r.cfg.Train.RunningClip != 1 {
+				t.Errorf("--baseline running --baseline-window 16 --baseline-clip 1: scheduler window %d, clip %g", r.cfg.Train.RunningBaseline, r.cfg.Train.RunningClip)
 			}
 		}},
 		{name: "running baseline, default window", args: []string{"--baseline", "running"}, check: func(t *testing.T, r *Runner) {
@@ -131,6 +131,7 @@ func TestSettingsBuild(t *testing.T) {
 		}},
 		{name: "bad baseline", args: []string{"--baseline", "ewm"}, wantErr: "reward baseline"},
 		{name: "bad baseline window", args: []string{"--baseline", "running", "--baseline-window", "-1"}, wantErr: "--baseline-window"},
+		{name: "bad baseline clip", args: []string{"--baseline", "running", "--baseline-clip", "-0.5"}, wantErr: "--baseline-clip"},
 		{name: "bad placement", args: []string{"--hint-placement", "assistant"}, wantErr: "--hint-placement"},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},

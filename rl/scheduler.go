@@ -34,6 +34,11 @@ type SchedulerConfig struct {
 	// with its judgment's score, so a 👎 whose sample trains the teacher's
 	// response counts too. 0: the rewards go to the trainer as they are.
 	RunningBaseline int
+	// RunningClip, when > 0, bounds each centred reward to ±RunningClip:
+	// the baseline may shrink a rating's weight but not raise it past
+	// that. Without it a 👍 given while the mean is still −0.7 (the
+	// user's early 👎s) trains at 1.7, more than any rating was worth.
+	RunningClip float64
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
@@ -456,6 +461,9 @@ func (s *Scheduler) runningBaseline(ctx context.Context, batch []Sample) ([]Samp
 	for i, smp := range batch {
 		if smp.UseRL {
 			smp.Reward -= mean
+			if c := s.cfg.RunningClip; c > 0 {
+				smp.Reward = max(-c, min(c, smp.Reward))
+			}
 		}
 		out[i] = smp
 	}
