@@ -1,0 +1,13 @@
+#!/bin/bash
+# after the clip run (pid 31156): --momentum-reset every-step (no step carries the AdamW first moment of the steps before it) on signoff seeds 1 and 2
+while kill -0 31156 2>/dev/null; do sleep 20; done
+run() { BIN=$1; P=$2; S=$3; NAME=$4; shift 4
+OUT=/work/runs/s33/$NAME
+mkdir -p $OUT
+nice -n 5 $BIN bench learn --model qwen2.5-coder-1.5b --personas $P --versions 6 --first-seed $S \
+  --arms "combine-t15:combine:--teacher-url={teacher}:--teacher-model=clawrl:--teacher-select-relevance:--teacher-select-length=fit:--teacher-select-quoted" --teacher-serve qwen2.5-coder-1.5b \
+  --serve-arg=--teacher-samples=4 --serve-arg=--lr=5e-4 --serve-arg=--gate-backtrack=2 --version-timeout 20m --keep-data "$@" --out $OUT > $OUT/run.log 2>&1
+}
+A="--serve-arg=--teacher-select-opening=0.5"
+run /work/runs/bin-s33 signoff 1 signoff-15-relfitqgo-mre-s1 $A --serve-arg=--momentum-reset=every-step
+run /work/runs/bin-s33 signoff 2 signoff-15-relfitqgo-mre-s2 $A --serve-arg=--momentum-reset=every-step
