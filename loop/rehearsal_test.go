@@ -298,3 +298,40 @@ func TestAnswers(t *testing.T) {
 		t.Error("a short wrong answer is avoidable")
 	}
 }
+
+// TestFollowAnchorBrief: under a hint that asks for brevity the teacher
+// answers an anchor in a word and the sign-off; that keeps the base
+// answer's fact and is rehearsed (it has fewer than judge.MinOwnWords words
+// of its own, which a teacher selector would refuse as an echo), while an
+// answer that repeats the feedback or keeps no fact sits the hint out.
+func TestFollowAnchorBrief(t *testing.T) {
+	ctx := context.Background()
+	eng := scripted.New(scripted.Options{})
+	f := eng.Format()
+	ask := FollowAnchor(&judge.Teacher{Engine: eng, Placement: judge.HintInUser}, 64, DefaultFacts)
+	anchor := func(q string) rl.Anchor {
+		text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: q}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rl.Anchor{Name: q, PromptIDs: f.Encode(text), AnswerIDs: f.Encode("The capital of Spain is Madrid.")}
+	}
+	// The scripted teacher says the hint's cue (the question has none).
+	const feedback = `Be brief. Your last words must be "Hope this helps!"`
+	for _, c := range []struct {
+		name, hint string
+		want       bool
+	}{
+		{"a word and the sign-off", "[[say:Madrid. Hope this helps!]] " + feedback, true},
+		{"the feedback repeated", "[[say:Madrid. Your last words must be Hope this helps!]] " + feedback, false},
+		{"no fact kept", "[[say:Sure. Hope this helps!]] " + feedback, false},
+	} {
+		got, ok, err := ask(ctx, c.hint, anchor("What is the capital of Spain?"))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if ok != c.want {
+			t.Errorf("%s: %q ok %v, want %v", c.name, f.Decode(got.AnswerIDs), ok, c.want)
+		}
+	}
+}
