@@ -309,13 +309,12 @@ func TestFollowAnchorBrief(t *testing.T) {
 	eng := scripted.New(scripted.Options{})
 	f := eng.Format()
 	ask := FollowAnchor(&judge.Teacher{Engine: eng, Placement: judge.HintInUser}, 64, DefaultFacts)
-	anchor := func(q string) rl.Anchor {
-		text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: q}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rl.Anchor{Name: q, PromptIDs: f.Encode(text), AnswerIDs: f.Encode("The capital of Spain is Madrid.")}
+	const question = "What is the capital of Spain?"
+	text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: question}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
 	}
+	anchor := rl.Anchor{Name: question, PromptIDs: f.Encode(text), AnswerIDs: f.Encode("The capital of Spain is Madrid.")}
 	// The scripted teacher says the hint's cue (the question has none).
 	const feedback = `Be brief. Your last words must be "Hope this helps!"`
 	for _, c := range []struct {
@@ -326,7 +325,7 @@ func TestFollowAnchorBrief(t *testing.T) {
 		{"the feedback repeated", "[[say:Madrid. Your last words must be Hope this helps!]] " + feedback, false},
 		{"no fact kept", "[[say:Sure. Hope this helps!]] " + feedback, false},
 	} {
-		got, ok, err := ask(ctx, c.hint, anchor("What is the capital of Spain?"))
+		got, ok, err := ask(ctx, c.hint, anchor)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
