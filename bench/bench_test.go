@@ -194,18 +194,19 @@ func TestSummariseAndRender(t *testing.T) {
 			{Round: 1, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
 		{Arm: "rl", Method: "rl", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
 			{Round: 1, Satisfied: 6, Asked: 10, RetentionRight: 7, RetentionAsked: 8}}},
-		{Arm: "rl", Method: "rl", Persona: "concise", Seed: 2, Stalled: "round 1", Evals: []Eval{{Round: 0, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
+		{Arm: "rl", Method: "rl", Persona: "concise", Seed: 2, Stalled: "round 2", Evals: []Eval{{Round: 0, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
+			{Round: 1, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8, Held: true}}},
 	}
 	sums := Summarise(runs)
 	if len(sums) != 2 || sums[0].Arm != "off" || sums[1].Arm != "rl" {
 		t.Fatalf("arms %+v", sums)
 	}
 	rl := sums[1]
-	if rl.Stalled != 1 || rl.Cells[0].Satisfied.K != 5 || rl.Cells[0].Satisfied.N != 20 || rl.Last().Satisfied.K != 6 || rl.Last().Runs != 1 {
+	if rl.Stalled != 1 || rl.Held != 1 || rl.Cells[0].Satisfied.K != 5 || rl.Cells[0].Satisfied.N != 20 || rl.Last().Satisfied.K != 9 || rl.Last().Runs != 2 {
 		t.Errorf("rl summary %+v", rl)
 	}
 	md := Markdown(sums)
-	if !strings.Contains(md, "| rl | 0.25 [") || !strings.Contains(md, "| v0 | v1 |") {
+	if !strings.Contains(md, "| rl | 0.25 [") || !strings.Contains(md, "| v0 | v1 |") || !strings.Contains(md, "| 1 | 0 (1 held) |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	svg := SVG(sums, "a & b")
@@ -273,12 +274,14 @@ clawrl_loop_revised_total 1
 clawrl_loop_samples_built_total{kind="signal"} 7
 clawrl_loop_samples_built_total{kind="at_least_one"} 1
 clawrl_loop_samples_trained 8
+clawrl_loop_samples_ready 2
 clawrl_loop_train_steps_total 1
+clawrl_loop_train_steps_held_total 2
 clawrl_loop_policy_version 1
 garbage line
 clawrl_loop_samples_trained NaNx
 `)
-	if m != (LoopMetrics{Judged: 13, SamplesBuilt: 8, SamplesTrained: 8, TrainSteps: 1,
+	if m != (LoopMetrics{Judged: 13, SamplesBuilt: 8, SamplesTrained: 8, SamplesReady: 2, TrainSteps: 1, HeldSteps: 2,
 		Verdicts: Verdicts{Negative: 8, Neutral: 2, Positive: 3, Hints: 6, Revised: 1}}) {
 		t.Errorf("parseLoopMetrics = %+v", m)
 	}
@@ -545,7 +548,7 @@ func TestAwaitVersionTopsUpPastUnjudgedTurns(t *testing.T) {
 	var mu sync.Mutex
 	judged, built, version := 15, 15, 0
 	srv := fakeLoop(&mu, &version, func() string {
-		return fmt.Sprintf("clawrl_loop_judged_total{score=\"-1\"} %d\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\n", judged, built)
+		return fmt.Sprintf("clawrl_loop_judged_total{score=\"-1\"} %d\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\nclawrl_loop_samples_ready %d\n", judged, built, built)
 	})
 	defer srv.Close()
 	sent, topUps := 16, 0
@@ -561,9 +564,9 @@ func TestAwaitVersionTopsUpPastUnjudgedTurns(t *testing.T) {
 		return nil
 	}
 	cfg := Config{PerVersion: 16, VersionTimeout: time.Minute}
-	v, rejected, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, 0, &sent, send)
-	if err != nil || v != 1 || rejected || topUps != 1 || sent != 24 {
-		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 after one top-up of 8", v, rejected, err, topUps, sent)
+	v, kept, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, LoopMetrics{}, &sent, send)
+	if err != nil || v != 1 || kept != keptNone || topUps != 1 || sent != 24 {
+		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 after one top-up of 8", v, kept, err, topUps, sent)
 	}
 }
 
@@ -584,7 +587,7 @@ func TestAwaitVersionWaitsForTheTeacher(t *testing.T) {
 		if polls > 40 { // the teacher's eight samples, all at once after 40 polls
 			built, pending, version = 16, 0, 1
 		}
-		return fmt.Sprintf("clawrl_loop_judged_total{score=\"-1\"} 16\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\nclawrl_loop_samples_pending %d\n", built, pending)
+		return fmt.Sprintf("clawrl_loop_judged_total{score=\"-1\"} 16\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\nclawrl_loop_samples_ready %d\nclawrl_loop_samples_pending %d\n", built, built, pending)
 	})
 	defer srv.Close()
 	sent, topUps := 16, 0
@@ -594,9 +597,65 @@ func TestAwaitVersionWaitsForTheTeacher(t *testing.T) {
 		return nil
 	}
 	cfg := Config{PerVersion: 16, VersionTimeout: time.Minute}
-	v, rejected, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, 0, &sent, send)
-	if err != nil || v != 1 || rejected || topUps != 0 || sent != 16 {
-		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 and no top-up", v, rejected, err, topUps, sent)
+	v, kept, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, LoopMetrics{}, &sent, send)
+	if err != nil || v != 1 || kept != keptNone || topUps != 0 || sent != 16 {
+		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 and no top-up", v, kept, err, topUps, sent)
+	}
+}
+
+// TestAwaitVersionHeld: the loop held the round's step (--hold-liked): no
+// version comes, clawrl_loop_train_steps_held_total moves, and the round
+// is evaluated on the version still served at once, not after
+// VersionTimeout and not as a stall. In the next round the held turns,
+// dropped, are not ready: with four samples ready the user talks on
+// (samples built − trained had counted the held ones as waiting forever).
+func TestAwaitVersionHeld(t *testing.T) {
+	defer func(p time.Duration) { pollEvery = p }(pollEvery)
+	pollEvery = time.Millisecond
+	var mu sync.Mutex
+	// after polls > holdAt the loop holds a step: held becomes heldTo
+	// and nothing is ready.
+	polls, holdAt, version, held, heldTo, ready, built := 0, 5, 3, 0, 1, 8, 24
+	srv := fakeLoop(&mu, &version, func() string {
+		polls++
+		if polls > holdAt {
+			held, ready = heldTo, 0
+		}
+		return fmt.Sprintf("clawrl_loop_judged_total{score=\"1\"} %d\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\nclawrl_loop_samples_trained 16\nclawrl_loop_samples_ready %d\nclawrl_loop_train_steps_total 2\nclawrl_loop_train_steps_held_total %d\n", built, built, ready, held)
+	})
+	defer srv.Close()
+	sent, topUps := 24, 0
+	send := func(n int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		topUps++
+		sent += n
+		built += n
+		polls, ready = 0, ready+n // the step comes and is held
+		return nil
+	}
+	cfg := Config{PerVersion: 8, VersionTimeout: time.Minute}
+	m0 := LoopMetrics{TrainSteps: 2}
+	v, kept, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 3, m0, &sent, send)
+	if err != nil || v != 3 || kept != keptHeld || topUps != 0 {
+		t.Fatalf("awaitVersion = %d, %v, %v after %d top-ups: want version 3 kept, held, no top-up", v, kept, err, topUps)
+	}
+
+	// The next round: eight more turns judged and built, four of them
+	// ready (the others were not made samples), and no step until the
+	// user talks on.
+	mu.Lock()
+	polls, holdAt, heldTo, ready, built = 0, 1<<30, 2, 4, 32
+	mu.Unlock()
+	m0.HeldSteps, sent = 1, sent+8
+	v, kept, err = awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 3, m0, &sent, func(n int) error {
+		mu.Lock()
+		holdAt = 5
+		mu.Unlock()
+		return send(n)
+	})
+	if err != nil || v != 3 || kept != keptHeld || topUps != 1 || sent != 36 {
+		t.Errorf("second round: awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 3 kept, held, after one top-up of 4", v, kept, err, topUps, sent)
 	}
 }
 

@@ -178,10 +178,12 @@ type LoopMetrics struct {
 	Judged         int // turns judged since start, any score
 	SamplesBuilt   int // samples built since start
 	SamplesTrained int // samples trained, all time
+	SamplesReady   int // samples waiting for the trainer, now
 	// SamplesPending is judged turns kept whose sample is not built yet
 	// (the teacher's work waiting), now.
 	SamplesPending int
 	TrainSteps     int // trainer steps recorded as versions (served or rejected)
+	HeldSteps      int // steps the loop held (--hold-liked): no version, the served one kept
 	// Verdicts are the judged turns by their first score, the hints the
 	// judge accepted and the judgments revised by later feedback.
 	Verdicts Verdicts
@@ -277,10 +279,14 @@ func parseLoopMetrics(text string) LoopMetrics {
 			m.SamplesBuilt += int(v)
 		case "clawrl_loop_samples_trained":
 			m.SamplesTrained += int(v)
+		case "clawrl_loop_samples_ready":
+			m.SamplesReady += int(v)
 		case "clawrl_loop_samples_pending":
 			m.SamplesPending += int(v)
 		case "clawrl_loop_train_steps_total":
 			m.TrainSteps += int(v)
+		case "clawrl_loop_train_steps_held_total":
+			m.HeldSteps += int(v)
 		}
 	}
 	return m

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -57,7 +58,11 @@ type ArmSummary struct {
 	// Rejected counts rounds whose version the loop's retention gate
 	// refused (the round evaluates the version still served).
 	Rejected int `json:"rejected"`
-	Failed   int `json:"failed"`
+	// Held counts rounds whose step the loop held (--hold-liked: its
+	// users liked enough of its answers; the round evaluates the version
+	// still served).
+	Held   int `json:"held,omitempty"`
+	Failed int `json:"failed"`
 	// PVsControl is the one-sided Fisher exact p-value that the arm's last
 	// round satisfies more often than the control's last round (1 for the
 	// control itself, or when there is none).
@@ -97,6 +102,9 @@ func Summarise(runs []Run) []ArmSummary {
 			for _, e := range r.Evals {
 				if e.Rejected {
 					s.Rejected++
+				}
+				if e.Held {
+					s.Held++
 				}
 				for len(rounds) <= e.Round {
 					rounds = append(rounds, acc{})
@@ -156,7 +164,7 @@ func Markdown(sums []ArmSummary) string {
 		for r := range rounds {
 			fmt.Fprintf(&b, " v%d |", r)
 		}
-		b.WriteString(" runs stalled | versions rejected | p > control |\n|---|")
+		b.WriteString(" runs stalled | versions rejected (steps held) | p > control |\n|---|")
 		b.WriteString(strings.Repeat("---|", rounds+3))
 		b.WriteString("\n")
 		for _, s := range sums {
@@ -181,7 +189,11 @@ func Markdown(sums []ArmSummary) string {
 			if s.Method != ArmControl && what == "satisfaction (held-out prompts)" {
 				pv = fmt.Sprintf("%.3g", s.PVsControl)
 			}
-			fmt.Fprintf(&b, " %d | %d | %s |\n", s.Stalled, s.Rejected, pv)
+			rejected := strconv.Itoa(s.Rejected)
+			if s.Held > 0 {
+				rejected += fmt.Sprintf(" (%d held)", s.Held)
+			}
+			fmt.Fprintf(&b, " %d | %s | %s |\n", s.Stalled, rejected, pv)
 		}
 		b.WriteString("\n")
 	}

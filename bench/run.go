@@ -120,7 +120,11 @@ type Eval struct {
 	PolicyVersion int64 `json:"policy_version"` // served when evaluated
 	// Rejected: the round's step made a version that the loop's retention
 	// gate refused, so the evaluation is of the version still served.
-	Rejected       bool    `json:"rejected,omitempty"`
+	Rejected bool `json:"rejected,omitempty"`
+	// Held: the loop held the round's step (its users liked enough of
+	// their answers, --hold-liked), so the evaluation is of the version
+	// still served.
+	Held           bool    `json:"held,omitempty"`
 	Satisfied      int     `json:"satisfied"`
 	Asked          int     `json:"asked"`
 	RetentionRight int     `json:"retention_right"`
@@ -316,13 +320,13 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 		if err := send(cfg.PerVersion); err != nil {
 			return err
 		}
-		version, rejected := before, false
+		version, kept := before, keptNone
 		if r.Method != ArmControl {
-			version, rejected, err = awaitVersion(ctx, cfg, cl, before, m0.TrainSteps, &sent, send)
+			version, kept, err = awaitVersion(ctx, cfg, cl, before, m0, &sent, send)
 			if err != nil {
 				return err
 			}
-			if version == before && !rejected {
+			if version == before && kept == keptNone {
 				r.Stalled = fmt.Sprintf("round %d: no new version within %v of the last of %d rated turns", round, cfg.VersionTimeout, ratedRound)
 				log.Warn("stalled", "round", round, "rated", ratedRound, "timeout", cfg.VersionTimeout)
 				return nil
@@ -346,11 +350,11 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 			ev.TeacherAsked = cfg.EvalPrompts
 			log.Info("teacher now (policy + hint)", "round", round, "satisfied", ev.TeacherSatisfied, "asked", ev.TeacherAsked)
 		}
-		ev.Rejected = rejected
+		ev.Rejected, ev.Held = kept == keptRejected, kept == keptHeld
 		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
 		r.Evals = append(r.Evals, ev)
 		log.Info("evaluated", "round", round, "version", ev.PolicyVersion, "satisfied", ev.Satisfied, "asked", ev.Asked,
-			"retention", ev.RetentionRight, "words", ev.MeanWords, "train_satisfied", satRound, "rated", ratedRound, "wait_s", wait)
+			"retention", ev.RetentionRight, "words", ev.MeanWords, "held", ev.Held, "train_satisfied", satRound, "rated", ratedRound, "wait_s", wait)
 	}
 	return nil
 }
@@ -366,9 +370,19 @@ var pollEvery = time.Second
 // a round short even though some of its turns were never judged.
 const stuckPolls = 60
 
+// Why a round's served version did not move though the loop took its
+// step (awaitVersion).
+type kept int
+
+const (
+	keptNone     kept = iota // it moved, or nothing happened in time
+	keptRejected             // the retention gate rejected the step's version
+	keptHeld                 // the loop held the step (--hold-liked)
+)
+
 // awaitVersion waits for the served version to move past before, or for a
-// step past steps whose version the retention gate rejected (then it
-// reports rejected and the version still served). A user
+// step past m0's whose version the retention gate rejected or that the
+// loop held (then it reports which and the version still served). A user
 // keeps talking when the loop has judged every rated turn yet holds fewer
 // samples than a step takes (OPD keeps only turns with a hint, so satisfied
 // turns build none), counting those the teacher is still writing (a slow
@@ -376,38 +390,41 @@ const stuckPolls = 60
 // rated 64 turns a round, not 16): then it sends PerVersion/2 more rated
 // turns, at most maxTopUps times. It gives up VersionTimeout after the
 // last rated turn and returns before.
-func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, steps int, sent *int, send func(int) error) (int64, bool, error) {
+func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, m0 LoopMetrics, sent *int, send func(int) error) (int64, kept, error) {
 	deadline := time.Now().Add(cfg.VersionTimeout)
 	topUps, short, idle, lastBuilt, lastJudged := 0, 0, 0, -1, -1
 	for {
 		v, err := cl.Health(ctx)
 		if err != nil {
-			return 0, false, err
+			return 0, keptNone, err
 		}
 		if v != before {
-			return v, false, nil
+			return v, keptNone, nil
 		}
 		if time.Now().After(deadline) {
-			return before, false, nil
+			return before, keptNone, nil
 		}
 		m, err := cl.Metrics(ctx)
 		if err != nil {
-			return 0, false, err
+			return 0, keptNone, err
 		}
-		if m.TrainSteps > steps {
+		if m.HeldSteps > m0.HeldSteps {
+			return before, keptHeld, nil
+		}
+		if m.TrainSteps > m0.TrainSteps {
 			// A step was recorded; the served version moves once it is
 			// published (seconds), or never (rejected by the gate).
 			for range 30 {
 				if v, err = cl.Health(ctx); err != nil || v != before {
-					return v, false, err
+					return v, keptNone, err
 				}
 				select {
 				case <-ctx.Done():
-					return 0, false, ctx.Err()
+					return 0, keptNone, ctx.Err()
 				case <-time.After(pollEvery):
 				}
 			}
-			return before, true, nil
+			return before, keptRejected, nil
 		}
 		// Short, and no sample built, for five polls in a row: an OPD
 		// sample is built seconds after its judgment (the teacher's
@@ -417,7 +434,7 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, ste
 		// the servers' --session-idle on a loaded machine) expires. So
 		// after a minute with neither judgments nor samples moving, the
 		// loop counts as short whatever it has judged.
-		if m.SamplesBuilt-m.SamplesTrained+m.SamplesPending < cfg.PerVersion && m.SamplesBuilt == lastBuilt && m.Judged == lastJudged {
+		if m.SamplesReady+m.SamplesPending < cfg.PerVersion && m.SamplesBuilt == lastBuilt && m.Judged == lastJudged {
 			idle++
 		} else {
 			idle = 0
@@ -431,14 +448,14 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, ste
 		if short >= 5 && topUps < maxTopUps {
 			topUps, short = topUps+1, 0
 			if err := send(max(1, cfg.PerVersion/2)); err != nil {
-				return 0, false, err
+				return 0, keptNone, err
 			}
 			deadline = time.Now().Add(cfg.VersionTimeout)
 			continue
 		}
 		select {
 		case <-ctx.Done():
-			return 0, false, ctx.Err()
+			return 0, keptNone, ctx.Err()
 		case <-time.After(pollEvery):
 		}
 	}

@@ -31,6 +31,7 @@ var (
 	failedStepsDesc  = desc("train_failed_steps_total", "Trainer steps that failed since start.")
 	staleDesc        = desc("train_dropped_stale_total", "Samples refused as more than K versions stale since start.")
 	publishErrDesc   = desc("publish_errors_total", "Failed attempts to publish a version to the engine.")
+	heldDesc         = desc("train_steps_held_total", "Steps not trained since start because their users liked at least --hold-liked of their rated answers (their turns dropped, the served version kept).")
 	rejectedDesc     = desc("versions_rejected_total", "Versions the retention check refused to serve since start.")
 	servedDesc       = desc("served_version", "The policy version the engine serves: the newest promoted one (0: base weights).")
 	versionDesc      = desc("policy_version", "The last recorded policy version, served or rejected (0: base weights).")
@@ -47,7 +48,7 @@ var (
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{judgedDesc, hintsDesc, samplesDesc, droppedNowDesc, revisedDesc, roundErrDesc, stepsDesc,
-		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, stepScaleDesc, readyDesc, pendingDesc, trainedDesc,
+		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, heldDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, stepScaleDesc, readyDesc, pendingDesc, trainedDesc,
 		droppedByDesc, servingDesc, learningErrsDesc} {
 		ch <- d
 	}
@@ -79,6 +80,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(staleDesc, s.DroppedStale)
 		counter(publishErrDesc, s.PublishErrors)
 		counter(rejectedDesc, s.Rejected)
+		counter(heldDesc, s.Held)
 		gauge(servedDesc, float64(r.scheduler.Served().Version))
 	}
 

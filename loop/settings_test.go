@@ -132,6 +132,12 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad baseline", args: []string{"--baseline", "ewm"}, wantErr: "reward baseline"},
 		{name: "bad baseline window", args: []string{"--baseline", "running", "--baseline-window", "-1"}, wantErr: "--baseline-window"},
 		{name: "bad baseline clip", args: []string{"--baseline", "running", "--baseline-clip", "-0.5"}, wantErr: "--baseline-clip"},
+		{name: "hold liked", args: []string{"--hold-liked", "0.75"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.HoldLiked != 0.75 {
+				t.Errorf("--hold-liked 0.75: scheduler %g", r.cfg.Train.HoldLiked)
+			}
+		}},
+		{name: "bad hold liked", args: []string{"--hold-liked", "1.5"}, wantErr: "--hold-liked"},
 		{name: "bad placement", args: []string{"--hint-placement", "assistant"}, wantErr: "--hint-placement"},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},

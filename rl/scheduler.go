@@ -39,6 +39,17 @@ type SchedulerConfig struct {
 	// that. Without it a 👍 given while the mean is still −0.7 (the
 	// user's early 👎s) trains at 1.7, more than any rating was worth.
 	RunningClip float64
+	// HoldLiked, when > 0, holds the policy while its users are
+	// satisfied: a step whose rated samples' users liked at least this
+	// share of their answers (a judgment score above 0, of those with a
+	// judgment) is not trained. Its turns are spent, dropped with the
+	// reason, so none is trained later or twice, and the served version
+	// stays. Steps of liked answers alone only sharpen what is already
+	// served, and on held-out questions they walked it away from what
+	// the users liked (BENCHMARKS.md, "Holding the policy while its
+	// users are satisfied"). The cost: a minority 👎 in a held step is
+	// not trained. 0: every step trains.
+	HoldLiked float64
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
@@ -104,6 +115,7 @@ type Scheduler struct {
 type SchedulerStats struct {
 	Steps         int
 	Rejected      int // versions the retention check refused
+	Held          int // steps not trained because their users were satisfied (HoldLiked)
 	FailedSteps   int
 	DroppedStale  int // samples refused as stale, and judged turns refused before their sample was built (RefuseStale)
 	DroppedBad    int
@@ -338,6 +350,9 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	batch := SortByContent(slices.Clone(fresh[:s.cfg.BatchSize]))
+	if held, err := s.hold(ctx, batch); held || err != nil {
+		return held, err
+	}
 
 	trainBatch, ratings, err := s.runningBaseline(ctx, batch)
 	if err != nil {
@@ -439,17 +454,9 @@ func (s *Scheduler) runningBaseline(ctx context.Context, batch []Sample) ([]Samp
 	if s.cfg.RunningBaseline <= 0 {
 		return batch, ratings, nil
 	}
-	var scores []float64
-	for _, smp := range batch {
-		j, err := s.store.Judgment(ctx, smp.TurnID)
-		switch {
-		case err == nil:
-			scores = append(scores, float64(j.Score))
-		case !errors.Is(err, store.ErrNotFound):
-			return nil, ratings, fmt.Errorf("running baseline: %w", err)
-		case smp.UseRL:
-			scores = append(scores, smp.Reward)
-		}
+	scores, err := s.ratingsOf(ctx, batch)
+	if err != nil {
+		return nil, ratings, fmt.Errorf("running baseline: %w", err)
 	}
 	// A step's ratings join lowest first: they were given at once, and
 	// the order of a batch's turns in the store (which of its concurrent
@@ -468,6 +475,61 @@ func (s *Scheduler) runningBaseline(ctx context.Context, batch []Sample) ([]Samp
 		out[i] = smp
 	}
 	return out, ratings, nil
+}
+
+// ratingsOf reads the rating of each of batch's samples: its judgment's
+// score, else the reward of an RL sample (none for a sample with neither).
+func (s *Scheduler) ratingsOf(ctx context.Context, batch []Sample) ([]float64, error) {
+	var scores []float64
+	for _, smp := range batch {
+		j, err := s.store.Judgment(ctx, smp.TurnID)
+		switch {
+		case err == nil:
+			scores = append(scores, float64(j.Score))
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		case smp.UseRL:
+			scores = append(scores, smp.Reward)
+		}
+	}
+	return scores, nil
+}
+
+// hold spends batch without training it when HoldLiked is on and the
+// users liked at least that share of its rated answers (rated: a rating
+// other than 0), and reports whether it did. Its turns are dropped with
+// the reason; a crash halfway leaves the rest ready, and the next step
+// holds them again or trains them once.
+func (s *Scheduler) hold(ctx context.Context, batch []Sample) (bool, error) {
+	if s.cfg.HoldLiked <= 0 {
+		return false, nil
+	}
+	scores, err := s.ratingsOf(ctx, batch)
+	if err != nil {
+		return false, fmt.Errorf("hold: %w", err)
+	}
+	liked, rated := 0, 0
+	for _, r := range scores {
+		if r != 0 {
+			rated++
+		}
+		if r > 0 {
+			liked++
+		}
+	}
+	if rated == 0 || float64(liked) < s.cfg.HoldLiked*float64(rated) {
+		return false, nil
+	}
+	reason := fmt.Sprintf("held: its step's users liked %d of %d answers (--hold-liked %g)", liked, rated, s.cfg.HoldLiked)
+	var dropped int
+	for _, smp := range batch {
+		s.drop(ctx, smp.TurnID, reason, &dropped)
+	}
+	s.mu.Lock()
+	s.stats.Held++
+	s.mu.Unlock()
+	s.log.Info("step held", "samples", len(batch), "dropped", dropped, "liked", liked, "rated", rated, "served", s.Served().Version)
+	return true, nil
 }
 
 // recordedRatings is the running mean of the ratings the newest trained

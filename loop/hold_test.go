@@ -1,0 +1,105 @@
+package loop
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine/scripted"
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/rl/rltest"
+	"github.com/clawrl/clawrl/store"
+)
+
+// TestHoldLiked: with --hold-liked 0.75 a step whose users liked three of
+// its four answers is not trained: no trainer step, no version, its turns
+// dropped as held (a crash after it trains none of them later), the served
+// version kept and counted; a step with two of four liked trains, on its
+// own turns alone.
+func TestHoldLiked(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Method: rl.MethodRL, SessionTimeout: -1,
+		Train: rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8, HoldLiked: 0.75}}
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
+	t.Cleanup(func() { f.store.Close() })
+	tr := &rltest.Trainer{}
+	r := f.newRunner(t, cfg, tr)
+	if err := r.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	rate := func(ratings ...int) []string {
+		var ids []string
+		for _, rating := range ratings {
+			n++
+			turn := f.serve(t, "s"+string(rune('a'+n)), []chat.Message{{Role: chat.RoleUser, Content: "question " + string(rune('a'+n))}})
+			if err := f.store.AddFeedback(ctx, turn.ID, store.Feedback{Rating: rating, CreatedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, turn.ID)
+		}
+		return ids
+	}
+	round := func() bool {
+		t.Helper()
+		if _, err := r.judgeRound(ctx); err != nil {
+			t.Fatal(err)
+		}
+		stepped, err := r.RunOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stepped
+	}
+
+	held := rate(1, 1, -1, 1)
+	if !round() {
+		t.Fatal("the held step was not reported as taken")
+	}
+	if len(tr.Batches) != 0 {
+		t.Fatalf("a step of 3 liked of 4 with --hold-liked 0.75 trained %d batches", len(tr.Batches))
+	}
+	if _, err := f.store.LatestVersion(ctx); err == nil {
+		t.Error("a held step recorded a version")
+	}
+	st, err := f.store.LearningStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DroppedBy["held"] != 4 || st.SamplesReady != 0 {
+		t.Errorf("after the held step: dropped %v, %d ready; want 4 held, 0 ready", st.DroppedBy, st.SamplesReady)
+	}
+	for _, id := range held {
+		turn, err := f.store.Turn(ctx, id)
+		if err != nil || !strings.HasPrefix(turn.DropReason, "held: its step's users liked 3 of 4 answers") {
+			t.Errorf("held turn %s: reason %q, %v", id, turn.DropReason, err)
+		}
+	}
+	if s := r.Scheduler().Stats(); s.Held != 1 || s.Steps != 0 || r.Scheduler().Served().Version != 0 {
+		t.Errorf("scheduler: %d held, %d steps, serving v%d; want 1, 0, v0", s.Held, s.Steps, r.Scheduler().Served().Version)
+	}
+
+	trained := rate(1, -1, -1, 1)
+	if !round() || len(tr.Batches) != 1 {
+		t.Fatalf("a step of 2 liked of 4: %d batches, want 1", len(tr.Batches))
+	}
+	got := map[string]bool{}
+	for _, s := range tr.Batches[0] {
+		got[s.TurnID] = true
+	}
+	for _, id := range held {
+		if got[id] {
+			t.Errorf("held turn %s trained", id)
+		}
+	}
+	if len(got) != 4 || !got[trained[0]] {
+		t.Errorf("trained batch %v: want four of the second step's turns", got)
+	}
+	if v, err := f.store.LatestVersion(ctx); err != nil || v.Version != 1 {
+		t.Errorf("after the trained step: version %d, %v; want 1", v.Version, err)
+	}
+}
