@@ -40,9 +40,8 @@ type SchedulerConfig struct {
 	// user's early 👎s) trains at 1.7, more than any rating was worth.
 	RunningClip float64
 	// HoldLiked, when > 0, holds the policy while its users are
-	// satisfied: a step whose rated samples' users liked at least this
-	// share of their answers (a judgment score above 0, of those with a
-	// judgment) is not trained. Its turns are spent, dropped with the
+	// satisfied: a step whose users liked at least this share of its
+	// rated answers (ratingsOf above 0, of those not 0) is not trained. Its turns are spent, dropped with the
 	// reason, so none is trained later or twice, and the served version
 	// stays. Steps of liked answers alone only sharpen what is already
 	// served, and on held-out questions they walked it away from what
