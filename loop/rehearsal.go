@@ -92,11 +92,16 @@ func namesAny(text string, facts []Fact) bool {
 // FollowAnchor is rl.RehearsalConfig.Follow over teacher
 // (--rehearsal-follow-hint): the teacher answers the anchor's question
 // with the hint in context, as it answers a rated turn's (greedy, at most
-// maxTokens, the stop token left out). The answer is refused, and the
-// anchor sits that hint out, when it repeats the feedback
-// (judge.CopiesFeedback), when it names a retention fact of avoid, or when
-// it keeps none of what the base answer said (BaseKept): an answer about
-// the feedback ("Bien sûr, je peux vous répondre en français.") or with
+// maxTokens). An answer the teacher ended within maxTokens keeps its stop
+// token: under a hint the end is part of what the user asked for ("Madrid.
+// Hope this helps!" and the end of turn), and without it a followed anchor
+// taught the sign-off with no end after it, which the policy looped
+// (BENCHMARKS.md, "Signoff's drift is answers cut at the budget", item 6).
+// An answer cut at maxTokens is an opening, as a base anchor is. The
+// answer is refused, and the anchor sits that hint out, when it repeats
+// the feedback (judge.CopiesFeedback), when it names a retention fact of
+// avoid, or when it keeps none of what the base answer said (BaseKept): an
+// answer about the feedback ("Bien sûr, je peux vous répondre en français.") or with
 // another fact rehearses nothing. The teacher selectors' other refusal,
 // fewer than judge.MinOwnWords words of the answer's own (an echo of the
 // feedback), is not asked: BaseKept already demands the base answer's fact,
@@ -113,13 +118,17 @@ func FollowAnchor(teacher *judge.Teacher, maxTokens int, avoid []Fact) func(ctx 
 		if err != nil {
 			return rl.Anchor{}, false, err
 		}
+		words, end := ids, []int32(nil)
 		if i := slices.IndexFunc(ids, func(id int32) bool { return slices.Contains(f.StopIDs(), id) }); i >= 0 {
-			ids = ids[:i]
+			words = ids[:i]
+			if i < maxTokens {
+				end = ids[i : i+1]
+			}
 		}
-		ids = ids[:min(len(ids), maxTokens)]
-		text := f.Decode(ids)
-		ok := len(ids) > 0 && !judge.CopiesFeedback(text, hint) && !namesAny(text, avoid) && BaseKept(a.Name, f.Decode(a.AnswerIDs), text)
-		return rl.Anchor{Name: a.Name, PromptIDs: a.PromptIDs, AnswerIDs: ids}, ok, nil
+		words = words[:min(len(words), maxTokens)]
+		text := f.Decode(words)
+		ok := len(words) > 0 && !judge.CopiesFeedback(text, hint) && !namesAny(text, avoid) && BaseKept(a.Name, f.Decode(a.AnswerIDs), text)
+		return rl.Anchor{Name: a.Name, PromptIDs: a.PromptIDs, AnswerIDs: slices.Concat(words, end)}, ok, nil
 	}
 }
 

@@ -258,7 +258,8 @@ func TestRehearsalFollowsTheTrainedHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after) != 1 || f.Decode(after[0].ResponseIDs) != "La capitale: Madrid." || !slices.Equal(after[0].PromptIDs, anchors[0].PromptIDs) {
+	// The teacher ended its answer: the anchor keeps the end of turn.
+	if len(after) != 1 || f.Decode(after[0].ResponseIDs) != "La capitale: Madrid.<|im_end|>" || !slices.Equal(after[0].PromptIDs, anchors[0].PromptIDs) {
 		var got []string
 		for _, a := range after {
 			got = append(got, f.Decode(a.ResponseIDs))
@@ -331,6 +332,50 @@ func TestFollowAnchorBrief(t *testing.T) {
 		}
 		if ok != c.want {
 			t.Errorf("%s: %q ok %v, want %v", c.name, f.Decode(got.AnswerIDs), ok, c.want)
+		}
+	}
+}
+
+// TestFollowAnchorEnd: a followed answer the teacher ended within the
+// anchor's budget keeps its stop token (the sign-off and then the end, not
+// the sign-off and whatever follows), and one cut at the budget is an
+// opening without it, as a base anchor is.
+func TestFollowAnchorEnd(t *testing.T) {
+	ctx := context.Background()
+	eng := scripted.New(scripted.Options{})
+	f := eng.Format()
+	const question = "What is the capital of Spain?"
+	text, err := f.Render([]chat.Message{{Role: chat.RoleUser, Content: question}}, nil, engine.RenderOptions{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchor := rl.Anchor{Name: question, PromptIDs: f.Encode(text), AnswerIDs: f.Encode("The capital of Spain is Madrid.")}
+	const hint = `[[say:Madrid. Hope this helps!]] Your last words must be "Hope this helps!"`
+	stop := f.StopIDs()
+	for _, c := range []struct {
+		name    string
+		budget  int
+		wantEnd bool
+	}{
+		{"ended within the budget", 64, true},
+		{"cut at the budget", 10, false},
+	} {
+		got, ok, err := FollowAnchor(&judge.Teacher{Engine: eng, Placement: judge.HintInUser}, c.budget, DefaultFacts)(ctx, hint, anchor)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !ok {
+			t.Fatalf("%s: %q refused", c.name, f.Decode(got.AnswerIDs))
+		}
+		ids := got.AnswerIDs
+		if n := len(ids); n == 0 || slices.Contains(stop, ids[n-1]) != c.wantEnd {
+			t.Errorf("%s: %q (%d tokens) ends with a stop token: want %v", c.name, f.Decode(ids), n, c.wantEnd)
+		}
+		if slices.ContainsFunc(ids[:max(len(ids)-1, 0)], func(id int32) bool { return slices.Contains(stop, id) }) {
+			t.Errorf("%s: a stop token inside %v", c.name, ids)
+		}
+		if !c.wantEnd && len(ids) != c.budget {
+			t.Errorf("%s: %d tokens, want the budget's %d", c.name, len(ids), c.budget)
 		}
 	}
 }

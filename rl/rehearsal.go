@@ -24,7 +24,9 @@ import (
 
 // Anchor is one rehearsal pair: a question's rendered prompt and the opening
 // of the base model's greedy answer (no stop token: an anchor teaches what
-// an answer starts with, not how long it is).
+// an answer starts with, not how long it is). A followed anchor
+// (RehearsalConfig.Follow) the teacher ended within its budget keeps its
+// stop token: under a hint the whole answer is the preference.
 type Anchor struct {
 	Name      string
 	PromptIDs []int32
