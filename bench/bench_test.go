@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -565,8 +566,63 @@ func TestAwaitVersionTopsUpPastUnjudgedTurns(t *testing.T) {
 	}
 	cfg := Config{PerVersion: 16, VersionTimeout: time.Minute}
 	v, kept, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, LoopMetrics{}, &sent, send)
-	if err != nil || v != 1 || kept != keptNone || topUps != 1 || sent != 24 {
-		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 after one top-up of 8", v, kept, err, topUps, sent)
+	if err != nil || v != 1 || kept != keptNone || topUps != 1 || sent != 17 {
+		t.Errorf("awaitVersion = %d, %v, %v after %d top-ups (%d sent): want version 1 after one top-up of the 1 turn the step lacks", v, kept, err, topUps, sent)
+	}
+}
+
+// TestAwaitVersionTopsUpTheLack: a top-up sends as many rated turns as the
+// step lacks, counting those the teacher still writes, so the step takes
+// the same samples however fast each was built; one whose sample is
+// refused draws one more, and the round's user stops at topUpBudget ×
+// PerVersion turns past PerVersion.
+func TestAwaitVersionTopsUpTheLack(t *testing.T) {
+	defer func(p time.Duration) { pollEvery = p }(pollEvery)
+	pollEvery = time.Millisecond
+	var mu sync.Mutex
+	// Eight sent: five ready, one pending that will be refused, two
+	// refused already.
+	judged, ready, pending, version := 8, 5, 1, 0
+	var sends []int
+	refuse := 1 // the first turn of the next top-up is refused too
+	srv := fakeLoop(&mu, &version, func() string {
+		if pending > 0 { // the pending sample is refused after a poll
+			pending--
+		}
+		return fmt.Sprintf("clawrl_loop_judged_total{score=\"-1\"} %d\nclawrl_loop_samples_built_total{kind=\"signal\"} %d\nclawrl_loop_samples_ready %d\nclawrl_loop_samples_pending %d\n", judged, ready, ready, pending)
+	})
+	defer srv.Close()
+	sent := 8
+	send := func(n int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		sends = append(sends, n)
+		sent, judged = sent+n, judged+n
+		took := min(n, refuse)
+		refuse -= took
+		if ready += n - took; ready >= 8 {
+			version = 1
+		}
+		return nil
+	}
+	cfg := Config{PerVersion: 8, VersionTimeout: time.Minute}
+	v, _, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, LoopMetrics{}, &sent, send)
+	if err != nil || v != 1 || !slices.Equal(sends, []int{3, 1}) || ready != 8 {
+		t.Errorf("awaitVersion = %d, %v after top-ups %v (%d ready): want version 1 after top-ups of 3 and 1 and exactly 8 ready", v, err, sends, ready)
+	}
+
+	// Nothing is ever built: the user stops at 3 × 8 turns past the round's.
+	mu.Lock()
+	sends, version, refuse, ready = nil, 0, 1<<30, 0
+	mu.Unlock()
+	cfg.VersionTimeout = 200 * time.Millisecond
+	v, _, err = awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, LoopMetrics{}, &sent, send)
+	total := 0
+	for _, n := range sends {
+		total += n
+	}
+	if err != nil || v != 0 || total != topUpBudget*cfg.PerVersion {
+		t.Errorf("awaitVersion = %d, %v after top-ups %v: want no version after %d turns", v, err, sends, topUpBudget*cfg.PerVersion)
 	}
 }
 

@@ -359,9 +359,10 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 	return nil
 }
 
-// maxTopUps bounds how many times a round's user keeps talking (another
-// PerVersion/2 rated turns) while the loop lacks samples for a step.
-const maxTopUps = 6
+// topUpBudget bounds how many rated turns past PerVersion a round's user
+// sends while the loop lacks samples for a step: that many times
+// PerVersion.
+const topUpBudget = 3
 
 // pollEvery is how often awaitVersion polls the server (a variable for tests).
 var pollEvery = time.Second
@@ -385,14 +386,18 @@ const (
 // loop held (then it reports which and the version still served). A user
 // keeps talking when the loop has judged every rated turn yet holds fewer
 // samples than a step takes (OPD keeps only turns with a hint, so satisfied
-// turns build none), counting those the teacher is still writing (a slow
-// teacher is not a lack of turns: topped up for it, the 8 × 16 protocol
-// rated 64 turns a round, not 16): then it sends PerVersion/2 more rated
-// turns, at most maxTopUps times. It gives up VersionTimeout after the
-// last rated turn and returns before.
+// turns build none; a teacher answer can be refused), counting those the
+// teacher is still writing (a slow teacher is not a lack of turns: topped
+// up for it, the 8 × 16 protocol rated 64 turns a round, not 16): then it
+// sends as many more rated turns as the step lacks, and no more, at most
+// topUpBudget × PerVersion in a round. Sending more made the step take
+// whichever of the extra samples were ready first, so two runs of one
+// binary and seed parted at the first top-up (BENCHMARKS.md, "Runs that
+// repeat"); sending the lack, the step takes the same samples each run.
+// It gives up VersionTimeout after the last rated turn and returns before.
 func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, m0 LoopMetrics, sent *int, send func(int) error) (int64, kept, error) {
 	deadline := time.Now().Add(cfg.VersionTimeout)
-	topUps, short, idle, lastBuilt, lastJudged := 0, 0, 0, -1, -1
+	topUps, short, idle, lastBuilt, lastJudged := 0, 0, 0, -1, -1 // topUps: turns sent past PerVersion
 	for {
 		v, err := cl.Health(ctx)
 		if err != nil {
@@ -445,9 +450,9 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, m0 
 			short = 0
 		}
 		lastBuilt, lastJudged = m.SamplesBuilt, m.Judged
-		if short >= 5 && topUps < maxTopUps {
-			topUps, short = topUps+1, 0
-			if err := send(max(1, cfg.PerVersion/2)); err != nil {
+		if lack := min(cfg.PerVersion-m.SamplesReady-m.SamplesPending, topUpBudget*cfg.PerVersion-topUps); short >= 5 && lack > 0 {
+			topUps, short = topUps+lack, 0
+			if err := send(lack); err != nil {
 				return 0, keptNone, err
 			}
 			deadline = time.Now().Add(cfg.VersionTimeout)
