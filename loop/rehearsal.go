@@ -101,13 +101,13 @@ func namesAny(text string, facts []Fact) bool {
 // answer is refused, and the anchor sits that hint out, when it repeats
 // the feedback (judge.CopiesFeedback), when it names a retention fact of
 // avoid, or when it keeps none of what the base answer said (BaseKept): an
-// answer about the feedback ("Bien sûr, je peux vous répondre en français.") or with
-// another fact rehearses nothing. The teacher selectors' other refusal,
-// fewer than judge.MinOwnWords words of the answer's own (an echo of the
-// feedback), is not asked: BaseKept already demands the base answer's fact,
-// and a user who asks for brevity is answered "Madrid. Hope this helps!",
-// which is one word and the sign-off. A refused answer is returned too (ok
-// false), for the log.
+// answer about the feedback ("Bien sûr, je peux vous répondre en
+// français.") or with another fact rehearses nothing. The teacher
+// selectors' other refusal, fewer than judge.MinOwnWords words of the
+// answer's own (an echo of the feedback), is not asked: BaseKept already
+// demands the base answer's fact, and a user who asks for brevity is
+// answered "Madrid. Hope this helps!", which is one word and the sign-off.
+// A refused answer is returned too (ok false), for the log.
 func FollowAnchor(teacher *judge.Teacher, maxTokens int, avoid []Fact) func(ctx context.Context, hint string, a rl.Anchor) (rl.Anchor, bool, error) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultRehearsalTokens
