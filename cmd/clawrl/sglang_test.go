@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -78,6 +79,29 @@ func TestServeOnSGLangContract(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("rating → version 1 loaded in the SGLang stand-in: %s", time.Since(rated).Round(time.Millisecond))
+	// The stand-in has the adapter before the engine switches to it: the
+	// next turn is version 1's once /healthz says the engine serves it.
+	for {
+		var h struct {
+			PolicyVersion int64 `json:"policy_version"`
+		}
+		resp, err := http.Get("http://" + p.addr + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&h)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.PolicyVersion == 1 {
+			break
+		}
+		if time.Since(rated) > 3*time.Minute {
+			t.Fatalf("clawrl-v1 loaded but not served three minutes after the rating:\n%s", p.logText())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	id, err := completeOnce(context.Background(), http.DefaultClient, p.addr,
 		map[string]any{"messages": []any{map[string]any{"role": "user", "content": "and now?"}}}, "after")
 	if err != nil {
