@@ -103,3 +103,97 @@ func TestHoldLiked(t *testing.T) {
 		t.Errorf("after the trained step: version %d, %v; want 1", v.Version, err)
 	}
 }
+
+// TestHoldKeepsDisliked: with --hold-keep-disliked a held step drops its
+// liked answers and leaves its 👎 ready; the next step, the 👎 and three
+// new liked answers, holds again and keeps it again; the one after, the
+// kept 👎, a new 👎 and two liked, trains, and the kept 👎 is in that
+// batch once and in no later one.
+func TestHoldKeepsDisliked(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Method: rl.MethodRL, SessionTimeout: -1,
+		Train: rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8, HoldLiked: 0.75, HoldKeepsDisliked: true}}
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
+	t.Cleanup(func() { f.store.Close() })
+	tr := &rltest.Trainer{}
+	r := f.newRunner(t, cfg, tr)
+	if err := r.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	rate := func(ratings ...int) []string {
+		var ids []string
+		for _, rating := range ratings {
+			n++
+			turn := f.serve(t, "s"+string(rune('a'+n)), []chat.Message{{Role: chat.RoleUser, Content: "question " + string(rune('a'+n))}})
+			if err := f.store.AddFeedback(ctx, turn.ID, store.Feedback{Rating: rating, CreatedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, turn.ID)
+		}
+		return ids
+	}
+	round := func() bool {
+		t.Helper()
+		if _, err := r.judgeRound(ctx); err != nil {
+			t.Fatal(err)
+		}
+		stepped, err := r.RunOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stepped
+	}
+	ready := func(want int, dropped map[string]int) {
+		t.Helper()
+		st, err := f.store.LearningStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.SamplesReady != want || st.DroppedBy["held"] != dropped["held"] {
+			t.Errorf("%d ready, dropped %v; want %d ready, %v", st.SamplesReady, st.DroppedBy, want, dropped)
+		}
+	}
+
+	first := rate(1, 1, -1, 1)
+	if !round() || len(tr.Batches) != 0 {
+		t.Fatalf("a step of 3 liked of 4: stepped with %d batches, want held", len(tr.Batches))
+	}
+	ready(1, map[string]int{"held": 3})
+	if turn, err := f.store.Turn(ctx, first[2]); err != nil || turn.DropReason != "" {
+		t.Errorf("the held step's 👎: dropped %q, %v; want it kept", turn.DropReason, err)
+	}
+
+	rate(1, 1, 1)
+	if !round() || len(tr.Batches) != 0 {
+		t.Fatalf("the kept 👎 and 3 liked: stepped with %d batches, want held", len(tr.Batches))
+	}
+	ready(1, map[string]int{"held": 6})
+
+	third := rate(-1, 1, 1)
+	if !round() || len(tr.Batches) != 1 {
+		t.Fatalf("the kept 👎, a new 👎 and 2 liked: %d batches, want 1", len(tr.Batches))
+	}
+	got := map[string]int{}
+	for _, s := range tr.Batches[0] {
+		got[s.TurnID]++
+	}
+	if len(tr.Batches[0]) != 4 || got[first[2]] != 1 || got[third[0]] != 1 {
+		t.Errorf("trained batch %v: want the kept 👎 %s and the new one %s once each among 4", got, first[2], third[0])
+	}
+	ready(0, map[string]int{"held": 6})
+	if s := r.Scheduler().Stats(); s.Held != 2 || s.Steps != 1 {
+		t.Errorf("scheduler: %d held, %d steps; want 2, 1", s.Held, s.Steps)
+	}
+
+	rate(-1, -1, 1, 1)
+	if !round() || len(tr.Batches) != 2 {
+		t.Fatalf("a fourth step: %d batches, want 2", len(tr.Batches))
+	}
+	for _, s := range tr.Batches[1] {
+		if s.TurnID == first[2] {
+			t.Errorf("the kept 👎 %s trained twice", first[2])
+		}
+	}
+}

@@ -138,6 +138,12 @@ func TestSettingsBuild(t *testing.T) {
 			}
 		}},
 		{name: "bad hold liked", args: []string{"--hold-liked", "1.5"}, wantErr: "--hold-liked"},
+		{name: "hold keep disliked", args: []string{"--hold-liked", "0.75", "--hold-keep-disliked"}, check: func(t *testing.T, r *Runner) {
+			if !r.cfg.Train.HoldKeepsDisliked || r.cfg.Train.HoldLiked != 0.75 {
+				t.Errorf("--hold-keep-disliked: scheduler keeps %v, holds at %g", r.cfg.Train.HoldKeepsDisliked, r.cfg.Train.HoldLiked)
+			}
+		}},
+		{name: "keep disliked without hold", args: []string{"--hold-keep-disliked"}, wantErr: "needs --hold-liked"},
 		{name: "bad placement", args: []string{"--hint-placement", "assistant"}, wantErr: "--hint-placement"},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},

@@ -49,6 +49,15 @@ type SchedulerConfig struct {
 	// users are satisfied"). The cost: a minority 👎 in a held step is
 	// not trained. 0: every step trains.
 	HoldLiked float64
+	// HoldKeepsDisliked, with HoldLiked, leaves a held step's 👎s (a
+	// rating below 0) ready instead of dropping them with its liked
+	// answers: they wait for the next step that trains, with the turns
+	// that come after them. A held step serves no new version, so they
+	// stay as fresh as when they were rated, and the step that takes
+	// them holds again only while they are fewer than 1 − HoldLiked of
+	// it: the corrections train once they add up to a step's worth
+	// rather than never.
+	HoldKeepsDisliked bool
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
@@ -481,34 +490,50 @@ func (s *Scheduler) runningBaseline(ctx context.Context, batch []Sample) ([]Samp
 func (s *Scheduler) ratingsOf(ctx context.Context, batch []Sample) ([]float64, error) {
 	var scores []float64
 	for _, smp := range batch {
-		j, err := s.store.Judgment(ctx, smp.TurnID)
-		switch {
-		case err == nil:
-			scores = append(scores, float64(j.Score))
-		case !errors.Is(err, store.ErrNotFound):
+		r, ok, err := s.ratingOf(ctx, smp)
+		if err != nil {
 			return nil, err
-		case smp.UseRL:
-			scores = append(scores, smp.Reward)
+		}
+		if ok {
+			scores = append(scores, r)
 		}
 	}
 	return scores, nil
 }
 
+// ratingOf is smp's turn's judgment score, else the reward of an RL
+// sample; ok is false for a sample with neither.
+func (s *Scheduler) ratingOf(ctx context.Context, smp Sample) (rating float64, ok bool, err error) {
+	j, err := s.store.Judgment(ctx, smp.TurnID)
+	switch {
+	case err == nil:
+		return float64(j.Score), true, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return 0, false, err
+	case smp.UseRL:
+		return smp.Reward, true, nil
+	}
+	return 0, false, nil
+}
+
 // hold spends batch without training it when HoldLiked is on and the
 // users liked at least that share of its rated answers (rated: a rating
 // other than 0), and reports whether it did. Its turns are dropped with
-// the reason; a crash halfway leaves the rest ready, and the next step
-// holds them again or trains them once.
+// the reason, its 👎s too unless HoldKeepsDisliked leaves them ready; a
+// crash halfway leaves the rest ready, and the next step holds them
+// again or trains them once.
 func (s *Scheduler) hold(ctx context.Context, batch []Sample) (bool, error) {
 	if s.cfg.HoldLiked <= 0 {
 		return false, nil
 	}
-	scores, err := s.ratingsOf(ctx, batch)
-	if err != nil {
-		return false, fmt.Errorf("hold: %w", err)
-	}
+	ratings := make([]float64, len(batch))
 	liked, rated := 0, 0
-	for _, r := range scores {
+	for i, smp := range batch {
+		r, _, err := s.ratingOf(ctx, smp)
+		if err != nil {
+			return false, fmt.Errorf("hold: %w", err)
+		}
+		ratings[i] = r
 		if r != 0 {
 			rated++
 		}
@@ -520,14 +545,18 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) (bool, error) {
 		return false, nil
 	}
 	reason := fmt.Sprintf("held: its step's users liked %d of %d answers (--hold-liked %g)", liked, rated, s.cfg.HoldLiked)
-	var dropped int
-	for _, smp := range batch {
+	var dropped, kept int
+	for i, smp := range batch {
+		if s.cfg.HoldKeepsDisliked && ratings[i] < 0 {
+			kept++
+			continue
+		}
 		s.drop(ctx, smp.TurnID, reason, &dropped)
 	}
 	s.mu.Lock()
 	s.stats.Held++
 	s.mu.Unlock()
-	s.log.Info("step held", "samples", len(batch), "dropped", dropped, "liked", liked, "rated", rated, "served", s.Served().Version)
+	s.log.Info("step held", "samples", len(batch), "dropped", dropped, "kept_disliked", kept, "liked", liked, "rated", rated, "served", s.Served().Version)
 	return true, nil
 }
 
