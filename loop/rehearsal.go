@@ -202,10 +202,14 @@ func Answers(question, answer string) bool {
 const refusalWords = 5
 
 // avoidable reports whether --rehearsal-avoid pushes down a caught answer:
-// a sentence that does not answer its question.
-func avoidable(question, answer string) bool {
+// a sentence that does not answer its question, or with wrong
+// (--rehearsal-avoid-wrong) any caught sentence, a fact said wrongly too
+// ("Le capital de la France est Paris." to Germany's capital: the answer
+// a French step made of every capital question, BENCHMARKS.md
+// "`--hold-liked` on the fixed binary").
+func avoidable(question, answer string, wrong bool) bool {
 	return len(strings.FieldsFunc(answer, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) && c != '\'' })) >= refusalWords &&
-		!Answers(question, answer)
+		(wrong || !Answers(question, answer))
 }
 
 // maxAvoided bounds the answers --rehearsal-avoid pushes down.

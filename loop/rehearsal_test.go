@@ -289,13 +289,18 @@ func TestAnswers(t *testing.T) {
 		if got := Answers(c.q, c.answer); got != c.want {
 			t.Errorf("Answers(%q, %q) = %v, want %v", c.q, c.answer, got, c.want)
 		}
-		if got := avoidable(c.q, c.answer); got == c.want {
+		if got := avoidable(c.q, c.answer, false); got == c.want {
 			t.Errorf("avoidable(%q, %q) = %v, want %v", c.q, c.answer, got, !c.want)
+		}
+		// --rehearsal-avoid-wrong: every caught sentence, an answer about
+		// its question included.
+		if !avoidable(c.q, c.answer, true) {
+			t.Errorf("avoidable(%q, %q, wrong) = false, want true", c.q, c.answer)
 		}
 	}
 	// A bare wrong number is an answer, though it says none of the
 	// question's words: pushing it down would push down numbers.
-	if avoidable("How many days are in a week?", "2") || avoidable("How many days are in a week?", "Il y a 2.") {
+	if avoidable("How many days are in a week?", "2", true) || avoidable("How many days are in a week?", "Il y a 2.", true) {
 		t.Error("a short wrong answer is avoidable")
 	}
 }

@@ -108,6 +108,9 @@ type Settings struct {
 	// RehearsalAvoid pushes down, beside the anchors, the answers the
 	// retention gate caught that do not answer their question (Answers).
 	RehearsalAvoid bool
+	// RehearsalAvoidWrong: with RehearsalAvoid, the caught answers about
+	// their question are pushed down too (a fact said wrongly).
+	RehearsalAvoidWrong bool
 	// RehearsalAvoidBound: how many nats below the base model an avoided
 	// answer is pushed (rl.RehearsalConfig.AvoidBound; 0: no bound).
 	RehearsalAvoidBound float64
@@ -192,6 +195,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.RehearsalTokens, "rehearsal-tokens", DefaultRehearsalTokens, "tokens of the base model's answer each rehearsal anchor keeps")
 	fs.Float64Var(&s.RehearsalAvoidBound, "rehearsal-avoid-bound", 0, "with --rehearsal-avoid: push an avoided answer down on an anchor's prompt only until its log-probability is this many nats below the base model's (0: no bound, every step pushes it further); LoRA mode")
 	fs.BoolVar(&s.RehearsalAvoid, "rehearsal-avoid", false, "push down, on the rehearsal anchors' questions, every answer the retention gate caught that says none of its question's words (a stock refusal such as \"I'm sorry, but I can't assist with that.\"), from the step after it was caught; needs --rehearsal > 0")
+	fs.BoolVar(&s.RehearsalAvoidWrong, "rehearsal-avoid-wrong", false, "with --rehearsal-avoid: also push down the caught answers that are about their question but wrong (\"Le capital de la France est Paris.\" to Germany's capital), any caught sentence of 5 words or more")
 	fs.BoolVar(&s.RehearsalFollowHint, "rehearsal-follow-hint", false, "rehearse the anchors as the teacher answers them with the hint the loop last trained on in context (an answer that keeps none of the base answer's words is skipped), instead of as the base model answered them: one user's preference, such as a language, is then not pulled back on every step; off: the base model's answers")
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
 	fs.IntVar(&s.GateLoops, "gate-loops", DefaultGateLoops, fmt.Sprintf("the promotion gate also answers this many open how-to questions (at most %d; those the base model answers without looping) to %d tokens and rejects a version that loops on any, e.g. one that learned a sign-off but not to stop after it (native trainer; 0: off)", len(DefaultOpen), gateOpenTokens))
@@ -361,6 +365,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.RehearsalAvoid && (s.Rehearsal == 0 || s.NoRetentionGate) {
 		return nil, errors.New("--rehearsal-avoid pushes down answers the retention gate caught beside the rehearsal anchors: it needs --rehearsal > 0 and the gate")
 	}
+	if s.RehearsalAvoidWrong && !s.RehearsalAvoid {
+		return nil, errors.New("--rehearsal-avoid-wrong widens what --rehearsal-avoid pushes down: it needs --rehearsal-avoid")
+	}
 	if s.RehearsalAvoidBound < 0 || s.RehearsalAvoidBound > 0 && (!s.RehearsalAvoid || train.Mode(s.TrainMode) == train.ModeFull) {
 		return nil, fmt.Errorf("--rehearsal-avoid-bound %g: want ≥ 0, with --rehearsal-avoid and LoRA training (the bound is read against the base weights)", s.RehearsalAvoidBound)
 	}
@@ -496,7 +503,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 			o.Config.Train.Retention.Caught = func(p rl.Probe, answer []int32) {
 				answer = answer[:min(len(answer), tokens)]
 				text := f.Decode(answer)
-				if avoidable(p.Name, text) && reh.Avoided() < maxAvoided && reh.Avoid(answer) {
+				if avoidable(p.Name, text, s.RehearsalAvoidWrong) && reh.Avoided() < maxAvoided && reh.Avoid(answer) {
 					log.Info("rehearsal: an answer the gate caught is pushed down from now on", "question", p.Name, "answer", text)
 				}
 			}

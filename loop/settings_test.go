@@ -163,6 +163,15 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("%d answers avoided, want the refusal alone", n)
 			}
 		}},
+		{name: "avoid wrong", args: []string{"--rehearsal-avoid", "--rehearsal-avoid-wrong"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			f := eng.Format()
+			r.cfg.Train.Retention.Caught(rl.Probe{Name: "What is the capital of Germany?"}, f.Encode("Le capital de la France est Paris."))
+			r.cfg.Train.Retention.Caught(rl.Probe{Name: "How many days are in a week?"}, f.Encode("2"))
+			if n := r.rehearsal.Avoided(); n != 1 {
+				t.Errorf("%d answers avoided, want the wrong capital alone", n)
+			}
+		}},
+		{name: "avoid wrong without avoid", args: []string{"--rehearsal-avoid-wrong"}, wantErr: "needs --rehearsal-avoid"},
 		{name: "gate loops", args: []string{"--gate-loops", "3"}, model: modelDir, check: func(t *testing.T, r *Runner) {
 			ret := r.cfg.Train.Retention
 			if ret == nil || ret.BuildOpen == nil || ret.OpenTokens != 64 {
