@@ -14,25 +14,24 @@ import (
 	"github.com/clawrl/clawrl/store"
 )
 
-// TestHoldLiked: with --hold-liked 0.75 a step whose users liked three of
-// its four answers is not trained: no trainer step, no version, its turns
-// dropped as held (a crash after it trains none of them later), the served
-// version kept and counted; a step with two of four liked trains, on its
-// own turns alone.
-func TestHoldLiked(t *testing.T) {
+// holdRunner is a loop on the scripted engine with a fake trainer, steps
+// of 4 and --hold-liked 0.75 (keep: --hold-keep-disliked), with rate,
+// which serves one turn per rating in its own session and rates it, and
+// round, which judges and runs one step and reports whether it took one.
+func holdRunner(t *testing.T, keep bool) (f *fixture, r *Runner, tr *rltest.Trainer, rate func(...int) []string, round func() bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := Config{Method: rl.MethodRL, SessionTimeout: -1,
-		Train: rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8, HoldLiked: 0.75}}
-	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
+		Train: rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8, HoldLiked: 0.75, HoldKeepsDisliked: keep}}
+	f = &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
 	t.Cleanup(func() { f.store.Close() })
-	tr := &rltest.Trainer{}
-	r := f.newRunner(t, cfg, tr)
+	tr = &rltest.Trainer{}
+	r = f.newRunner(t, cfg, tr)
 	if err := r.Scheduler().Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	rate := func(ratings ...int) []string {
+	rate = func(ratings ...int) []string {
 		var ids []string
 		for _, rating := range ratings {
 			n++
@@ -44,7 +43,7 @@ func TestHoldLiked(t *testing.T) {
 		}
 		return ids
 	}
-	round := func() bool {
+	round = func() bool {
 		t.Helper()
 		if _, err := r.judgeRound(ctx); err != nil {
 			t.Fatal(err)
@@ -55,6 +54,17 @@ func TestHoldLiked(t *testing.T) {
 		}
 		return stepped
 	}
+	return f, r, tr, rate, round
+}
+
+// TestHoldLiked: with --hold-liked 0.75 a step whose users liked three of
+// its four answers is not trained: no trainer step, no version, its turns
+// dropped as held (a crash after it trains none of them later), the served
+// version kept and counted; a step with two of four liked trains, on its
+// own turns alone.
+func TestHoldLiked(t *testing.T) {
+	ctx := context.Background()
+	f, r, tr, rate, round := holdRunner(t, false)
 
 	held := rate(1, 1, -1, 1)
 	if !round() {
@@ -111,40 +121,7 @@ func TestHoldLiked(t *testing.T) {
 // batch once and in no later one.
 func TestHoldKeepsDisliked(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	cfg := Config{Method: rl.MethodRL, SessionTimeout: -1,
-		Train: rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8, HoldLiked: 0.75, HoldKeepsDisliked: true}}
-	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
-	t.Cleanup(func() { f.store.Close() })
-	tr := &rltest.Trainer{}
-	r := f.newRunner(t, cfg, tr)
-	if err := r.Scheduler().Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	rate := func(ratings ...int) []string {
-		var ids []string
-		for _, rating := range ratings {
-			n++
-			turn := f.serve(t, "s"+string(rune('a'+n)), []chat.Message{{Role: chat.RoleUser, Content: "question " + string(rune('a'+n))}})
-			if err := f.store.AddFeedback(ctx, turn.ID, store.Feedback{Rating: rating, CreatedAt: time.Now()}); err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, turn.ID)
-		}
-		return ids
-	}
-	round := func() bool {
-		t.Helper()
-		if _, err := r.judgeRound(ctx); err != nil {
-			t.Fatal(err)
-		}
-		stepped, err := r.RunOnce(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return stepped
-	}
+	f, r, tr, rate, round := holdRunner(t, true)
 	ready := func(want int, dropped map[string]int) {
 		t.Helper()
 		st, err := f.store.LearningStats(ctx)

@@ -1,0 +1,14 @@
+#!/bin/bash
+while kill -0 12878 2>/dev/null; do sleep 10; done
+run() { BIN=$1; P=$2; S=$3; NAME=$4; shift 4
+OUT=/work/runs/s38/$NAME
+mkdir -p $OUT
+nice -n 5 $BIN bench learn --model qwen2.5-coder-1.5b --personas $P --versions 6 --first-seed $S \
+  --arms "combine-t15:combine:--teacher-url={teacher}:--teacher-model=clawrl:--teacher-select-relevance:--teacher-select-length=fit:--teacher-select-quoted" --teacher-serve qwen2.5-coder-1.5b \
+  --serve-arg=--teacher-samples=4 --serve-arg=--lr=5e-4 --serve-arg=--gate-backtrack=2 --version-timeout 20m --keep-data "$@" --out $OUT > $OUT/run.log 2>&1
+}
+A="--serve-arg=--teacher-select-opening=0.5"
+H="--serve-arg=--hold-liked=0.75"
+K="--serve-arg=--hold-keep-disliked"
+# french seed 2 with the held steps' 👎s kept: paired with french-15-relfitqgo-hold-s2 (this session, bin-s38)
+run /work/runs/bin-s38k french 2 french-15-relfitqgo-hold-keep-s2 $A $H $K
