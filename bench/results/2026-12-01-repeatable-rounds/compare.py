@@ -5,7 +5,8 @@ held-out answers. Usage: compare.py RUN_A RUN_B"""
 import sqlite3, sys, glob, hashlib, json
 
 def db(run):
-    return sqlite3.connect(glob.glob(run + '/data-*/clawrl.db')[0])
+    # the student's store, not the teacher server's (--keep-data keeps both)
+    return sqlite3.connect([p for p in sorted(glob.glob(run + '/data-*/clawrl.db')) if '/data-teacher-server-' not in p][0])
 
 def steps(run):
     c = db(run)
