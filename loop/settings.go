@@ -67,9 +67,9 @@ type Settings struct {
 	// HoldLiked: a step whose users liked at least this share of its
 	// rated answers is not trained (rl.SchedulerConfig.HoldLiked; 0: off).
 	HoldLiked float64
-	// HoldKeepDisliked: with HoldLiked, a held step's 👎s stay ready for
+	// HoldKeepsDisliked: with HoldLiked, a held step's 👎s stay ready for
 	// the next step that trains (rl.SchedulerConfig.HoldKeepsDisliked).
-	HoldKeepDisliked bool
+	HoldKeepsDisliked bool
 	OPDClip          float64
 	KLCoef           float64
 	// Epochs: optimizer steps per batch (PPO epochs, rl.StepConfig.Epochs).
@@ -171,7 +171,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.BaselineWindow, "baseline-window", rl.DefaultRatingWindow, "with --baseline running: each newer rating weighs an older one 1 − 1/this less")
 	fs.Float64Var(&s.BaselineClip, "baseline-clip", 0, "with --baseline running: bound each reward after the baseline to ±this, so a 👍 given while the mean is still low trains no more than this (0: unbounded)")
 	fs.Float64Var(&s.HoldLiked, "hold-liked", 0, "hold the policy while its users are satisfied: a step whose users liked at least this share of its rated answers is not trained (its turns are dropped, \"held\"; a 👎 among them is not trained either, unless --hold-keep-disliked) and the served version stays (0: every step trains)")
-	fs.BoolVar(&s.HoldKeepDisliked, "hold-keep-disliked", false, "with --hold-liked: a held step's 👎s are not dropped but wait, ready, for the next step that trains")
+	fs.BoolVar(&s.HoldKeepsDisliked, "hold-keep-disliked", false, "with --hold-liked: a held step's 👎s are not dropped but wait, ready, for the next step that trains")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
 	fs.StringVar(&s.OPDResponse, "opd-response", DefaultOPDResponse, "which response OPD trains on: student (the teacher re-scores the policy's sampled answer), teacher (the teacher, shown the hint, writes the answer: context distillation) or both (one turn trains on the two)")
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")
@@ -327,7 +327,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if !(s.HoldLiked >= 0 && s.HoldLiked <= 1) {
 		return nil, fmt.Errorf("--hold-liked %g: want a share in [0, 1] (0: off)", s.HoldLiked)
 	}
-	if s.HoldKeepDisliked && s.HoldLiked == 0 {
+	if s.HoldKeepsDisliked && s.HoldLiked == 0 {
 		return nil, fmt.Errorf("--hold-keep-disliked: keeps a held step's 👎s, so it needs --hold-liked")
 	}
 	if s.BaselineWindow < 0 {
@@ -441,7 +441,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
 		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
-			VersionsDir: filepath.Join(p.DataDir, "versions"), HoldLiked: s.HoldLiked, HoldKeepsDisliked: s.HoldKeepDisliked}}}
+			VersionsDir: filepath.Join(p.DataDir, "versions"), HoldLiked: s.HoldLiked, HoldKeepsDisliked: s.HoldKeepsDisliked}}}
 	if rl.Baseline(s.Baseline) == rl.BaselineRunning {
 		o.Config.Train.RunningBaseline = cmp.Or(s.BaselineWindow, rl.DefaultRatingWindow)
 		o.Config.Train.RunningClip = s.BaselineClip
