@@ -70,8 +70,8 @@ type Settings struct {
 	// HoldKeepsDisliked: with HoldLiked, a held step's 👎s stay ready for
 	// the next step that trains (rl.SchedulerConfig.HoldKeepsDisliked).
 	HoldKeepsDisliked bool
-	OPDClip          float64
-	KLCoef           float64
+	OPDClip           float64
+	KLCoef            float64
 	// Epochs: optimizer steps per batch (PPO epochs, rl.StepConfig.Epochs).
 	Epochs int
 	// MomentumReset: when a step zeroes AdamW's first moment
