@@ -339,10 +339,10 @@ func TestTeacherMarkdown(t *testing.T) {
 	}
 }
 
-// A retention answer counts in English or in French (a French-speaking
-// persona's answers are still right), and Spain's language by its own name
-// too, as a whole word only.
-func TestFactCorrectFrench(t *testing.T) {
+// A retention answer counts in English, French and the other languages a
+// user may ask for (a French-speaking persona's answers are still right),
+// with or without accents, as a whole word only.
+func TestFactCorrectLanguages(t *testing.T) {
 	byQ := map[string]Fact{}
 	for _, f := range Retention {
 		byQ[f.Question] = f
@@ -357,6 +357,20 @@ func TestFactCorrectFrench(t *testing.T) {
 		{"How many days are in a week?", "En septembre, il fait beau.", false},
 		{"What is the capital of Egypt?", "La capitale de l'Égypte est Le Caire.", true},
 		{"What is the capital of China?", "C'est Pékin.", true},
+		// The French student's answer the gate refused on 2026-12-01
+		// (french seed 3): right, in rough French.
+		{"What is the capital of Egypt?", "Le capital de l'Egypte est Caire.", true},
+		{"What is the capital of China?", "La capitale de la Chine est Pekin.", true},
+		{"What is the capital of China?", "La capital de China es Pekín.", true},
+		{"What is the capital of China?", "La capitale de la Chine est Shanghai.", false},
+		{"What is the capital of Russia?", "Die Hauptstadt Russlands ist Moskau.", true},
+		{"What is the capital of England?", "La capitale dell'Inghilterra è Londra.", true},
+		{"What is the largest ocean on Earth?", "El océano más grande es el Pacífico.", true},
+		{"What is the largest ocean on Earth?", "El oceano mas grande es el Pacifico.", true},
+		{"What is the largest ocean on Earth?", "L'océan le plus grand est l'Atlantique.", false},
+		{"What is the opposite of hot?", "Lo contrario de caliente es frío.", true},
+		{"How many days are in a week?", "Eine Woche hat sieben Tage.", true},
+		{"How many days are in a week?", "Eine Woche hat sechs Tage.", false},
 		// A French-trained student drifted into Spanish here; the fact
 		// is right whatever the language.
 		{"What language is spoken in Spain?", "La lengua oficial de España es español.", true},

@@ -18,26 +18,28 @@ type Fact = rl.Fact
 // instruct model (SmolLM2-135M-Instruct) answers right at temperature 0.
 // Only the facts the served base model gets right are checked. A version
 // may answer in another style or language (a user may have asked for
-// French), so the French words count too, and Spain's language by its own
-// name ("La lengua oficial de España es español.", from a French-trained
-// student, is right).
+// French), so each fact's answer counts in the languages a user is likely
+// to ask for (English, French, Spanish, German, Italian, Portuguese), and
+// with or without its accents (rl.Fact.Correct): "Le capital de l'Egypte
+// est Caire." is right, and a gate that refused it pushed a right French
+// answer down (BENCHMARKS.md, french seed 3).
 var DefaultFacts = []Fact{
-	{Question: "What is the capital of France?", Accept: []string{"Paris"}},
-	{Question: "What is the capital of Japan?", Accept: []string{"Tokyo"}},
-	{Question: "What is the capital of Germany?", Accept: []string{"Berlin"}},
-	{Question: "What is the capital of Italy?", Accept: []string{"Rome"}},
-	{Question: "What is the capital of Egypt?", Accept: []string{"Cairo", "Le Caire"}},
-	{Question: "What is the capital of Russia?", Accept: []string{"Moscow", "Moscou"}},
-	{Question: "What is 2 plus 2?", Accept: []string{"4", "four", "quatre"}},
-	{Question: "How many days are in a week?", Accept: []string{"7", "seven", "sept"}},
-	{Question: "What color is the sky on a clear day?", Accept: []string{"blue", "bleu"}},
+	{Question: "What is the capital of France?", Accept: []string{"Paris", "París", "Parigi"}},
+	{Question: "What is the capital of Japan?", Accept: []string{"Tokyo", "Tokio", "Tóquio"}},
+	{Question: "What is the capital of Germany?", Accept: []string{"Berlin", "Berlín", "Berlino"}},
+	{Question: "What is the capital of Italy?", Accept: []string{"Rome", "Roma", "Rom"}},
+	{Question: "What is the capital of Egypt?", Accept: []string{"Cairo", "Caire", "Kairo"}},
+	{Question: "What is the capital of Russia?", Accept: []string{"Moscow", "Moscou", "Moscú", "Moskau", "Mosca"}},
+	{Question: "What is 2 plus 2?", Accept: []string{"4", "four", "quatre", "cuatro", "vier", "quattro", "quatro"}},
+	{Question: "How many days are in a week?", Accept: []string{"7", "seven", "sept", "siete", "sieben", "sette", "sete"}},
+	{Question: "What color is the sky on a clear day?", Accept: []string{"blue", "bleu", "azul", "blau", "blu", "azzurro"}},
 	{Question: "Who wrote Romeo and Juliet?", Accept: []string{"Shakespeare"}},
-	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid"}},
-	{Question: "What is the largest ocean on Earth?", Accept: []string{"Pacific", "Pacifique"}},
-	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol", "español"}},
+	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid", "frío", "kalt", "freddo", "frio"}},
+	{Question: "What is the largest ocean on Earth?", Accept: []string{"Pacific", "Pacifique", "Pacífico", "Pazifik"}},
+	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol", "español", "castellano", "Spanisch", "spagnolo", "espanhol"}},
 	{Question: "What is the chemical symbol for water?", Accept: []string{"H2O"}},
-	{Question: "What planet do we live on?", Accept: []string{"Earth", "Terre"}},
-	{Question: "How many legs does a spider have?", Accept: []string{"8", "eight", "huit"}},
+	{Question: "What planet do we live on?", Accept: []string{"Earth", "Terre", "Tierra", "Erde", "Terra"}},
+	{Question: "How many legs does a spider have?", Accept: []string{"8", "eight", "huit", "ocho", "acht", "otto", "oito"}},
 }
 
 // DefaultOpen are the gate's open questions (`--gate-loops`): how-to

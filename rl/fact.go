@@ -3,7 +3,10 @@ package rl
 import (
 	"regexp"
 	"sync"
+	"unicode"
 
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -32,18 +35,47 @@ func (f Fact) Find(answer string) (start, end int) {
 }
 
 // Correct reports whether answer contains one of the accepted words, as
-// written or under Unicode compatibility normalisation (NFKC): "H₂O" is
-// "H2O", and a full-width "４" is "4". Find keeps to the text as written,
-// whose offsets its callers use.
+// written, under Unicode compatibility normalisation (NFKC: "H₂O" is "H2O",
+// and a full-width "４" is "4"), or with accents set aside on both sides
+// ("Pekin" names "Pékin", and "Tokyo" is named by "Tōkyō"): a student that
+// writes a language without its accents still tells the reader the fact.
+// Find keeps to the text as written, whose offsets its callers use.
 func (f Fact) Correct(answer string) bool {
 	if start, _ := f.Find(answer); start >= 0 {
 		return true
 	}
-	if n := norm.NFKC.String(answer); n != answer {
-		start, _ := f.Find(n)
+	n := norm.NFKC.String(answer)
+	if n != answer {
+		if start, _ := f.Find(n); start >= 0 {
+			return true
+		}
+	}
+	bare := Fact{Accept: make([]string, len(f.Accept))}
+	changed := false
+	for i, a := range f.Accept {
+		bare.Accept[i] = unaccented(a)
+		changed = changed || bare.Accept[i] != a
+	}
+	if b := unaccented(n); b != n || changed {
+		start, _ := bare.Find(b)
 		return start >= 0
 	}
 	return false
+}
+
+// unaccented is s with its combining marks removed after canonical
+// decomposition ("é" is "e" and an acute accent): "Égypte" is "Egypte".
+func unaccented(s string) string {
+	for _, r := range s {
+		if r >= 0x80 {
+			out, _, err := transform.String(transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC), s)
+			if err != nil {
+				return s
+			}
+			return out
+		}
+	}
+	return s
 }
 
 // wordPatterns holds the compiled whole-word pattern of each accepted word:
