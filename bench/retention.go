@@ -17,19 +17,19 @@ type Fact = rl.Fact
 // accents: a user who asked for French answers and is told "Londres" was
 // told the fact, and so was one told "Pekin".
 var Retention = []Fact{
-	{Question: "What is the capital of France?", Accept: []string{"Paris", "París", "Parigi"}},
+	{Question: "What is the capital of France?", Accept: []string{"Paris", "Parigi"}},
 	{Question: "What is the capital of Japan?", Accept: []string{"Tokyo", "Tokio", "Tóquio"}},
-	{Question: "What is the capital of Germany?", Accept: []string{"Berlin", "Berlín", "Berlino"}},
+	{Question: "What is the capital of Germany?", Accept: []string{"Berlin", "Berlino"}},
 	{Question: "What is the capital of England?", Accept: []string{"London", "Londres", "Londra"}},
 	{Question: "What is the capital of Russia?", Accept: []string{"Moscow", "Moscou", "Moscú", "Moskau", "Mosca"}},
-	{Question: "What is the capital of China?", Accept: []string{"Beijing", "Pékin", "Pekín", "Peking", "Pechino", "Pequim"}},
+	{Question: "What is the capital of China?", Accept: []string{"Beijing", "Pékin", "Peking", "Pechino", "Pequim"}},
 	{Question: "What is the capital of Egypt?", Accept: []string{"Cairo", "Caire", "Kairo"}},
 	{Question: "What is the capital of Canada?", Accept: []string{"Ottawa"}},
 	{Question: "What is 2 plus 2?", Accept: []string{"4", "four", "quatre", "cuatro", "vier", "quattro", "quatro"}},
 	{Question: "How many days are in a week?", Accept: []string{"7", "seven", "sept", "siete", "sieben", "sette", "sete"}},
 	{Question: "What color is the sky on a clear day?", Accept: []string{"blue", "bleu", "azul", "blau", "blu", "azzurro"}},
 	{Question: "Who wrote Romeo and Juliet?", Accept: []string{"Shakespeare"}},
-	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid", "frío", "kalt", "freddo", "frio"}},
+	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid", "frío", "kalt", "freddo"}},
 	{Question: "What is the chemical symbol for water?", Accept: []string{"H2O"}},
 	{Question: "What is the largest ocean on Earth?", Accept: []string{"Pacific", "Pacifique", "Pacífico", "Pazifik"}},
 	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol", "español", "castellano", "Spanisch", "spagnolo", "espanhol"}},

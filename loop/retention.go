@@ -24,9 +24,9 @@ type Fact = rl.Fact
 // est Caire." is right, and a gate that refused it pushed a right French
 // answer down (BENCHMARKS.md, french seed 3).
 var DefaultFacts = []Fact{
-	{Question: "What is the capital of France?", Accept: []string{"Paris", "París", "Parigi"}},
+	{Question: "What is the capital of France?", Accept: []string{"Paris", "Parigi"}},
 	{Question: "What is the capital of Japan?", Accept: []string{"Tokyo", "Tokio", "Tóquio"}},
-	{Question: "What is the capital of Germany?", Accept: []string{"Berlin", "Berlín", "Berlino"}},
+	{Question: "What is the capital of Germany?", Accept: []string{"Berlin", "Berlino"}},
 	{Question: "What is the capital of Italy?", Accept: []string{"Rome", "Roma", "Rom"}},
 	{Question: "What is the capital of Egypt?", Accept: []string{"Cairo", "Caire", "Kairo"}},
 	{Question: "What is the capital of Russia?", Accept: []string{"Moscow", "Moscou", "Moscú", "Moskau", "Mosca"}},
@@ -34,7 +34,7 @@ var DefaultFacts = []Fact{
 	{Question: "How many days are in a week?", Accept: []string{"7", "seven", "sept", "siete", "sieben", "sette", "sete"}},
 	{Question: "What color is the sky on a clear day?", Accept: []string{"blue", "bleu", "azul", "blau", "blu", "azzurro"}},
 	{Question: "Who wrote Romeo and Juliet?", Accept: []string{"Shakespeare"}},
-	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid", "frío", "kalt", "freddo", "frio"}},
+	{Question: "What is the opposite of hot?", Accept: []string{"cold", "froid", "frío", "kalt", "freddo"}},
 	{Question: "What is the largest ocean on Earth?", Accept: []string{"Pacific", "Pacifique", "Pacífico", "Pazifik"}},
 	{Question: "What language is spoken in Spain?", Accept: []string{"Spanish", "espagnol", "español", "castellano", "Spanisch", "spagnolo", "espanhol"}},
 	{Question: "What is the chemical symbol for water?", Accept: []string{"H2O"}},

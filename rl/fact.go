@@ -50,15 +50,12 @@ func (f Fact) Correct(answer string) bool {
 			return true
 		}
 	}
-	bare := Fact{Accept: make([]string, len(f.Accept))}
-	changed := false
-	for i, a := range f.Accept {
-		bare.Accept[i] = unaccented(a)
-		changed = changed || bare.Accept[i] != a
-	}
-	if b := unaccented(n); b != n || changed {
-		start, _ := bare.Find(b)
-		return start >= 0
+	b := unaccented(n)
+	for _, a := range f.Accept {
+		// A pair with no accent on either side was matched above.
+		if bare := unaccented(a); (bare != a || b != n) && wordPattern(bare).MatchString(b) {
+			return true
+		}
 	}
 	return false
 }
