@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -36,21 +37,33 @@ type cannedTeacher struct {
 	answers []cannedAnswer
 	mu      sync.Mutex
 	next    int
+	limits  []int // the token limit of each write
 }
 
+// cannedTokens is the canned fixture's TeacherTokens: room for every
+// canned answer.
+const cannedTokens = 100
+
+// Generate writes the next canned answer for a teacher write (a request
+// at a temperature, of at most cannedTokens), cut at the request's limit
+// as an engine cuts it.
 func (c *cannedTeacher) Generate(ctx context.Context, req engine.GenerateRequest, emit func(engine.Token) error) (engine.Generation, error) {
-	if req.Sampling.Temperature == 0 || req.MaxTokens != 40 {
+	if req.Sampling.Temperature == 0 || req.MaxTokens > cannedTokens {
 		return c.Engine.Generate(ctx, req, emit)
 	}
 	c.mu.Lock()
 	a := c.answers[c.next%len(c.answers)]
 	c.next++
+	c.limits = append(c.limits, req.MaxTokens)
 	c.mu.Unlock()
 	f := c.Format()
 	ids := f.Encode(a.text)
 	g := engine.Generation{FinishReason: engine.FinishLength}
 	if a.ended {
 		ids, g.FinishReason = append(ids, f.StopIDs()[0]), engine.FinishStop
+	}
+	if len(ids) > req.MaxTokens {
+		ids, g.FinishReason = ids[:req.MaxTokens], engine.FinishLength
 	}
 	for _, id := range ids {
 		g.Tokens = append(g.Tokens, engine.Token{ID: id, Logprob: -1})
@@ -60,9 +73,9 @@ func (c *cannedTeacher) Generate(ctx context.Context, req engine.GenerateRequest
 
 func (c *cannedTeacher) Score(ctx context.Context, req engine.ScoreRequest) (engine.Scored, error) {
 	f := c.Format()
-	text := f.Decode(req.CompletionIDs)
+	text := strings.TrimSuffix(f.Decode(req.CompletionIDs), "<|im_end|>")
 	for _, a := range c.answers {
-		if !strings.HasPrefix(text, a.text) {
+		if !strings.HasPrefix(a.text, text) { // the answer, or its opening cut at a limit
 			continue
 		}
 		lp := float32(-1)
@@ -100,6 +113,11 @@ func TestTeacherSelectLength(t *testing.T) {
 		off, fit            int    // the answer kept (judge.NoPick: none)
 		other, none         int    // the counters after one turn
 		reason              string // the drop reason when fit keeps none
+		// capped: the budget is under the teacher's cannedTokens, so under
+		// fit the teacher writes at most the budget (Runner.fitLimit): the
+		// same pick, but an answer cut there is never the best, so no
+		// "other" is counted.
+		capped bool
 	}{
 		{
 			name: "cut rated answer", cue: "[[long]]", feedback: "Too long, please be brief.",
@@ -162,6 +180,7 @@ func TestTeacherSelectLength(t *testing.T) {
 				{text: "Hi there, a good pal.", ended: true, gain: 0.7}, // 22
 			},
 			off: 0, fit: 1, other: 1,
+			capped: true,
 		},
 		{
 			name: "none fits the recorded limit", cue: "[[say:Hi there.]]", feedback: "Too short, explain more.", maxTokens: 12,
@@ -173,6 +192,7 @@ func TestTeacherSelectLength(t *testing.T) {
 			},
 			off: 0, fit: judge.NoPick, none: 1,
 			reason: "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 above the threshold ended within the turn's limit of 12 tokens",
+			capped: true,
 		},
 		{
 			// A share of 0.5 of 40: 20 tokens. The best (48 tokens) and
@@ -185,6 +205,7 @@ func TestTeacherSelectLength(t *testing.T) {
 				{text: "Hi there, a good pal.", ended: true, gain: 0.7}, // 22
 			},
 			off: 0, fit: 1, other: 1,
+			capped: true,
 		},
 		{
 			name: "none fits the share", cue: "[[say:Hi there.]]", feedback: "Too short, explain more.", maxTokens: 40, share: 0.25,
@@ -196,6 +217,7 @@ func TestTeacherSelectLength(t *testing.T) {
 			},
 			off: 0, fit: judge.NoPick, none: 1,
 			reason: "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 4 above the threshold ended within 10 tokens (0.25 of the turn's limit of 40 tokens)",
+			capped: true,
 		},
 	} {
 		for _, rule := range []string{LengthOff, LengthFit} {
@@ -223,8 +245,16 @@ func TestTeacherSelectLength(t *testing.T) {
 			}
 			k := r.Counters()
 			other, none, kept := 0, 0, c.off
+			limit := cannedTokens
 			if rule == LengthFit {
 				other, none, kept = c.other, c.none, c.fit
+				if c.capped {
+					other, limit = 0, judge.Share(c.maxTokens, c.share)
+				}
+			}
+			teacher := r.teacher.Engine.(*cannedTeacher)
+			if len(teacher.limits) != len(c.answers) || slices.ContainsFunc(teacher.limits, func(n int) bool { return n != limit }) {
+				t.Errorf("%s, %s: the teacher wrote under limits %v, want %d of %d", c.name, rule, teacher.limits, len(c.answers), limit)
 			}
 			if k.TeacherFitOther != other || k.TeacherFitNone != none || k.TeacherPicked+k.TeacherNoPick != 1 {
 				t.Errorf("%s, %s: counters fit other %d, none %d, picked %d, no pick %d; want %d, %d", c.name, rule, k.TeacherFitOther, k.TeacherFitNone, k.TeacherPicked, k.TeacherNoPick, other, none)
@@ -272,7 +302,7 @@ func cannedFixture(t *testing.T, feedback string, answers []cannedAnswer, set fu
 	j := judge.New(&judge.EngineBackend{Engine: f.engine}, judge.Config{Verdict: judge.VerdictVotes,
 		EvalVotes: 1, Retries: judge.NoRetries, MaxTokens: 512, HintTokens: 256}, quiet())
 	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherWrites: true,
-		TeacherTokens: 40, TeacherSamples: len(answers), TeacherTemperature: 0.7, TeacherSelect: SelectGain,
+		TeacherTokens: cannedTokens, TeacherSamples: len(answers), TeacherTemperature: 0.7, TeacherSelect: SelectGain,
 		Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}
 	set(&cfg)
 	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher}, Trainer: f.trainer,

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ func TestTeacherSelectQuoted(t *testing.T) {
 		{"off", `Be brief. Your last words must be "Hope this helps!"`, false, LengthOff, 0, 0},
 		{"on", `Be brief. Your last words must be "Hope this helps!"`, true, LengthOff, 1, 1},
 		{"on, then fit", `Be brief. Your last words must be "Hope this helps!"`, true, LengthFit, 2, 1},
+		{"fit alone", `Be brief. Your last words must be "Hope this helps!"`, false, LengthFit, 0, 0},
 		{"words to avoid", `Be brief, and never write "Hope this helps!"`, true, LengthOff, 0, 0},
 		{"nobody says them", `Be brief. Your last words must be "Cheers, Bot"`, true, LengthOff, 0, 0},
 	} {
@@ -52,6 +54,16 @@ func TestTeacherSelectQuoted(t *testing.T) {
 		}
 		if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); !strings.HasPrefix(got, signed[c.want].text) {
 			t.Errorf("%s: trained %q, want %q", c.name, got, signed[c.want].text)
+		}
+		// Fit alone, the teacher writes at most the turn's 60 tokens
+		// (Runner.fitLimit); with quoted words wanted, its whole limit:
+		// an answer that says them past the budget decides the pick.
+		limit := cannedTokens
+		if c.length == LengthFit && !c.quoted {
+			limit = 60
+		}
+		if got := r.teacher.Engine.(*cannedTeacher).limits; len(got) != len(signed) || slices.ContainsFunc(got, func(n int) bool { return n != limit }) {
+			t.Errorf("%s: the teacher wrote under limits %v, want %d of %d", c.name, got, len(signed), limit)
 		}
 		if k := r.Counters(); k.TeacherQuotedOther != c.moved {
 			t.Errorf("%s: %d picks moved, want %d", c.name, k.TeacherQuotedOther, c.moved)

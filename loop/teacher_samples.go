@@ -307,6 +307,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		return ids, lps, v, nil
 	}
 	sampled := *teacher
+	limit, capped := r.fitLimit(t, hint, gain)
 	var ws []written
 	var errs []string
 	for i := range n {
@@ -314,7 +315,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		w.Placement = teacher.Placement.Writing(i)
 		seed := TeacherSeed(t, hint, i)
 		w.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature, Seed: &seed}
-		ids, lps, v, err := w.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, r.cfg.TeacherTokens)
+		ids, lps, v, err := w.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, limit)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, 0, ctx.Err()
@@ -340,6 +341,9 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	threshold := r.cfg.TeacherSelectThreshold
 	if gain {
 		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, func(i int) (float64, error) {
+			if capped && !ws[i].length(f.StopIDs()).Fits(limit) {
+				return math.Inf(-1), nil // cut at the budget: never picked, not read
+			}
 			// Each answer is read with the feedback where its writer saw
 			// it (--hint-placement mixed writes under two placements).
 			g := judge.HintGain{Teacher: r.gainReader(teacher, ws[i].at)}
@@ -377,6 +381,19 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	}
 	if best == judge.NoPick {
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
+		if capped {
+			// An answer cut at the budget was not read: the budget, not
+			// the selector, is the reason, as when it was read.
+			lengths := make([]judge.Length, len(ws))
+			cut := false
+			for i, w := range ws {
+				lengths[i] = w.length(f.StopIDs())
+				cut = cut || !lengths[i].Fits(limit)
+			}
+			if cut {
+				return nil, nil, 0, r.noneFits(t, lengths, scores, by)
+			}
+		}
 		err := noPick(by, len(texts), refused)
 		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold, "reason", err)
 		return nil, nil, 0, err // one drop reason kind per selector (the scores are logged)
@@ -426,33 +443,82 @@ func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int
 	stop := f.StopIDs()
 	lengths := make([]judge.Length, len(ws))
 	for i, w := range ws {
-		lengths[i] = judge.Length{Tokens: len(w.ids), Ended: len(w.ids) > 0 && slices.Contains(stop, w.ids[len(w.ids)-1])}
+		lengths[i] = w.length(stop)
 	}
-	rated := judge.Length{Tokens: len(t.ResponseIDs), Ended: t.FinishReason != engine.FinishLength}
-	full := judge.Budget(rated, t.MaxTokens)
-	budget := judge.Share(full, r.cfg.TeacherFitShare)
+	rated, _, budget := r.fitBudget(t)
 	pick := judge.PreferFit(best, scores, threshold, lengths, budget)
 	switch {
 	case pick == best:
 		return best, nil
 	case pick == judge.NoPick:
-		r.count(func(c *Counters) { c.TeacherFitNone++ })
-		within := fmt.Sprintf("the rated answer's %d tokens", full)
-		if rated.Ended || full != rated.Tokens { // a recorded limit the rated answer did not reach
-			within = fmt.Sprintf("the turn's limit of %d tokens", full)
-		}
-		if budget != full {
-			within = fmt.Sprintf("%d tokens (%g of %s)", budget, r.cfg.TeacherFitShare, within)
-		}
-		err := fmt.Errorf("%w (%s): no answer of %d above the threshold ended within %s", errNoPick, by, len(ws), within)
-		r.log.Info("no teacher answer fits the rated answer's token budget", "turn", t.ID, "rated_tokens", rated.Tokens, "budget", budget,
-			"lengths", lengths, "scores", scores, "reason", err)
-		return judge.NoPick, err
+		return judge.NoPick, r.noneFits(t, lengths, scores, by)
 	}
 	r.count(func(c *Counters) { c.TeacherFitOther++ })
 	r.log.Info("a teacher answer that fits the rated answer's token budget is preferred", "turn", t.ID, "rated_tokens", rated.Tokens,
 		"budget", budget, "lengths", lengths, "scores", scores, "best", best, "pick", pick)
 	return pick, nil
+}
+
+// noneFits counts (teacher_length_fit_total), logs and returns the drop
+// reason of a turn t none of whose teacher answers, of lengths, ended
+// within its budget above the threshold.
+func (r *Runner) noneFits(t store.Turn, lengths []judge.Length, scores []float64, by string) error {
+	rated, full, budget := r.fitBudget(t)
+	r.count(func(c *Counters) { c.TeacherFitNone++ })
+	within := fmt.Sprintf("the rated answer's %d tokens", full)
+	if rated.Ended || full != rated.Tokens { // a recorded limit the rated answer did not reach
+		within = fmt.Sprintf("the turn's limit of %d tokens", full)
+	}
+	if budget != full {
+		within = fmt.Sprintf("%d tokens (%g of %s)", budget, r.cfg.TeacherFitShare, within)
+	}
+	err := fmt.Errorf("%w (%s): no answer of %d above the threshold ended within %s", errNoPick, by, len(lengths), within)
+	r.log.Info("no teacher answer fits the rated answer's token budget", "turn", t.ID, "rated_tokens", rated.Tokens, "budget", budget,
+		"lengths", lengths, "scores", scores, "reason", err)
+	return err
+}
+
+// fitBudget is the rated turn t's length, its token budget (judge.Budget)
+// and the share of it a teacher answer must end within under
+// --teacher-select-length fit (judge.Share).
+func (r *Runner) fitBudget(t store.Turn) (rated judge.Length, full, budget int) {
+	rated = judge.Length{Tokens: len(t.ResponseIDs), Ended: t.FinishReason != engine.FinishLength}
+	full = judge.Budget(rated, t.MaxTokens)
+	return rated, full, judge.Share(full, r.cfg.TeacherFitShare)
+}
+
+// fitLimit is the token limit of each of best-of-N teacher answers to t
+// under hint, and whether it is the fit budget rather than
+// Config.TeacherTokens. Under --teacher-select-length fit an answer that
+// does not end within the budget is never picked (judge.PreferFit), so
+// writing it past the budget is work thrown away: the teacher writes at
+// most the budget, and an answer cut there is neither read nor picked
+// (the pick is the one the full answers give: PreferFit takes the
+// best-scored fitting answer above the threshold whatever the others
+// scored, and a seeded draw writes the same tokens up to any limit). The
+// limit stays TeacherTokens where a cut answer's later words could still
+// decide the pick: under the judge selector, which reads the answers
+// together, and under --teacher-select-quoted when the feedback quotes
+// words (an answer that says them past the budget makes
+// judge.PreferQuoted drop the fitting ones that do not). In the 6 × 8
+// french runs a third of the answers ran past the 64-token budget, to
+// the 128-token limit.
+func (r *Runner) fitLimit(t store.Turn, hint string, gain bool) (int, bool) {
+	limit := r.cfg.TeacherTokens
+	if r.cfg.TeacherSelectLength != LengthFit || !gain || (r.cfg.TeacherSelectQuoted && len(judge.WantedQuotes(hint)) > 0) {
+		return limit, false
+	}
+	if _, _, budget := r.fitBudget(t); budget >= 1 && budget < limit {
+		return budget, true
+	}
+	return limit, false
+}
+
+// length is w's length, its stop token counted, and whether it ended
+// with one of stop.
+func (w written) length(stop []int32) judge.Length {
+	n := len(w.ids)
+	return judge.Length{Tokens: n, Ended: n > 0 && slices.Contains(stop, w.ids[n-1])}
 }
 
 // gainReader is teacher reading with the weights of Config.TeacherGainBy
