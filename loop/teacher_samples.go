@@ -500,9 +500,10 @@ func (r *Runner) fitBudget(t store.Turn) (rated judge.Length, full, budget int) 
 // decide the pick: under the judge selector, which reads the answers
 // together, and under --teacher-select-quoted when the feedback quotes
 // words (an answer that says them past the budget makes
-// judge.PreferQuoted drop the fitting ones that do not). In the 6 × 8
-// french runs a third of the answers ran past the 64-token budget, to
-// the 128-token limit.
+// judge.PreferQuoted drop the fitting ones that do not). In a 6 × 8
+// french run (BENCHMARKS.md, "French at six seeds", seed 6) 32 of the
+// teacher's 132 answers ran past the 64-token budget, and they took 58 %
+// of its writing time.
 func (r *Runner) fitLimit(t store.Turn, hint string, gain bool) (int, bool) {
 	limit := r.cfg.TeacherTokens
 	if r.cfg.TeacherSelectLength != LengthFit || !gain || (r.cfg.TeacherSelectQuoted && len(judge.WantedQuotes(hint)) > 0) {
