@@ -382,8 +382,10 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	if best == judge.NoPick {
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
 		if capped {
-			// An answer cut at the budget was not read: the budget, not
-			// the selector, is the reason, as when it was read.
+			// An answer cut at the budget was not read, so whether it
+			// would have passed the selector is not known; it could not
+			// have been picked whatever it scored, so the budget is
+			// named as the reason (and counted as fit's "none").
 			lengths := make([]judge.Length, len(ws))
 			cut := false
 			for i, w := range ws {
