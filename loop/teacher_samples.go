@@ -331,8 +331,9 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	// The selectors refuse these unscored (judge.PickBest); the reasons
 	// are counted and told here.
 	all := make([][]int32, len(ws))
+	lengths := make([]judge.Length, len(ws))
 	for i, w := range ws {
-		all[i] = w.ids
+		all[i], lengths[i] = w.ids, w.length(f.StopIDs())
 	}
 	texts, refused := r.refuse(f, all, hint)
 	var best int
@@ -341,7 +342,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	threshold := r.cfg.TeacherSelectThreshold
 	if gain {
 		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, func(i int) (float64, error) {
-			if capped && !ws[i].length(f.StopIDs()).Fits(limit) {
+			if capped && !lengths[i].Fits(limit) {
 				return math.Inf(-1), nil // cut at the budget: never picked, not read
 			}
 			// Each answer is read with the feedback where its writer saw
@@ -386,13 +387,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			// would have passed the selector is not known; it could not
 			// have been picked whatever it scored, so the budget is
 			// named as the reason (and counted as fit's "none").
-			lengths := make([]judge.Length, len(ws))
-			cut := false
-			for i, w := range ws {
-				lengths[i] = w.length(f.StopIDs())
-				cut = cut || !lengths[i].Fits(limit)
-			}
-			if cut {
+			if slices.ContainsFunc(lengths, func(l judge.Length) bool { return !l.Fits(limit) }) {
 				return nil, nil, 0, r.noneFits(t, lengths, scores, by)
 			}
 		}
@@ -412,7 +407,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		}
 	}
 	if r.cfg.TeacherSelectLength == LengthFit {
-		if best, err = r.preferFit(f, t, ws, best, scores, threshold, by); err != nil {
+		if best, err = r.preferFit(t, lengths, best, scores, threshold, by); err != nil {
 			r.count(func(c *Counters) { c.TeacherNoPick++ })
 			return nil, nil, 0, err
 		}
@@ -436,17 +431,13 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	return w.ids, w.lps, w.v, nil
 }
 
-// preferFit is judge.PreferFit's pick among ws for the rated turn t,
+// preferFit is judge.PreferFit's pick among answers of lengths for the
+// rated turn t,
 // within the budget judge.Budget reads from t (its recorded MaxTokens, else
 // the length of a cut answer), counted (teacher_length_fit_total) and
 // logged when it is not best; an error wrapping errNoPick, naming the
 // selector by, when no answer fits.
-func (r *Runner) preferFit(f engine.Format, t store.Turn, ws []written, best int, scores []float64, threshold float64, by string) (int, error) {
-	stop := f.StopIDs()
-	lengths := make([]judge.Length, len(ws))
-	for i, w := range ws {
-		lengths[i] = w.length(stop)
-	}
+func (r *Runner) preferFit(t store.Turn, lengths []judge.Length, best int, scores []float64, threshold float64, by string) (int, error) {
 	rated, _, budget := r.fitBudget(t)
 	pick := judge.PreferFit(best, scores, threshold, lengths, budget)
 	switch {
