@@ -329,3 +329,27 @@ func TestStepFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainerFlags: --recompute and --micro-batch-tokens reach the trainer's
+// configuration (train.Config); unset, the trainer keeps every block's
+// activations and its default micro-batch.
+func TestTrainerFlags(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		recompute bool
+		micro     int
+	}{
+		{nil, false, 0},
+		{[]string{"--recompute", "--micro-batch-tokens", "512"}, true, 512},
+	} {
+		var s Settings
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		s.AddFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if cfg := s.trainConfig(); cfg.Recompute != c.recompute || cfg.MicroBatchTokens != c.micro {
+			t.Errorf("%v: recompute %v, micro-batch %d tokens; want %v, %d", c.args, cfg.Recompute, cfg.MicroBatchTokens, c.recompute, c.micro)
+		}
+	}
+}

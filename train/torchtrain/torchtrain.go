@@ -133,7 +133,8 @@ func Start(ctx context.Context, opts Options) (*Trainer, error) {
 	}()
 	init := map[string]any{"op": "init", "model": opts.ModelDir, "mode": "lora",
 		"lora":  map[string]any{"rank": cfg.LoRA.Rank, "alpha": cfg.LoRA.Alpha, "dropout": cfg.LoRA.Dropout, "targets": cfg.LoRA.TargetModules},
-		"adamw": cfg.AdamW, "max_grad_norm": cfg.MaxGradNorm, "seed": cfg.Seed, "device": opts.Device, "dtype": opts.DType}
+		"adamw": cfg.AdamW, "max_grad_norm": cfg.MaxGradNorm, "seed": cfg.Seed, "device": opts.Device, "dtype": opts.DType,
+		"recompute": cfg.Recompute}
 	if opts.DType == "" {
 		init["dtype"] = "float32"
 	}
@@ -141,9 +142,10 @@ func Start(ctx context.Context, opts Options) (*Trainer, error) {
 		init["adapter"] = opts.Checkpoint
 	}
 	var resp struct {
-		Device string `json:"device"`
-		World  int    `json:"world"`
-		LoRA   struct {
+		Device    string `json:"device"`
+		World     int    `json:"world"`
+		Recompute bool   `json:"recompute"`
+		LoRA      struct {
 			Rank    int      `json:"rank"`
 			Alpha   float64  `json:"alpha"`
 			Dropout float64  `json:"dropout"`
@@ -154,6 +156,10 @@ func Start(ctx context.Context, opts Options) (*Trainer, error) {
 	if err := t.callCtx(ctx, init, &resp); err != nil {
 		t.Close()
 		return nil, err
+	}
+	if cfg.Recompute && !resp.Recompute {
+		t.Close()
+		return nil, errors.New("torch trainer: recompute asked, but the model has no gradient checkpointing")
 	}
 	t.cfg.LoRA.Rank, t.cfg.LoRA.Alpha, t.cfg.LoRA.Dropout = resp.LoRA.Rank, resp.LoRA.Alpha, resp.LoRA.Dropout
 	if len(resp.LoRA.Targets) > 0 {

@@ -54,14 +54,20 @@ func torchPython(t *testing.T) string {
 // (AdamW's first moment after one step is (1−β1)·g), the adapter after the
 // step and the second moment agree. The native trainer then resumes the
 // torch checkpoint and scores what torch scores.
-func TestMatchesNativeTrainer(t *testing.T) { matchesNativeTrainer(t, 1) }
+func TestMatchesNativeTrainer(t *testing.T) { matchesNativeTrainer(t, 1, false) }
 
 // TestMatchesNativeTrainerFSDP: the same with two worker processes under
 // torchrun (gloo on CPU), the model sharded with FSDP2 and each micro-batch's
 // sequences split between the ranks.
-func TestMatchesNativeTrainerFSDP(t *testing.T) { matchesNativeTrainer(t, 2) }
+func TestMatchesNativeTrainerFSDP(t *testing.T) { matchesNativeTrainer(t, 2, false) }
 
-func matchesNativeTrainer(t *testing.T, nproc int) {
+// TestMatchesNativeTrainerRecompute: the same with Config.Recompute (clawrl
+// serve --recompute) on both sides: the native trainer recomputes each
+// block from its saved input, the worker turns on the model's gradient
+// checkpointing. Neither changes a number.
+func TestMatchesNativeTrainerRecompute(t *testing.T) { matchesNativeTrainer(t, 1, true) }
+
+func matchesNativeTrainer(t *testing.T, nproc int, recompute bool) {
 	py := torchPython(t)
 	ctx := context.Background()
 	// A tiny Qwen3 with a small vocabulary: FSDP gathers the embedding and
@@ -76,7 +82,7 @@ func matchesNativeTrainer(t *testing.T, nproc int) {
 		t.Fatal(err)
 	}
 	cfg := train.Config{LoRA: train.LoRAConfig{Rank: 4, Alpha: 8, TargetModules: train.AllProjections()},
-		AdamW: train.DefaultAdamW(1e-3), MicroBatchTokens: 40, Seed: 3}
+		AdamW: train.DefaultAdamW(1e-3), MicroBatchTokens: 40, Recompute: recompute, Seed: 3}
 	w, err := train.LoadWeights(ckpt)
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,12 @@ class Worker:
         dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[req.get("dtype", "float32")]
         torch.manual_seed(int(req.get("seed", 0)))
         model = AutoModelForCausalLM.from_pretrained(req["model"], dtype=dtype)
+        if req.get("recompute"):
+            # train.Config.Recompute: keep each layer's input and recompute
+            # its activations in the backward. The non-reentrant form needs
+            # no input that requires a gradient (the embedding is frozen) and
+            # replays dropout's random draws.
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         lora = req["lora"]
         adapter = req.get("adapter")
         if adapter:
@@ -96,7 +102,7 @@ class Worker:
         if adapter:
             self.load({"dir": adapter})
         return {"trainable": sum(p.numel() for p in self.params), "device": str(self.device), "world": self.world,
-                "lora": self.lora}
+                "lora": self.lora, "recompute": bool(getattr(model, "is_gradient_checkpointing", False))}
 
     def named_trainable(self):
         """Trainable parameters under their PEFT file names (the adapter name dropped)."""
