@@ -28,16 +28,18 @@ type cannedAnswer struct {
 }
 
 // cannedTeacher is the scripted engine whose teacher writes (the requests
-// of TeacherTokens at a temperature) are the canned answers in turn, and
-// whose scoring passes give each of them its gain: log p = gain − 1 per
-// token with the hint in the prompt, −1 without.
+// of TeacherTokens at a temperature) are the canned answers in turn — a
+// seed seen before draws the same answer again, as an engine's seeded
+// sampling does — and whose scoring passes give each of them its gain:
+// log p = gain − 1 per token with the hint in the prompt, −1 without.
 type cannedTeacher struct {
 	*scripted.Engine
 	hint    string
 	answers []cannedAnswer
 	mu      sync.Mutex
 	next    int
-	limits  []int // the token limit of each write
+	bySeed  map[int64]int // the answer each seed drew
+	limits  []int         // the token limit of each write
 }
 
 // cannedTokens is the canned fixture's TeacherTokens: room for every
@@ -52,8 +54,21 @@ func (c *cannedTeacher) Generate(ctx context.Context, req engine.GenerateRequest
 		return c.Engine.Generate(ctx, req, emit)
 	}
 	c.mu.Lock()
-	a := c.answers[c.next%len(c.answers)]
-	c.next++
+	k, seen := 0, false
+	if req.Sampling.Seed != nil {
+		k, seen = c.bySeed[*req.Sampling.Seed]
+	}
+	if !seen {
+		k = c.next % len(c.answers)
+		c.next++
+		if req.Sampling.Seed != nil {
+			if c.bySeed == nil {
+				c.bySeed = map[int64]int{}
+			}
+			c.bySeed[*req.Sampling.Seed] = k
+		}
+	}
+	a := c.answers[k]
 	c.limits = append(c.limits, req.MaxTokens)
 	c.mu.Unlock()
 	f := c.Format()

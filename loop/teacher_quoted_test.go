@@ -55,11 +55,12 @@ func TestTeacherSelectQuoted(t *testing.T) {
 		if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); !strings.HasPrefix(got, signed[c.want].text) {
 			t.Errorf("%s: trained %q, want %q", c.name, got, signed[c.want].text)
 		}
-		// Fit alone, the teacher writes at most the turn's 60 tokens
-		// (Runner.fitLimit); with quoted words wanted, its whole limit:
-		// an answer that says them past the budget decides the pick.
+		// Under fit the teacher writes at most the turn's 60 tokens
+		// (Runner.fitLimit); here an answer that fits says the quoted
+		// words, so none cut at the budget is written whole
+		// (TestTeacherQuotedCapped).
 		limit := cannedTokens
-		if c.length == LengthFit && !c.quoted {
+		if c.length == LengthFit {
 			limit = 60
 		}
 		if got := r.teacher.Engine.(*cannedTeacher).limits; len(got) != len(signed) || slices.ContainsFunc(got, func(n int) bool { return n != limit }) {
@@ -74,6 +75,102 @@ func TestTeacherSelectQuoted(t *testing.T) {
 		}
 		if got := counterValue(t, r, "clawrl_loop_teacher_quoted_preferred_total"); got != want {
 			t.Errorf("%s: metric %v, want %v", c.name, got, want)
+		}
+	}
+}
+
+// TestTeacherQuotedCapped: under --teacher-select-quoted and fit the
+// teacher writes its answers to the rated turn's budget (60 tokens here),
+// and writes those cut there whole (the same seeded draws, at its whole
+// limit) only when an answer that fits passes the threshold and none that
+// does says the quoted words: then whether a cut answer says them decides
+// the pick (judge.PreferQuoted drops the fitting ones that do not). The
+// pick is the one whole answers give.
+func TestTeacherQuotedCapped(t *testing.T) {
+	const feedback = `Be brief. Your last words must be "Hope this helps!"`
+	// Over 60 tokens, under the teacher's 100 (a scripted token is about
+	// a character).
+	longSigned := "Boil the egg for nine minutes, then cool it in cold water and peel it. Hope this helps!"
+	longPlain := "Boil the egg for nine minutes, then cool it in cold water and peel it before you eat."
+	const none = -1
+	for _, c := range []struct {
+		name    string
+		answers []cannedAnswer
+		want    int   // the answer trained (none: the turn is dropped)
+		limits  []int // of the teacher's writes, in order
+		reason  string
+	}{
+		{
+			// Whole, the cut answer is the best and says the words: the
+			// fitting ones, which do not, are dropped, and it does not fit.
+			name: "a cut answer says them",
+			answers: []cannedAnswer{
+				{text: "Put it in boiling water for nine minutes.", ended: true, gain: 0.6},
+				{text: longSigned, ended: true, gain: 0.8},
+				{text: "Boil it for nine minutes, then peel it.", ended: true, gain: 0.4},
+			},
+			want: none, limits: []int{60, 60, 60, cannedTokens},
+			reason: "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 3 above the threshold ended within the turn's limit of 60 tokens",
+		},
+		{
+			name: "a cut answer does not say them",
+			answers: []cannedAnswer{
+				{text: "Put it in boiling water for nine minutes.", ended: true, gain: 0.6},
+				{text: longPlain, ended: true, gain: 0.8},
+				{text: "Boil it for nine minutes, then peel it.", ended: true, gain: 0.4},
+			},
+			want: 0, limits: []int{60, 60, 60, cannedTokens},
+		},
+		{
+			name: "a fitting answer says them",
+			answers: []cannedAnswer{
+				{text: "Boil it for nine minutes. Hope this helps!", ended: true, gain: 0.5},
+				{text: longSigned, ended: true, gain: 0.8},
+				{text: "Put it in boiling water for nine minutes.", ended: true, gain: 0.6},
+			},
+			want: 0, limits: []int{60, 60, 60},
+		},
+		{
+			name: "no fitting answer passes",
+			answers: []cannedAnswer{
+				{text: "Put it in boiling water for nine minutes.", ended: true, gain: -0.2},
+				{text: longSigned, ended: true, gain: 0.8},
+			},
+			want: none, limits: []int{60, 60},
+			reason: "none of the teacher's answers does what the feedback asks (by the hint gain): no answer of 2 above the threshold ended within the turn's limit of 60 tokens",
+		},
+	} {
+		ctx := context.Background()
+		f := cannedFixture(t, feedback, c.answers, func(cfg *Config) {
+			cfg.TeacherSelectLength, cfg.TeacherSelectQuoted = LengthFit, true
+		})
+		r := f.runner
+		tr := f.serveUnder(t, "s", []chat.Message{{Role: chat.RoleUser, Content: "how do I boil an egg? [[say:Boil it.]]"}}, 60, 60)
+		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: feedback, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.judgeRound(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.teacher.Engine.(*cannedTeacher).limits; !slices.Equal(got, c.limits) {
+			t.Errorf("%s: the teacher wrote under limits %v, want %v", c.name, got, c.limits)
+		}
+		ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want == none {
+			if got, _ := f.turn(t, tr.ID); len(ss) != 0 || got.State != store.Dropped || got.DropReason != c.reason {
+				t.Errorf("%s: %d samples, turn %s (%q); want none, dropped (%q)", c.name, len(ss), got.State, got.DropReason, c.reason)
+			}
+			continue
+		}
+		if len(ss) != 1 || len(ss[0].TeacherResponseIDs) == 0 {
+			t.Fatalf("%s: samples %+v, want one teacher-written", c.name, ss)
+		}
+		want := c.answers[c.want].text
+		if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); !strings.HasPrefix(got, want) || len(got) > len(want)+len("<|im_end|>") {
+			t.Errorf("%s: trained %q, want %q", c.name, got, want)
 		}
 	}
 }

@@ -226,9 +226,9 @@ func noPick(by string, n int, refused []judge.Refusal) error {
 }
 
 // refuse applies judge.Refuse to the decoded texts of the teacher's
-// answers (in the policy's tokens, a trailing stop token aside) and counts
-// the refusals (teacher_answers_refused_total): one rule for a lone answer
-// and for best-of-N.
+// answers (in the policy's tokens, a trailing stop token aside): one rule
+// for a lone answer and for best-of-N. countRefusals counts what it
+// refused, once per answer as finally written.
 func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]string, []judge.Refusal) {
 	stop := f.StopIDs()
 	texts := make([]string, len(answers))
@@ -240,11 +240,15 @@ func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]stri
 		texts[i] = f.Decode(ids)
 		refused[i] = judge.Refuse(texts[i], hint)
 	}
+	return texts, refused
+}
+
+// countRefusals counts refused (teacher_answers_refused_total).
+func (r *Runner) countRefusals(refused []judge.Refusal) {
 	r.count(func(c *Counters) {
 		c.RefusedCopies += countRefused(refused, judge.RefuseCopies)
 		c.RefusedEchoes += countRefused(refused, judge.RefuseEchoes)
 	})
-	return texts, refused
 }
 
 func countRefused(refused []judge.Refusal, why judge.Refusal) int {
@@ -299,7 +303,9 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		if texts, refused := r.refuse(f, [][]int32{ids}, hint); refused[0] != "" {
+		texts, refused := r.refuse(f, [][]int32{ids}, hint)
+		r.countRefusals(refused)
+		if refused[0] != "" {
 			err := noPick(byLone, 1, refused)
 			r.log.Info("the teacher's answer is refused", "turn", t.ID, "answer", texts[0], "reason", err)
 			return nil, nil, 0, err
@@ -307,15 +313,19 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		return ids, lps, v, nil
 	}
 	sampled := *teacher
-	limit, capped := r.fitLimit(t, hint, gain)
-	var ws []written
-	var errs []string
-	for i := range n {
+	write := func(i, limit int) (written, error) {
 		w := sampled // --hint-placement mixed: the placements in turn
 		w.Placement = teacher.Placement.Writing(i)
 		seed := TeacherSeed(t, hint, i)
 		w.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature, Seed: &seed}
 		ids, lps, v, err := w.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, limit)
+		return written{ids, lps, v, w.Placement, i}, err
+	}
+	limit, capped := r.fitLimit(t, gain)
+	var ws []written
+	var errs []string
+	for i := range n {
+		w, err := write(i, limit)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, 0, ctx.Err()
@@ -323,7 +333,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			errs = append(errs, err.Error())
 			continue
 		}
-		ws = append(ws, written{ids, lps, v, w.Placement})
+		ws = append(ws, w)
 	}
 	if len(ws) == 0 {
 		return nil, nil, 0, fmt.Errorf("teacher wrote none of %d answers: %s", n, strings.Join(errs, "; "))
@@ -336,39 +346,63 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		all[i], lengths[i] = w.ids, w.length(f.StopIDs())
 	}
 	texts, refused := r.refuse(f, all, hint)
+	var wanted []string
+	if r.cfg.TeacherSelectQuoted {
+		wanted = judge.WantedQuotes(hint)
+	}
 	var best int
 	var scores []float64
 	var err error
 	threshold := r.cfg.TeacherSelectThreshold
 	if gain {
-		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, func(i int) (float64, error) {
+		known := map[int]float64{} // answers scored whole, kept when the cut ones are completed
+		score := func(i int) (float64, error) {
+			if sc, ok := known[i]; ok {
+				return sc, nil
+			}
 			if capped && !lengths[i].Fits(limit) {
 				return math.Inf(-1), nil // cut at the budget: never picked, not read
 			}
-			// Each answer is read with the feedback where its writer saw
-			// it (--hint-placement mixed writes under two placements).
-			g := judge.HintGain{Teacher: r.gainReader(teacher, ws[i].at)}
-			if !r.cfg.TeacherSelectRelevance {
-				return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
+			sc, err := r.gainScore(ctx, teacher, t, hint, ws[i], texts[i])
+			if err == nil {
+				known[i] = sc
 			}
-			rd, err := g.ScoreRelevant(ctx, t.Messages, t.Tools, t.PromptText, hint, ws[i].ids)
-			if err != nil {
-				return 0, err
+			return sc, err
+		}
+		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, score)
+		if err == nil && capped && completeQuoted(lengths, limit, scores, threshold, texts, wanted) {
+			// A fitting answer passes and none of those says the quoted
+			// words: whether one cut at the budget says them later
+			// decides the pick (judge.PreferQuoted), so the cut ones are
+			// written whole (the same seeded draws) and read.
+			var cut []int
+			for j := range ws {
+				if lengths[j].Fits(limit) {
+					continue
+				}
+				w, err := write(ws[j].i, r.cfg.TeacherTokens)
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil, nil, 0, ctx.Err()
+					}
+					// Unknown, it cannot be ruled out: no pick.
+					r.count(func(c *Counters) { c.TeacherNoPick++ })
+					return nil, nil, 0, fmt.Errorf("teacher: complete an answer cut at the budget: %w", err)
+				}
+				ws[j], all[j], lengths[j] = w, w.ids, w.length(f.StopIDs())
+				cut = append(cut, j)
 			}
-			rank := judge.RelevantRank(rd, r.cfg.TeacherSelectOpening)
-			if math.IsInf(rank, -1) {
-				r.count(func(c *Counters) { c.TeacherIrrelevant++ })
-				r.log.Info("a teacher answer, or its opening, is no likelier after the question than without it", "turn", t.ID, "answer", texts[i],
-					"gain", rd.Gain, "relevance", rd.Relevance, "opening", rd.Opening)
-			} else {
-				r.log.Debug("a teacher answer's gain and relevance", "turn", t.ID, "answer", texts[i], "gain", rd.Gain, "relevance", rd.Relevance, "opening", rd.Opening)
-			}
-			return rank, nil
-		})
+			r.log.Info("teacher answers cut at the budget written whole: a fitting answer passes, none of them says the quoted words",
+				"turn", t.ID, "words", wanted, "budget", limit, "completed", cut)
+			capped = false
+			texts, refused = r.refuse(f, all, hint)
+			best, scores, err = judge.PickBest(ctx, texts, hint, threshold, score)
+		}
 	} else {
 		threshold = r.selector.Threshold
 		best, scores, err = r.selector.Pick(ctx, t.Messages, hint, texts)
 	}
+	r.countRefusals(refused)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, 0, ctx.Err()
@@ -395,16 +429,14 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		r.log.Info("no teacher answer passed the selector", "turn", t.ID, "answers", len(texts), "scores", scores, "threshold", threshold, "reason", err)
 		return nil, nil, 0, err // one drop reason kind per selector (the scores are logged)
 	}
-	if r.cfg.TeacherSelectQuoted {
-		if wanted := judge.WantedQuotes(hint); len(wanted) > 0 {
-			pick, masked := judge.PreferQuoted(best, scores, threshold, texts, wanted)
-			if pick != best {
-				r.count(func(c *Counters) { c.TeacherQuotedOther++ })
-				r.log.Info("a teacher answer that says the feedback's quoted words is preferred", "turn", t.ID, "words", wanted,
-					"scores", scores, "best", best, "pick", pick, "answer", texts[pick])
-			}
-			best, scores = pick, masked
+	if len(wanted) > 0 {
+		pick, masked := judge.PreferQuoted(best, scores, threshold, texts, wanted)
+		if pick != best {
+			r.count(func(c *Counters) { c.TeacherQuotedOther++ })
+			r.log.Info("a teacher answer that says the feedback's quoted words is preferred", "turn", t.ID, "words", wanted,
+				"scores", scores, "best", best, "pick", pick, "answer", texts[pick])
 		}
+		best, scores = pick, masked
 	}
 	if r.cfg.TeacherSelectLength == LengthFit {
 		if best, err = r.preferFit(t, lengths, best, scores, threshold, by); err != nil {
@@ -480,32 +512,88 @@ func (r *Runner) fitBudget(t store.Turn) (rated judge.Length, full, budget int) 
 	return rated, full, judge.Share(full, r.cfg.TeacherFitShare)
 }
 
-// fitLimit is the token limit of each of best-of-N teacher answers to t
-// under hint, and whether it is the fit budget rather than
-// Config.TeacherTokens. Under --teacher-select-length fit an answer that
-// does not end within the budget is never picked (judge.PreferFit), so
-// writing it past the budget is work thrown away: the teacher writes at
-// most the budget, and an answer cut there is neither read nor picked
-// (the pick is the one the full answers give: PreferFit takes the
-// best-scored fitting answer above the threshold whatever the others
-// scored, and a seeded draw writes the same tokens up to any limit). The
-// limit stays TeacherTokens where a cut answer's later words could still
-// decide the pick: under the judge selector, which reads the answers
-// together, and under --teacher-select-quoted when the feedback quotes
-// words (an answer that says them past the budget makes
-// judge.PreferQuoted drop the fitting ones that do not). In a 6 × 8
-// french run (BENCHMARKS.md, "French at six seeds", seed 6) 32 of the
-// teacher's 132 answers ran past the 64-token budget, and they took 58 %
-// of its writing time.
-func (r *Runner) fitLimit(t store.Turn, hint string, gain bool) (int, bool) {
+// fitLimit is the token limit of each of best-of-N teacher answers to t,
+// and whether it is the fit budget rather than Config.TeacherTokens. Under
+// --teacher-select-length fit an answer that does not end within the
+// budget is never picked (judge.PreferFit), so writing it past the budget
+// is work thrown away: with the hint-gain selector the teacher writes at
+// most the budget, and an answer cut there is neither read nor picked (the
+// pick is the one the whole answers give: PreferFit takes the best-scored
+// fitting answer above the threshold whatever the others scored, and a
+// seeded draw writes the same tokens up to any limit). Under
+// --teacher-select-quoted a cut answer's later words can still decide:
+// one that says the feedback's quoted words past the budget makes
+// judge.PreferQuoted drop the fitting ones that do not; completeQuoted
+// says when that can happen, and then the cut answers are written whole.
+// The judge selector reads the answers together, so under it the limit
+// stays TeacherTokens. In a 6 × 8 french run (BENCHMARKS.md, "French at
+// six seeds", seed 6) 32 of the teacher's 132 answers ran past the
+// 64-token budget, and they took 58 % of its writing time.
+func (r *Runner) fitLimit(t store.Turn, gain bool) (int, bool) {
 	limit := r.cfg.TeacherTokens
-	if r.cfg.TeacherSelectLength != LengthFit || !gain || (r.cfg.TeacherSelectQuoted && len(judge.WantedQuotes(hint)) > 0) {
+	if r.cfg.TeacherSelectLength != LengthFit || !gain {
 		return limit, false
 	}
 	if _, _, budget := r.fitBudget(t); budget >= 1 && budget < limit {
 		return budget, true
 	}
 	return limit, false
+}
+
+// completeQuoted says whether best-of-N answers written to the fit budget
+// limit (those of lengths, scored as by judge.PickBest, cut ones −Inf)
+// must be written whole before the pick, under feedback that wants the
+// words wanted said: when some of them were cut, and an answer that fits
+// passes the threshold but none that fits and passes says the words.
+// Otherwise the pick the whole answers would give is known: a fitting
+// answer that passes and says the words is in judge.PreferQuoted's set
+// whatever the cut ones say, and PreferFit then picks the best of those
+// that fit; with no fitting answer above the threshold there is no pick
+// either way.
+func completeQuoted(lengths []judge.Length, limit int, scores []float64, threshold float64, texts, wanted []string) bool {
+	if len(wanted) == 0 {
+		return false
+	}
+	cut, passes := false, false
+	for i, l := range lengths {
+		if !l.Fits(limit) {
+			cut = true
+			continue
+		}
+		if scores[i] > threshold {
+			if judge.SaysAll(texts[i], wanted) {
+				return false
+			}
+			passes = true
+		}
+	}
+	return cut && passes
+}
+
+// gainScore is the hint-gain selector's score of the teacher's answer w
+// (its text, text) to t under hint: judge.HintGain's, or with
+// --teacher-select-relevance judge.RelevantRank's (−Inf for an answer, or
+// its opening, no likelier after the question than without it). Each
+// answer is read with the feedback where its writer saw it
+// (--hint-placement mixed writes under two placements).
+func (r *Runner) gainScore(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string, w written, text string) (float64, error) {
+	g := judge.HintGain{Teacher: r.gainReader(teacher, w.at)}
+	if !r.cfg.TeacherSelectRelevance {
+		return g.Score(ctx, t.Messages, t.Tools, t.PromptText, hint, w.ids)
+	}
+	rd, err := g.ScoreRelevant(ctx, t.Messages, t.Tools, t.PromptText, hint, w.ids)
+	if err != nil {
+		return 0, err
+	}
+	rank := judge.RelevantRank(rd, r.cfg.TeacherSelectOpening)
+	if math.IsInf(rank, -1) {
+		r.count(func(c *Counters) { c.TeacherIrrelevant++ })
+		r.log.Info("a teacher answer, or its opening, is no likelier after the question than without it", "turn", t.ID, "answer", text,
+			"gain", rd.Gain, "relevance", rd.Relevance, "opening", rd.Opening)
+	} else {
+		r.log.Debug("a teacher answer's gain and relevance", "turn", t.ID, "answer", text, "gain", rd.Gain, "relevance", rd.Relevance, "opening", rd.Opening)
+	}
+	return rank, nil
 }
 
 // length is w's length, its stop token counted, and whether it ended
@@ -537,6 +625,7 @@ type written struct {
 	lps []float32
 	v   int64
 	at  judge.HintPlacement
+	i   int // which of the best-of-N draws (TeacherSeed's i)
 }
 
 var (
