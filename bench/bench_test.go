@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -764,5 +765,71 @@ func TestExperimentInterrupted(t *testing.T) {
 	}
 	if len(runs) != 1 || len(runs[0].Evals) != 1 || runs[0].Evals[0].Asked != 2 || !strings.HasPrefix(runs[0].Err, "interrupted") {
 		t.Fatalf("runs = %+v, want the run in hand with its round-0 evaluation, marked interrupted", runs)
+	}
+}
+
+// TestTopUpsIgnoreChunks: a round's rated turns are named, and seeded, by
+// their place in the round, so a round topped up in other chunks (16, then
+// 1 and 2; or 16, then 3) asks the same turns under the same sessions and
+// seeds; its first turns keep the names the runs recorded before had.
+func TestTopUpsIgnoreChunks(t *testing.T) {
+	type asked struct {
+		session string
+		seed    int64
+		prompt  string
+	}
+	var mu sync.Mutex
+	var got []asked
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			var body struct {
+				Seed     int64     `json:"seed"`
+				Messages []Message `json:"messages"`
+			}
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			got = append(got, asked{r.Header.Get("X-Session-Id"), body.Seed, body.Messages[0].Content})
+			mu.Unlock()
+			fmt.Fprint(w, `{"id":"c1","choices":[{"message":{"role":"assistant","content":"Boil it. Hope this helps!"},"finish_reason":"stop"}]}`)
+		}
+	}))
+	defer srv.Close()
+	cl := &Client{BaseURL: srv.URL}
+	p := Personas()[1]
+	cfg := Config{MaxTokens: 8, Concurrency: 4, Feedback: FeedbackText, Temperature: 1}
+	round := func(chunks ...int) []asked {
+		got = nil
+		first := 0
+		for _, n := range chunks {
+			prompts := make([]string, n)
+			for i := range prompts {
+				prompts[i] = p.Train[(first+i)%len(p.Train)]
+			}
+			if _, _, _, err := interact(context.Background(), cfg, cl, p, 1, 2, first, prompts); err != nil {
+				t.Fatal(err)
+			}
+			first += n
+		}
+		out := slices.Clone(got)
+		slices.SortFunc(out, func(a, b asked) int { return strings.Compare(a.session, b.session) })
+		return out
+	}
+	a, b := round(16, 1, 2), round(16, 3)
+	if len(a) != 19 || !slices.Equal(a, b) {
+		t.Fatalf("16+1+2 asked %v\n16+3 asked %v", a, b)
+	}
+	seen := map[int64]bool{}
+	for _, x := range a {
+		seen[x.seed] = true
+	}
+	if len(seen) != 19 {
+		t.Errorf("%d seeds for 19 turns", len(seen))
+	}
+	for i := range 16 {
+		if want := fmt.Sprintf("bench-%s-1-r2-0-%d", p.Name, i); !slices.ContainsFunc(a, func(x asked) bool { return x.session == want }) {
+			t.Errorf("no turn in session %s (the name the first send's turns had)", want)
+		}
 	}
 }

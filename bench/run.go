@@ -293,7 +293,7 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 		if err != nil {
 			return err
 		}
-		ratedRound, satRound, neutralRound, chunk := 0, 0, 0, 0
+		ratedRound, satRound, neutralRound := 0, 0, 0
 		var trainAnswers []string
 		var rated time.Time
 		send := func(n int) error {
@@ -305,11 +305,10 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 				prompts[i] = p.Train[order[next]]
 				next++
 			}
-			sat, neutral, shown, err := interact(ctx, cfg, cl, p, r.Seed, fmt.Sprintf("r%d-%d", round, chunk), prompts)
-			if chunk == 0 {
+			sat, neutral, shown, err := interact(ctx, cfg, cl, p, r.Seed, round, ratedRound, prompts)
+			if ratedRound == 0 {
 				trainAnswers = shown
 			}
-			chunk++
 			ratedRound += n
 			satRound += sat
 			neutralRound += neutral
@@ -466,15 +465,16 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, m0 
 	}
 }
 
-// interact sends the round's training prompts as main turns, each in its own
-// session, and reacts to each answer as the persona would. It returns how
-// many answers satisfied the persona and how many got a neutral next message.
-func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int64, chunk string, prompts []string) (int, int, []string, error) {
+// interact sends training prompts of round as main turns, the first the
+// round's turn number first (0: its first), each in its own session, and
+// reacts to each answer as the persona would. It returns how many answers
+// satisfied the persona and how many got a neutral next message.
+func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int64, round, first int, prompts []string) (int, int, []string, error) {
 	var mu sync.Mutex
 	satisfied, neutrals := 0, 0
 	shown := make([]string, min(2, len(prompts)))
 	err := parallel(ctx, len(prompts), cfg.Concurrency, func(i int) error {
-		session := fmt.Sprintf("bench-%s-%d-%s-%d", p.Name, seed, chunk, i)
+		session := turnSession(p.Name, seed, round, first+i)
 		s := int64(hashString(session) >> 1)
 		q := []Message{{Role: "user", Content: prompts[i]}}
 		answer, err := cl.Chat(ctx, ChatRequest{Session: session, Messages: q, MaxTokens: cfg.MaxTokens, Temperature: cfg.Temperature, Seed: &s})
@@ -520,6 +520,18 @@ func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int6
 		}
 	})
 	return satisfied, neutrals, shown, err
+}
+
+// turnSession is the session of the k-th rated turn (from 0) of round
+// for persona at seed; its hash seeds the turn's sampling and the user's
+// next message. It names the turn by its place in the round, not by the
+// send that asked it, so a round topped up in other chunks (the loop
+// reached the same lack at another pace) asks the same turns under the
+// same seeds. The 0 before k is where the first send's number stood: the
+// round's first PerVersion turns keep the names, and the seeds, of the
+// runs recorded before.
+func turnSession(persona string, seed int64, round, k int) string {
+	return fmt.Sprintf("bench-%s-%d-r%d-0-%d", persona, seed, round, k)
 }
 
 // evaluate asks the persona's held-out prompts and the retention facts as
