@@ -1,0 +1,14 @@
+#!/bin/bash
+while kill -0 18968 2>/dev/null; do sleep 10; done
+run() { BIN=$1; P=$2; S=$3; NAME=$4; VERS=$5; PER=$6; shift 6
+OUT=/work/runs/s41/$NAME
+mkdir -p $OUT
+nice -n 5 $BIN bench learn --model qwen2.5-coder-1.5b --personas $P --versions $VERS --per-version $PER --first-seed $S \
+  --arms "combine-t15:combine:--teacher-url={teacher}:--teacher-model=clawrl:--teacher-select-relevance:--teacher-select-length=fit:--teacher-select-quoted" --teacher-serve qwen2.5-coder-1.5b \
+  --serve-arg=--teacher-samples=4 --serve-arg=--lr=5e-4 --serve-arg=--gate-backtrack=2 --version-timeout 20m --keep-data "$@" --out $OUT > $OUT/run.log 2>&1
+}
+A="--serve-arg=--teacher-select-opening=0.5"
+H="--serve-arg=--hold-liked=0.9"
+V="--serve-arg=--rehearsal-avoid --serve-arg=--rehearsal-avoid-wrong --serve-arg=--rehearsal-avoid-bound=2"
+# signoff seed 1 at 8 x 16 with --hold-liked 0.9 (0.75 froze v5 at 10/20: sampled training answers liked, greedy held-out ones long); the binary with the quoted cap (exact: rounds 0-4 must repeat the 0.75 run)
+run /work/runs/bin-s41 signoff 1 signoff-816-relfitqgo-hold90-avoidwrong-s1 8 16 $A $H $V
