@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -321,12 +322,28 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		ids, lps, v, err := w.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, limit)
 		return written{ids, lps, v, w.Placement, i}, err
 	}
+	// writeAll writes the draws draws at once, so that the engine decodes
+	// them in one batch (a seeded draw is the same in any batch), and
+	// returns them in the order asked with their errors.
+	writeAll := func(draws []int, limit int) ([]written, []error) {
+		out, errs := make([]written, len(draws)), make([]error, len(draws))
+		var wg sync.WaitGroup
+		for k, i := range draws {
+			wg.Go(func() { out[k], errs[k] = write(i, limit) })
+		}
+		wg.Wait()
+		return out, errs
+	}
 	limit, capped := r.fitLimit(t, gain)
 	var ws []written
 	var errs []string
-	for i := range n {
-		w, err := write(i, limit)
-		if err != nil {
+	draws := make([]int, n)
+	for i := range draws {
+		draws[i] = i
+	}
+	all0, errs0 := writeAll(draws, limit)
+	for k, w := range all0 {
+		if err := errs0[k]; err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, 0, ctx.Err()
 			}
@@ -375,13 +392,15 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			// words: whether one cut at the budget says them later
 			// decides the pick (judge.PreferQuoted), so the cut ones are
 			// written whole (the same seeded draws) and read.
-			var cut []int
+			var cut, redraw []int
 			for j := range ws {
-				if lengths[j].Fits(limit) {
-					continue
+				if !lengths[j].Fits(limit) {
+					cut, redraw = append(cut, j), append(redraw, ws[j].i)
 				}
-				w, err := write(ws[j].i, r.cfg.TeacherTokens)
-				if err != nil {
+			}
+			whole, werrs := writeAll(redraw, r.cfg.TeacherTokens)
+			for k, j := range cut {
+				if err := werrs[k]; err != nil {
 					if ctx.Err() != nil {
 						return nil, nil, 0, ctx.Err()
 					}
@@ -389,8 +408,8 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 					r.count(func(c *Counters) { c.TeacherNoPick++ })
 					return nil, nil, 0, fmt.Errorf("teacher: complete an answer cut at the budget: %w", err)
 				}
+				w := whole[k]
 				ws[j], all[j], lengths[j] = w, w.ids, w.length(f.StopIDs())
-				cut = append(cut, j)
 			}
 			r.log.Info("teacher answers cut at the budget written whole: a fitting answer passes, none of them says the quoted words",
 				"turn", t.ID, "words", wanted, "budget", limit, "completed", cut)
