@@ -404,9 +404,9 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 					if ctx.Err() != nil {
 						return nil, nil, 0, ctx.Err()
 					}
-					// Unknown, it cannot be ruled out: no pick.
-					r.count(func(c *Counters) { c.TeacherNoPick++ })
-					return nil, nil, 0, fmt.Errorf("teacher: complete an answer cut at the budget: %w", err)
+					// A failed write, as when the teacher writes
+					// none (buildSample keeps the RL term or drops).
+					return nil, nil, 0, fmt.Errorf("teacher: write an answer cut at the budget whole: %w", err)
 				}
 				w := whole[k]
 				ws[j], all[j], lengths[j] = w, w.ids, w.length(f.StopIDs())
