@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,10 +20,16 @@ import (
 // which serves one turn per rating in its own session and rates it, and
 // round, which judges and runs one step and reports whether it took one.
 func holdRunner(t *testing.T, keep bool) (f *fixture, r *Runner, tr *rltest.Trainer, rate func(...int) []string, round func() bool) {
+	return holdRunnerWith(t, rl.SchedulerConfig{HoldKeepsDisliked: keep})
+}
+
+// holdRunnerWith is holdRunner with the hold's other settings from cfg
+// (its batch size, versions folder, baseline and share are set here).
+func holdRunnerWith(t *testing.T, train rl.SchedulerConfig) (f *fixture, r *Runner, tr *rltest.Trainer, rate func(...int) []string, round func() bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cfg := Config{Method: rl.MethodRL, SessionTimeout: -1,
-		Train: rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8, HoldLiked: 0.75, HoldKeepsDisliked: keep}}
+	train.BatchSize, train.VersionsDir, train.RunningBaseline, train.HoldLiked = 4, filepath.Join(dir, "versions"), 8, 0.75
+	cfg := Config{Method: rl.MethodRL, SessionTimeout: -1, Train: train}
 	f = &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
 	t.Cleanup(func() { f.store.Close() })
 	tr = &rltest.Trainer{}
@@ -172,5 +179,71 @@ func TestHoldKeepsDisliked(t *testing.T) {
 		if s.TurnID == first[2] {
 			t.Errorf("the kept 👎 %s trained twice", first[2])
 		}
+	}
+}
+
+// TestHoldTrainsDisliked: with --hold-train-disliked a held step of three
+// liked answers and a 👎 trains the 👎 alone at once (a version), its
+// liked answers dropped as held; the running mean of the ratings does
+// not take the thinned step's ratings; a held step with no 👎 holds; the
+// 👎 trains once.
+func TestHoldTrainsDisliked(t *testing.T) {
+	ctx := context.Background()
+	f, r, tr, rate, round := holdRunnerWith(t, rl.SchedulerConfig{HoldTrainsDisliked: true})
+
+	first := rate(1, 1, -1, 1)
+	if !round() || len(tr.Batches) != 1 {
+		t.Fatalf("a step of 3 liked of 4: %d batches, want 1 (its 👎 alone)", len(tr.Batches))
+	}
+	if b := tr.Batches[0]; len(b) != 1 || b[0].TurnID != first[2] {
+		t.Fatalf("trained batch %v: want the 👎 %s alone", b, first[2])
+	}
+	// Method rl: the 👎's reward is −1, centred on a mean the step did
+	// not move (no ratings before it: 0), so it trains at −1.
+	if got := tr.Batches[0][0].Reward; got != -1 {
+		t.Errorf("the 👎 trained at reward %g; want −1 (the mean untouched by the thinned step)", got)
+	}
+	if v, err := f.store.LatestVersion(ctx); err != nil || v.Version != 1 {
+		t.Errorf("after the thinned step: version %d, %v; want 1", v.Version, err)
+	}
+	st, err := f.store.LearningStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DroppedBy["held"] != 3 || st.SamplesReady != 0 {
+		t.Errorf("after the thinned step: dropped %v, %d ready; want 3 held, 0 ready", st.DroppedBy, st.SamplesReady)
+	}
+	for i, id := range first {
+		turn, err := f.store.Turn(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := i != 2; (turn.DropReason != "") != want || (want && !strings.Contains(turn.DropReason, "its 1 👎s trained alone")) {
+			t.Errorf("turn %d: drop reason %q", i, turn.DropReason)
+		}
+	}
+	if s := r.Scheduler().Stats(); s.Held != 0 || s.Steps != 1 {
+		t.Errorf("scheduler: %d held, %d steps; want 0, 1", s.Held, s.Steps)
+	}
+
+	rate(1, 1, 1, 1)
+	if !round() || len(tr.Batches) != 1 {
+		t.Fatalf("a step of 4 liked: %d batches, want it held", len(tr.Batches))
+	}
+	if s := r.Scheduler().Stats(); s.Held != 1 {
+		t.Errorf("scheduler: %d held; want 1", s.Held)
+	}
+
+	second := rate(-1, -1, 1, 1)
+	if !round() || len(tr.Batches) != 2 || len(tr.Batches[1]) != 4 {
+		t.Fatalf("a step of 2 liked of 4: %d batches, want a second of 4", len(tr.Batches))
+	}
+	for _, s := range tr.Batches[1] {
+		if s.TurnID == first[2] {
+			t.Errorf("the thinned step's 👎 %s trained twice", first[2])
+		}
+	}
+	if !slices.ContainsFunc(tr.Batches[1], func(s rl.Sample) bool { return s.TurnID == second[0] }) {
+		t.Errorf("the full step %v lacks its 👎 %s", tr.Batches[1], second[0])
 	}
 }

@@ -74,8 +74,11 @@ type Settings struct {
 	// HoldKeepsDisliked: with HoldLiked, a held step's 👎s stay ready for
 	// the next step that trains (rl.SchedulerConfig.HoldKeepsDisliked).
 	HoldKeepsDisliked bool
-	OPDClip           float64
-	KLCoef            float64
+	// HoldTrainsDisliked: with HoldLiked, a held step trains its 👎s
+	// alone at once (rl.SchedulerConfig.HoldTrainsDisliked).
+	HoldTrainsDisliked bool
+	OPDClip            float64
+	KLCoef             float64
 	// Epochs: optimizer steps per batch (PPO epochs, rl.StepConfig.Epochs).
 	Epochs int
 	// MomentumReset: when a step zeroes AdamW's first moment
@@ -177,6 +180,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.BaselineClip, "baseline-clip", 0, "with --baseline running: bound each reward after the baseline to ±this, so a 👍 given while the mean is still low trains no more than this (0: unbounded)")
 	fs.Float64Var(&s.HoldLiked, "hold-liked", 0, "hold the policy while its users are satisfied: a step whose users liked at least this share of its rated answers is not trained (its turns are dropped, \"held\"; a 👎 among them is not trained either, unless --hold-keep-disliked) and the served version stays (0: every step trains)")
 	fs.BoolVar(&s.HoldKeepsDisliked, "hold-keep-disliked", false, "with --hold-liked: a held step's 👎s are not dropped but wait, ready, for the next step that trains")
+	fs.BoolVar(&s.HoldTrainsDisliked, "hold-train-disliked", false, "with --hold-liked: a held step's 👎s are trained at once, alone (its liked answers dropped as held); a held step with no 👎 holds")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
 	fs.StringVar(&s.OPDResponse, "opd-response", DefaultOPDResponse, "which response OPD trains on: student (the teacher re-scores the policy's sampled answer), teacher (the teacher, shown the hint, writes the answer: context distillation) or both (one turn trains on the two)")
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")
@@ -335,6 +339,12 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.HoldKeepsDisliked && s.HoldLiked == 0 {
 		return nil, fmt.Errorf("--hold-keep-disliked: keeps a held step's 👎s, so it needs --hold-liked")
 	}
+	if s.HoldTrainsDisliked && s.HoldLiked == 0 {
+		return nil, fmt.Errorf("--hold-train-disliked: trains a held step's 👎s, so it needs --hold-liked")
+	}
+	if s.HoldTrainsDisliked && s.HoldKeepsDisliked {
+		return nil, fmt.Errorf("--hold-train-disliked and --hold-keep-disliked: a held step's 👎s either train now or wait; choose one")
+	}
 	if s.BaselineWindow < 0 {
 		return nil, fmt.Errorf("--baseline-window %d: want ≥ 1 (0: %d)", s.BaselineWindow, rl.DefaultRatingWindow)
 	}
@@ -446,7 +456,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
 		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
-			VersionsDir: filepath.Join(p.DataDir, "versions"), HoldLiked: s.HoldLiked, HoldKeepsDisliked: s.HoldKeepsDisliked}}}
+			VersionsDir: filepath.Join(p.DataDir, "versions"), HoldLiked: s.HoldLiked, HoldKeepsDisliked: s.HoldKeepsDisliked, HoldTrainsDisliked: s.HoldTrainsDisliked}}}
 	if rl.Baseline(s.Baseline) == rl.BaselineRunning {
 		o.Config.Train.RunningBaseline = cmp.Or(s.BaselineWindow, rl.DefaultRatingWindow)
 		o.Config.Train.RunningClip = s.BaselineClip

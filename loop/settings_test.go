@@ -144,6 +144,13 @@ func TestSettingsBuild(t *testing.T) {
 			}
 		}},
 		{name: "keep disliked without hold", args: []string{"--hold-keep-disliked"}, wantErr: "needs --hold-liked"},
+		{name: "hold train disliked", args: []string{"--hold-liked", "0.75", "--hold-train-disliked"}, check: func(t *testing.T, r *Runner) {
+			if !r.cfg.Train.HoldTrainsDisliked || r.cfg.Train.HoldKeepsDisliked || r.cfg.Train.HoldLiked != 0.75 {
+				t.Errorf("--hold-train-disliked: scheduler trains %v, keeps %v, holds at %g", r.cfg.Train.HoldTrainsDisliked, r.cfg.Train.HoldKeepsDisliked, r.cfg.Train.HoldLiked)
+			}
+		}},
+		{name: "train disliked without hold", args: []string{"--hold-train-disliked"}, wantErr: "needs --hold-liked"},
+		{name: "train and keep disliked", args: []string{"--hold-liked", "0.75", "--hold-train-disliked", "--hold-keep-disliked"}, wantErr: "choose one"},
 		{name: "bad placement", args: []string{"--hint-placement", "assistant"}, wantErr: "--hint-placement"},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},

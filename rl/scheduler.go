@@ -58,6 +58,16 @@ type SchedulerConfig struct {
 	// it: the corrections train once they add up to a step's worth
 	// rather than never.
 	HoldKeepsDisliked bool
+	// HoldTrainsDisliked, with HoldLiked, trains a held step's 👎s at
+	// once, alone: its liked answers are dropped as when held, and the
+	// step takes only the corrections (a version, gated as any other).
+	// A step with no 👎 holds as before. Where HoldKeepsDisliked waits
+	// for the corrections to add up to a step's worth, this trains the
+	// few the users still give while the served version mostly pleases
+	// them, without the liked answers that walk it away. The running
+	// mean of the ratings does not take the step's ratings, as a held
+	// step's (its liked ones are not trained). Not with HoldKeepsDisliked.
+	HoldTrainsDisliked bool
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
@@ -358,11 +368,13 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	batch := SortByContent(slices.Clone(fresh[:s.cfg.BatchSize]))
-	if held, err := s.hold(ctx, batch); held || err != nil {
+	batch, held, err := s.hold(ctx, batch)
+	if held || err != nil {
 		return held, err
 	}
+	thinned := len(batch) < s.cfg.BatchSize
 
-	trainBatch, ratings, err := s.runningBaseline(ctx, batch)
+	trainBatch, ratings, err := s.runningBaseline(ctx, batch, !thinned)
 	if err != nil {
 		return false, err
 	}
@@ -455,22 +467,28 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 // mean first, and the RL samples' rewards are centred on the result: the
 // step's own ratings take part, so a first step of bare 👎s trains
 // nothing instead of "less of everything".
-func (s *Scheduler) runningBaseline(ctx context.Context, batch []Sample) ([]Sample, RatingMean, error) {
+//
+// With add false (a held step's 👎s trained alone, HoldTrainsDisliked)
+// the mean stays as it was: the step's liked answers were not trained,
+// and its 👎s alone would pull the mean below what the users said.
+func (s *Scheduler) runningBaseline(ctx context.Context, batch []Sample, add bool) ([]Sample, RatingMean, error) {
 	s.mu.Lock()
 	ratings := s.ratings
 	s.mu.Unlock()
 	if s.cfg.RunningBaseline <= 0 {
 		return batch, ratings, nil
 	}
-	scores, err := s.ratingsOf(ctx, batch)
-	if err != nil {
-		return nil, ratings, fmt.Errorf("running baseline: %w", err)
+	if add {
+		scores, err := s.ratingsOf(ctx, batch)
+		if err != nil {
+			return nil, ratings, fmt.Errorf("running baseline: %w", err)
+		}
+		// A step's ratings join lowest first: they were given at once, and
+		// the order of a batch's turns in the store (which of its concurrent
+		// requests finished first) must not move the mean.
+		slices.Sort(scores)
+		ratings = ratings.Add(scores, s.cfg.RunningBaseline)
 	}
-	// A step's ratings join lowest first: they were given at once, and
-	// the order of a batch's turns in the store (which of its concurrent
-	// requests finished first) must not move the mean.
-	slices.Sort(scores)
-	ratings = ratings.Add(scores, s.cfg.RunningBaseline)
 	mean := ratings.Mean()
 	out := make([]Sample, len(batch))
 	for i, smp := range batch {
@@ -521,17 +539,19 @@ func (s *Scheduler) ratingOf(ctx context.Context, smp Sample) (rating float64, o
 // other than 0), and reports whether it did. Its turns are dropped with
 // the reason, its 👎s too unless HoldKeepsDisliked leaves them ready; a
 // crash halfway leaves the rest ready, and the next step holds them
-// again or trains them once.
-func (s *Scheduler) hold(ctx context.Context, batch []Sample) (bool, error) {
+// again or trains them once. Under HoldTrainsDisliked a held step with
+// 👎s is not spent: its other turns are dropped and it returns the 👎s,
+// not held, for the caller to train. Otherwise it returns batch as is.
+func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, bool, error) {
 	if s.cfg.HoldLiked <= 0 {
-		return false, nil
+		return batch, false, nil
 	}
 	ratings := make([]float64, len(batch))
 	liked, rated := 0, 0
 	for i, smp := range batch {
 		r, _, err := s.ratingOf(ctx, smp)
 		if err != nil {
-			return false, fmt.Errorf("hold: %w", err)
+			return nil, false, fmt.Errorf("hold: %w", err)
 		}
 		ratings[i] = r
 		if r != 0 {
@@ -542,22 +562,36 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) (bool, error) {
 		}
 	}
 	if rated == 0 || float64(liked) < s.cfg.HoldLiked*float64(rated) {
-		return false, nil
+		return batch, false, nil
+	}
+	var disliked []Sample
+	for i, smp := range batch {
+		if ratings[i] < 0 {
+			disliked = append(disliked, smp)
+		}
 	}
 	reason := fmt.Sprintf("held: its step's users liked %d of %d answers (--hold-liked %g)", liked, rated, s.cfg.HoldLiked)
+	train := s.cfg.HoldTrainsDisliked && len(disliked) > 0
+	if train {
+		reason += fmt.Sprintf("; its %d 👎s trained alone", len(disliked))
+	}
 	var dropped, kept int
 	for i, smp := range batch {
-		if s.cfg.HoldKeepsDisliked && ratings[i] < 0 {
+		if (s.cfg.HoldKeepsDisliked || train) && ratings[i] < 0 {
 			kept++
 			continue
 		}
 		s.drop(ctx, smp.TurnID, reason, &dropped)
 	}
+	if train {
+		s.log.Info("step thinned to its 👎s", "samples", len(batch), "dropped", dropped, "disliked", len(disliked), "liked", liked, "rated", rated, "served", s.Served().Version)
+		return disliked, false, nil
+	}
 	s.mu.Lock()
 	s.stats.Held++
 	s.mu.Unlock()
 	s.log.Info("step held", "samples", len(batch), "dropped", dropped, "kept_disliked", kept, "liked", liked, "rated", rated, "served", s.Served().Version)
-	return true, nil
+	return nil, true, nil
 }
 
 // recordedRatings is the running mean of the ratings the newest trained
