@@ -20,19 +20,21 @@ import (
 // which serves one turn per rating in its own session and rates it, and
 // round, which judges and runs one step and reports whether it took one.
 func holdRunner(t *testing.T, keep bool) (f *fixture, r *Runner, tr *rltest.Trainer, rate func(...int) []string, round func() bool) {
-	return holdRunnerWith(t, rl.SchedulerConfig{HoldKeepsDisliked: keep})
+	tr = &rltest.Trainer{}
+	f, r, rate, round = holdRunnerWith(t, rl.SchedulerConfig{HoldKeepsDisliked: keep}, tr)
+	return f, r, tr, rate, round
 }
 
-// holdRunnerWith is holdRunner with the hold's other settings from cfg
-// (its batch size, versions folder, baseline and share are set here).
-func holdRunnerWith(t *testing.T, train rl.SchedulerConfig) (f *fixture, r *Runner, tr *rltest.Trainer, rate func(...int) []string, round func() bool) {
+// holdRunnerWith is holdRunner with the hold's other settings from train
+// (its batch size, versions folder, baseline and share are set here) and
+// the trainer tr.
+func holdRunnerWith(t *testing.T, train rl.SchedulerConfig, tr rl.Trainer) (f *fixture, r *Runner, rate func(...int) []string, round func() bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	train.BatchSize, train.VersionsDir, train.RunningBaseline, train.HoldLiked = 4, filepath.Join(dir, "versions"), 8, 0.75
 	cfg := Config{Method: rl.MethodRL, SessionTimeout: -1, Train: train}
 	f = &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
 	t.Cleanup(func() { f.store.Close() })
-	tr = &rltest.Trainer{}
 	r = f.newRunner(t, cfg, tr)
 	if err := r.Scheduler().Recover(ctx); err != nil {
 		t.Fatal(err)
@@ -61,7 +63,7 @@ func holdRunnerWith(t *testing.T, train rl.SchedulerConfig) (f *fixture, r *Runn
 		}
 		return stepped
 	}
-	return f, r, tr, rate, round
+	return f, r, rate, round
 }
 
 // TestHoldLiked: with --hold-liked 0.75 a step whose users liked three of
@@ -182,14 +184,34 @@ func TestHoldKeepsDisliked(t *testing.T) {
 	}
 }
 
+// shrinkRecorder is the test double with ShrinkStep: it records each
+// fraction it was asked to shrink a step to.
+type shrinkRecorder struct {
+	*rltest.Trainer
+	shrunk []float64
+}
+
+func (s *shrinkRecorder) ShrinkStep(frac float64) error {
+	s.shrunk = append(s.shrunk, frac)
+	return nil
+}
+
 // TestHoldTrainsDisliked: with --hold-train-disliked a held step of three
-// liked answers and a 👎 trains the 👎 alone at once (a version), its
-// liked answers dropped as held; the running mean of the ratings does
-// not take the thinned step's ratings; a held step with no 👎 holds; the
-// 👎 trains once.
+// liked answers and a 👎 trains the 👎 alone at once (a version), shrunk
+// to a quarter of its step (one of four samples), its liked answers
+// ready while it trains and dropped as held with its version; the
+// running mean of the ratings does not take the thinned step's ratings;
+// a held step with no 👎 holds; the 👎 trains once.
 func TestHoldTrainsDisliked(t *testing.T) {
 	ctx := context.Background()
-	f, r, tr, rate, round := holdRunnerWith(t, rl.SchedulerConfig{HoldTrainsDisliked: true})
+	tr := &shrinkRecorder{Trainer: &rltest.Trainer{}}
+	f, r, rate, round := holdRunnerWith(t, rl.SchedulerConfig{HoldTrainsDisliked: true}, tr)
+	readyInStep := -1
+	tr.StepHook = func(ctx context.Context, _ []rl.Sample) error {
+		st, err := f.store.LearningStats(ctx)
+		readyInStep = st.SamplesReady
+		return err
+	}
 
 	first := rate(1, 1, -1, 1)
 	if !round() || len(tr.Batches) != 1 {
@@ -198,13 +220,19 @@ func TestHoldTrainsDisliked(t *testing.T) {
 	if b := tr.Batches[0]; len(b) != 1 || b[0].TurnID != first[2] {
 		t.Fatalf("trained batch %v: want the 👎 %s alone", b, first[2])
 	}
+	if readyInStep != 4 {
+		t.Errorf("%d of the step's turns ready while it trained; want 4 (its liked ones leave with its version)", readyInStep)
+	}
+	if !slices.Equal(tr.shrunk, []float64{0.25}) {
+		t.Errorf("shrunk to %v; want [0.25] (1 sample of a step of 4)", tr.shrunk)
+	}
 	// Method rl: the 👎's reward is −1, centred on a mean the step did
 	// not move (no ratings before it: 0), so it trains at −1.
 	if got := tr.Batches[0][0].Reward; got != -1 {
 		t.Errorf("the 👎 trained at reward %g; want −1 (the mean untouched by the thinned step)", got)
 	}
-	if v, err := f.store.LatestVersion(ctx); err != nil || v.Version != 1 {
-		t.Errorf("after the thinned step: version %d, %v; want 1", v.Version, err)
+	if v, err := f.store.LatestVersion(ctx); err != nil || v.Version != 1 || v.Metrics.StepScale != 0.25 {
+		t.Errorf("after the thinned step: version %d at step scale %g, %v; want 1 at 0.25", v.Version, v.Metrics.StepScale, err)
 	}
 	st, err := f.store.LearningStats(ctx)
 	if err != nil {
@@ -237,6 +265,9 @@ func TestHoldTrainsDisliked(t *testing.T) {
 	second := rate(-1, -1, 1, 1)
 	if !round() || len(tr.Batches) != 2 || len(tr.Batches[1]) != 4 {
 		t.Fatalf("a step of 2 liked of 4: %d batches, want a second of 4", len(tr.Batches))
+	}
+	if len(tr.shrunk) != 1 {
+		t.Errorf("the full step was shrunk: %v", tr.shrunk)
 	}
 	for _, s := range tr.Batches[1] {
 		if s.TurnID == first[2] {

@@ -180,7 +180,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.BaselineClip, "baseline-clip", 0, "with --baseline running: bound each reward after the baseline to ±this, so a 👍 given while the mean is still low trains no more than this (0: unbounded)")
 	fs.Float64Var(&s.HoldLiked, "hold-liked", 0, "hold the policy while its users are satisfied: a step whose users liked at least this share of its rated answers is not trained (its turns are dropped, \"held\"; a 👎 among them is not trained either, unless --hold-keep-disliked) and the served version stays (0: every step trains)")
 	fs.BoolVar(&s.HoldKeepsDisliked, "hold-keep-disliked", false, "with --hold-liked: a held step's 👎s are not dropped but wait, ready, for the next step that trains")
-	fs.BoolVar(&s.HoldTrainsDisliked, "hold-train-disliked", false, "with --hold-liked: a held step's 👎s are trained at once, alone (its liked answers dropped as held); a held step with no 👎 holds")
+	fs.BoolVar(&s.HoldTrainsDisliked, "hold-train-disliked", false, "with --hold-liked: a held step's 👎s are trained at once, alone, in a step shrunk to their share of a full one (its liked answers dropped as held); a held step with no 👎 holds")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
 	fs.StringVar(&s.OPDResponse, "opd-response", DefaultOPDResponse, "which response OPD trains on: student (the teacher re-scores the policy's sampled answer), teacher (the teacher, shown the hint, writes the answer: context distillation) or both (one turn trains on the two)")
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")

@@ -1,6 +1,7 @@
 package rl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,9 +60,11 @@ type SchedulerConfig struct {
 	// rather than never.
 	HoldKeepsDisliked bool
 	// HoldTrainsDisliked, with HoldLiked, trains a held step's 👎s at
-	// once, alone: its liked answers are dropped as when held, and the
-	// step takes only the corrections (a version, gated as any other).
-	// A step with no 👎 holds as before. Where HoldKeepsDisliked waits
+	// once, alone: the step takes only the corrections (a version, gated
+	// as any other), shrunk to their share of a full step where the
+	// trainer can shrink one (Shrinker), and its liked answers are
+	// dropped as when held once that version is recorded. A step with no
+	// 👎 holds as before. Where HoldKeepsDisliked waits
 	// for the corrections to add up to a step's worth, this trains the
 	// few the users still give while the served version mostly pleases
 	// them, without the liked answers that walk it away. The running
@@ -368,11 +371,11 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	batch := SortByContent(slices.Clone(fresh[:s.cfg.BatchSize]))
-	batch, held, err := s.hold(ctx, batch)
+	batch, thin, held, err := s.hold(ctx, batch)
 	if held || err != nil {
 		return held, err
 	}
-	thinned := len(batch) < s.cfg.BatchSize
+	thinned := len(thin.spared) > 0
 
 	trainBatch, ratings, err := s.runningBaseline(ctx, batch, !thinned)
 	if err != nil {
@@ -396,12 +399,27 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("trainer step on %d samples: %w", len(batch), err)
 	}
 	s.at(PointStepped)
+	scale := 1.0
+	if thinned {
+		// A step of a few 👎s moves the weights as far as its share of a
+		// full step: AdamW's update has about the same length whatever
+		// the batch, so three corrections alone would move them as far
+		// as sixteen answers do.
+		if sh, ok := s.trainer.(Shrinker); ok {
+			scale = float64(len(batch)) / float64(s.cfg.BatchSize)
+			if err := sh.ShrinkStep(scale); err != nil {
+				s.log.Warn("thinned step: cannot shrink it", "err", err)
+				scale = 1
+			}
+		}
+	}
 
 	next := store.Version{Version: current.Version + 1, Method: string(s.cfg.Method), CreatedAt: time.Now(),
 		Metrics: versionMetrics(m, batch, len(stale), served.Version, time.Since(start)), Status: store.VersionPromoted}
 	if s.cfg.RunningBaseline > 0 {
 		next.Metrics.RewardBaseline, next.Metrics.RatingSum, next.Metrics.RatingWeight = ratings.Mean(), ratings.Sum, ratings.Weight
 	}
+	next.Metrics.StepScale = scale
 	if err := s.checkRetention(ctx, &next); err != nil {
 		s.fail(err)
 		return false, s.resync(err, served)
@@ -425,6 +443,14 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	if err := s.store.CommitVersion(ctx, next, ids, staleIDs, staleReason); err != nil {
 		s.fail(err)
 		return false, s.resync(fmt.Errorf("record version %d: %w", next.Version, err), served)
+	}
+	// A thinned step's liked answers leave with its version, not before:
+	// until then the step's turns stay ready together, as any step's do
+	// (a user who tops up what the loop lacks sees none lacking). A crash
+	// in between leaves them ready, untrained; the next step decides again.
+	var spared int
+	for _, smp := range thin.spared {
+		s.drop(ctx, smp.TurnID, thin.reason, &spared)
 	}
 	rejected := next.Status == store.VersionRejected
 	s.mu.Lock()
@@ -534,24 +560,33 @@ func (s *Scheduler) ratingOf(ctx context.Context, smp Sample) (rating float64, o
 	return 0, false, nil
 }
 
+// thinning is what a held step's thinning spares for later: the turns
+// it does not train (its liked and unrated answers), dropped with reason
+// once the step's version is recorded (HoldTrainsDisliked).
+type thinning struct {
+	spared []Sample
+	reason string
+}
+
 // hold spends batch without training it when HoldLiked is on and the
 // users liked at least that share of its rated answers (rated: a rating
 // other than 0), and reports whether it did. Its turns are dropped with
 // the reason, its 👎s too unless HoldKeepsDisliked leaves them ready; a
 // crash halfway leaves the rest ready, and the next step holds them
 // again or trains them once. Under HoldTrainsDisliked a held step with
-// 👎s is not spent: its other turns are dropped and it returns the 👎s,
-// not held, for the caller to train. Otherwise it returns batch as is.
-func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, bool, error) {
+// 👎s is not spent: it returns the 👎s to train, not held, and its other
+// turns in thin, for the caller to drop once the step is recorded.
+// Otherwise it returns batch as is.
+func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinning, bool, error) {
 	if s.cfg.HoldLiked <= 0 {
-		return batch, false, nil
+		return batch, thinning{}, false, nil
 	}
 	ratings := make([]float64, len(batch))
 	liked, rated := 0, 0
 	for i, smp := range batch {
 		r, _, err := s.ratingOf(ctx, smp)
 		if err != nil {
-			return nil, false, fmt.Errorf("hold: %w", err)
+			return nil, thinning{}, false, fmt.Errorf("hold: %w", err)
 		}
 		ratings[i] = r
 		if r != 0 {
@@ -562,36 +597,34 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, bool, e
 		}
 	}
 	if rated == 0 || float64(liked) < s.cfg.HoldLiked*float64(rated) {
-		return batch, false, nil
+		return batch, thinning{}, false, nil
 	}
-	var disliked []Sample
+	var disliked, others []Sample
 	for i, smp := range batch {
 		if ratings[i] < 0 {
 			disliked = append(disliked, smp)
+		} else {
+			others = append(others, smp)
 		}
 	}
 	reason := fmt.Sprintf("held: its step's users liked %d of %d answers (--hold-liked %g)", liked, rated, s.cfg.HoldLiked)
-	train := s.cfg.HoldTrainsDisliked && len(disliked) > 0
-	if train {
-		reason += fmt.Sprintf("; its %d 👎s trained alone", len(disliked))
+	if s.cfg.HoldTrainsDisliked && len(disliked) > 0 {
+		s.log.Info("step thinned to its 👎s", "samples", len(batch), "disliked", len(disliked), "liked", liked, "rated", rated, "served", s.Served().Version)
+		return disliked, thinning{spared: others, reason: reason + fmt.Sprintf("; its %d 👎s trained alone", len(disliked))}, false, nil
 	}
 	var dropped, kept int
 	for i, smp := range batch {
-		if (s.cfg.HoldKeepsDisliked || train) && ratings[i] < 0 {
+		if s.cfg.HoldKeepsDisliked && ratings[i] < 0 {
 			kept++
 			continue
 		}
 		s.drop(ctx, smp.TurnID, reason, &dropped)
 	}
-	if train {
-		s.log.Info("step thinned to its 👎s", "samples", len(batch), "dropped", dropped, "disliked", len(disliked), "liked", liked, "rated", rated, "served", s.Served().Version)
-		return disliked, false, nil
-	}
 	s.mu.Lock()
 	s.stats.Held++
 	s.mu.Unlock()
 	s.log.Info("step held", "samples", len(batch), "dropped", dropped, "kept_disliked", kept, "liked", liked, "rated", rated, "served", s.Served().Version)
-	return nil, true, nil
+	return nil, thinning{}, true, nil
 }
 
 // recordedRatings is the running mean of the ratings the newest trained
@@ -660,7 +693,7 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 		v.StatusReason = "not gated: no retention check"
 		return nil
 	}
-	frac := 1.0 // the fraction of the step the trainer's weights hold
+	frac := cmp.Or(v.Metrics.StepScale, 1) // the fraction of the step the trainer's weights hold
 	check := func() (RetentionResult, error) {
 		start := time.Now()
 		var res RetentionResult
