@@ -37,7 +37,7 @@ var (
 	versionDesc      = desc("policy_version", "The last recorded policy version, served or rejected (0: base weights).")
 	versionAgeDesc   = desc("policy_version_age_seconds", "Seconds since the last version was recorded.")
 	lastDesc         = desc("last_step", "Numbers of the last recorded version's trainer step.", "metric")
-	stepScaleDesc    = desc("version_step_scale", "Fraction of its trainer step the last recorded version holds: 1, or 1/2, 1/4… when the retention gate backtracked (0: not gated).")
+	stepScaleDesc    = desc("version_step_scale", "Fraction of its trainer step the last recorded version holds: 1, or 1/2, 1/4… when the retention gate backtracked, times the 👎s' share of a step for a held step that trained them alone (0: not gated and not thinned).")
 	readyDesc        = desc("samples_ready", "Samples waiting for the trainer.")
 	pendingDesc      = desc("samples_pending", "Judged turns kept for training whose sample is not built yet (mostly the teacher's work waiting).")
 	trainedDesc      = desc("samples_trained", "Samples trained, all time.")

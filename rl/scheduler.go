@@ -419,7 +419,9 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	if s.cfg.RunningBaseline > 0 {
 		next.Metrics.RewardBaseline, next.Metrics.RatingSum, next.Metrics.RatingWeight = ratings.Mean(), ratings.Sum, ratings.Weight
 	}
-	next.Metrics.StepScale = scale
+	if scale < 1 {
+		next.Metrics.StepScale = scale // else 0 until the gate records it
+	}
 	if err := s.checkRetention(ctx, &next); err != nil {
 		s.fail(err)
 		return false, s.resync(err, served)

@@ -98,7 +98,9 @@ type VersionMetrics struct {
 	RetentionBase    float64 `json:"retention_base,omitempty"`
 	// StepScale is the fraction of the trainer's step the version holds:
 	// 1 for the full step, 1/2, 1/4… when the gate backtracked (a shrunk
-	// step passed where the full one lost facts). 0: not gated.
+	// step passed where the full one lost facts), times the 👎s' share of
+	// a full step for a held step that trained them alone
+	// (--hold-train-disliked). 0: not gated and not thinned.
 	StepScale float64 `json:"step_scale,omitempty"`
 	// Repairs is how many repair steps on the rehearsal anchors the gate
 	// took after the trainer's step lost a fact (--gate-repair); the saved

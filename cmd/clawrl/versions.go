@@ -183,7 +183,7 @@ func writeVersions(w io.Writer, vs []store.Version, served int64) error {
 			if m.Repairs > 0 { // the gate repaired the step on the rehearsal anchors
 				retention += fmt.Sprintf(", repaired ×%d", m.Repairs)
 			}
-			if m.StepScale > 0 && m.StepScale < 1 { // the gate backtracked
+			if m.StepScale > 0 && m.StepScale < 1 { // the gate backtracked, or a thinned step
 				retention += fmt.Sprintf(", step ×%g", m.StepScale)
 			}
 		}
