@@ -6,8 +6,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/clawrl/clawrl/bench"
 	"github.com/clawrl/clawrl/modelref"
@@ -87,5 +90,51 @@ func TestBenchTeacherKnownModel(t *testing.T) {
 		if err := pullBenchModel(context.Background(), "--model", spec, log); err != nil {
 			t.Errorf("%q: %v, want it left to serve", spec, err)
 		}
+	}
+}
+
+// TestBenchLearnTarget: --target's learning arm starts the server the
+// recorded runs of its setting started (the flags of the tldr seed-2 run
+// in bench/results/2026-12-01-protocol-816, s9.sh, as its log printed
+// them), at the 8 × 16 over four personas and two seeds; a flag
+// given still wins, and a --serve-arg given comes after the scenario's, so
+// serve takes it.
+func TestBenchLearnTarget(t *testing.T) {
+	parse := func(args ...string) benchLearnOptions {
+		t.Helper()
+		var o benchLearnOptions
+		cmd := &cobra.Command{}
+		o.addFlags(cmd.Flags())
+		if err := cmd.Flags().Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		o.applyTarget(cmd)
+		return o
+	}
+	o := parse("--target")
+	if o.model != "qwen2.5-coder-1.5b" || o.teacherServe != o.model || o.versions != 8 || o.perVersion != 16 || o.seeds != 2 ||
+		len(o.personas) != 4 || len(o.arms) != 2 || o.arms[0] != "off" {
+		t.Fatalf("--target: %+v", o)
+	}
+	arm, err := bench.ParseArm(o.arms[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range arm.Args {
+		arm.Args[i] = strings.ReplaceAll(arm.Args[i], teacherURLMark, "http://127.0.0.1:37887/v1")
+	}
+	got := serveArgs(o, arm, "D", "A")
+	// The recorded run's command line, data folder and address aside.
+	recorded := strings.Fields("serve --data D --addr A --method combine --batch-size 16 --log-level info --model qwen2.5-coder-1.5b " +
+		"--teacher-samples=4 --lr=5e-4 --gate-backtrack=2 --teacher-select-opening=0.5 --hold-liked=0.75 --rehearsal-avoid " +
+		"--rehearsal-avoid-wrong --rehearsal-avoid-bound=2 --teacher-url=http://127.0.0.1:37887/v1 --teacher-model=clawrl " +
+		"--teacher-select-relevance --teacher-select-length=fit --teacher-select-quoted")
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(recorded))) {
+		t.Errorf("--target's server:\n got %q\nwant %q (in any order)", got, recorded)
+	}
+	o = parse("--target", "--seeds", "1", "--personas", "tldr", "--serve-arg=--lr=1e-4")
+	if o.seeds != 1 || !slices.Equal(o.personas, []string{"tldr"}) || o.serveArgs[len(o.serveArgs)-1] != "--lr=1e-4" ||
+		!slices.Contains(o.serveArgs, "--hold-liked=0.75") {
+		t.Errorf("--target with flags given: %+v", o)
 	}
 }
