@@ -191,11 +191,11 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
 	fs.BoolVar(&s.NoRetentionGate, "no-retention-gate", false, "serve every trained version, without checking it keeps the base model's answers to the retention facts")
 	fs.IntVar(&s.RetentionMaxLost, "retention-max-lost", 0, "retention facts a version may lose and still be served")
-	fs.IntVar(&s.RetentionShrinks, "gate-backtrack", 0, "a version the retention gate rejects is tried again at 1/2, 1/4, … of its step (this many tries; 0: reject at once) and the largest that keeps the facts is served (native LoRA trainer)")
+	fs.IntVar(&s.RetentionShrinks, "gate-backtrack", DefaultGateBacktrack, "a version the retention gate rejects is tried again at 1/2, 1/4, … of its step (this many tries; 0: reject at once) and the largest that keeps the facts is served (native LoRA trainer)")
 	fs.IntVar(&s.GateRepairs, "gate-repair", DefaultGateRepairs, "a version the retention gate rejects gets this many repair steps, each on all the rehearsal anchors alone (generic questions the base model answered) and checked again, before --gate-backtrack (0: none; native trainer)")
 	// The older name of --gate-backtrack, kept working for scripts that
 	// pass it; one setting, one name in the help.
-	fs.IntVar(&s.RetentionShrinks, "retention-shrinks", 0, "")
+	fs.IntVar(&s.RetentionShrinks, "retention-shrinks", DefaultGateBacktrack, "")
 	_ = fs.MarkDeprecated("retention-shrinks", "use --gate-backtrack")
 	fs.Float64Var(&s.RetentionMaxDrop, "retention-max-drop", 0.5, "how far (nats) the mean log-probability of the retention answers may fall below the base model's (only where the trainer cannot answer, e.g. the torch backend: the native trainer's gate checks its greedy answers)")
 	fs.IntVar(&s.Rehearsal, "rehearsal", DefaultRehearsalPerBatch, "rehearsal anchors per step: generic questions (not the retention facts) answered once by the base model, trained beside each batch towards those answers (0: none)")
@@ -256,6 +256,14 @@ const (
 	// batch of 8 turned the gate's 21-of-24 rejections into ~all versions
 	// served; eight kept the facts too but learned more slowly.
 	DefaultRehearsalPerBatch = 4
+	// DefaultGateBacktrack: halvings of a rejected step the gate tries
+	// (--gate-backtrack). On the 1.5B student a step that taught the
+	// sign-off without the stop after it was served at half its length,
+	// and signoff held at 69 and 62 of 80 over v3–v6 where it collapsed
+	// to 28 and 31 (BENCHMARKS.md, "A gate that refuses loops"); french's
+	// refused step was served at a quarter of its length (8 × 16, "The
+	// issue's protocol"). A step the gate passes whole is untouched.
+	DefaultGateBacktrack = 2
 	// DefaultGateRepairs: repair steps a rejected version gets
 	// (--gate-repair; 0 until `clawrl bench learn` says otherwise).
 	DefaultGateRepairs = 0

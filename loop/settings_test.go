@@ -137,6 +137,16 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("--hold-liked 0.75: scheduler %g", r.cfg.Train.HoldLiked)
 			}
 		}},
+		{name: "backtrack by default", args: nil, model: modelDir, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.Retention == nil || r.cfg.Train.Retention.Shrinks != DefaultGateBacktrack || DefaultGateBacktrack != 2 {
+				t.Errorf("defaults: gate %+v; want %d halvings", r.cfg.Train.Retention, DefaultGateBacktrack)
+			}
+		}},
+		{name: "backtrack off", args: []string{"--gate-backtrack", "0"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.Retention == nil || r.cfg.Train.Retention.Shrinks != 0 {
+				t.Errorf("--gate-backtrack 0: gate %+v", r.cfg.Train.Retention)
+			}
+		}},
 		{name: "bad hold liked", args: []string{"--hold-liked", "1.5"}, wantErr: "--hold-liked"},
 		{name: "hold keep disliked", args: []string{"--hold-liked", "0.75", "--hold-keep-disliked"}, check: func(t *testing.T, r *Runner) {
 			if !r.cfg.Train.HoldKeepsDisliked || r.cfg.Train.HoldLiked != 0.75 {
