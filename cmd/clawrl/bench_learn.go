@@ -76,7 +76,9 @@ control against combine with best-of-4 teacher answers picked by the hint
 gain (relevance, fit, quoted words, an opening that answers), lr 5e-4, the
 gate's backtrack, --hold-liked 0.75 and the caught answers pushed down. It
 takes about three to four hours on two cores and 18 GB of memory at its
-peak; it reproduces the 0.81 [0.74, 0.87] at v8 recorded there. Its learning
+peak. Its setting gave the 0.81 [0.74, 0.87] at v8 recorded there (runs
+from four builds of one setting; one of them, run again through --target,
+repeated its recorded answers exactly). Its learning
 arm is ` + targetArm + `
 and every server also gets ` + strings.Join(targetServeArgs, " ") + `.`,
 		Args: cobra.NoArgs,
