@@ -133,13 +133,19 @@ func (o *benchLearnOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.target, "target", false, "issue 11's protocol with the best setting measured, on the 1.5B coder (3–4 hours on two cores): flags given explicitly still win, and --serve-arg adds to its own")
 }
 
-// applyQuick sets the --quick scenario's values for every flag not given.
-func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
-	set := func(name string, apply func()) {
+// unlessGiven returns a scenario's setter: set(name, apply) applies a
+// value for the flag name unless it was given on the command line.
+func unlessGiven(cmd *cobra.Command) func(name string, apply func()) {
+	return func(name string, apply func()) {
 		if !cmd.Flags().Changed(name) {
 			apply()
 		}
 	}
+}
+
+// applyQuick sets the --quick scenario's values for every flag not given.
+func (o *benchLearnOptions) applyQuick(cmd *cobra.Command) {
+	set := unlessGiven(cmd)
 	set("arms", func() { o.arms = []string{"off", "combine:combine:--lr=1e-3"} })
 	set("personas", func() { o.personas = []string{"concise"} })
 	set("versions", func() { o.versions = 3 })
@@ -169,11 +175,7 @@ var targetServeArgs = []string{"--lr=5e-4", "--gate-backtrack=2", "--hold-liked=
 // applyTarget sets the --target scenario's values for every flag not
 // given; its serve flags come before any --serve-arg given, which so win.
 func (o *benchLearnOptions) applyTarget(cmd *cobra.Command) {
-	set := func(name string, apply func()) {
-		if !cmd.Flags().Changed(name) {
-			apply()
-		}
-	}
+	set := unlessGiven(cmd)
 	set("model", func() { o.model = targetModel })
 	set("teacher-serve", func() { o.teacherServe = targetModel })
 	set("arms", func() { o.arms = []string{"off", targetArm} })
