@@ -278,3 +278,24 @@ func TestHoldTrainsDisliked(t *testing.T) {
 		t.Errorf("the full step %v lacks its 👎 %s", tr.Batches[1], second[0])
 	}
 }
+
+// TestHoldMinRated: a step of four 👍s holds under --hold-min-rated 4 and
+// trains under 5 (too few ratings to read the users as satisfied): the
+// case of a user trying the loop a 👍 at a time.
+func TestHoldMinRated(t *testing.T) {
+	for _, tc := range []struct {
+		min  int
+		held bool
+	}{{4, true}, {5, false}} {
+		tr := &rltest.Trainer{}
+		f, r, rate, round := holdRunnerWith(t, rl.SchedulerConfig{HoldMinRated: tc.min}, tr)
+		rate(1, 1, 1, 1)
+		if !round() {
+			t.Fatalf("--hold-min-rated %d: no step taken", tc.min)
+		}
+		_, err := f.store.LatestVersion(context.Background())
+		if held := r.Scheduler().Stats().Held == 1; held != tc.held || (len(tr.Batches) == 0) != tc.held || (err != nil) != tc.held {
+			t.Errorf("--hold-min-rated %d, four 👍s: held %v, %d batches, version err %v; want held %v", tc.min, held, len(tr.Batches), err, tc.held)
+		}
+	}
+}

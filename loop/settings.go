@@ -71,6 +71,9 @@ type Settings struct {
 	// HoldLiked: a step whose users liked at least this share of its
 	// rated answers is not trained (rl.SchedulerConfig.HoldLiked; 0: off).
 	HoldLiked float64
+	// HoldMinRated: with HoldLiked, the fewest rated answers a step needs
+	// before it can hold (rl.SchedulerConfig.HoldMinRated).
+	HoldMinRated int
 	// HoldKeepsDisliked: with HoldLiked, a held step's 👎s stay ready for
 	// the next step that trains (rl.SchedulerConfig.HoldKeepsDisliked).
 	HoldKeepsDisliked bool
@@ -179,6 +182,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.BaselineWindow, "baseline-window", rl.DefaultRatingWindow, "with --baseline running: each newer rating weighs an older one 1 − 1/this less")
 	fs.Float64Var(&s.BaselineClip, "baseline-clip", 0, "with --baseline running: bound each reward after the baseline to ±this, so a 👍 given while the mean is still low trains no more than this (0: unbounded)")
 	fs.Float64Var(&s.HoldLiked, "hold-liked", 0, "hold the policy while its users are satisfied: a step whose users liked at least this share of its rated answers is not trained (its turns are dropped, \"held\"; a 👎 among them is not trained either, unless --hold-keep-disliked) and the served version stays (0: every step trains)")
+	fs.IntVar(&s.HoldMinRated, "hold-min-rated", DefaultHoldMinRated, "with --hold-liked: a step holds only if at least this many of its answers were rated (fewer say little about the users' satisfaction; a step of one 👍 at --batch-size 1 trains)")
 	fs.BoolVar(&s.HoldKeepsDisliked, "hold-keep-disliked", false, "with --hold-liked: a held step's 👎s are not dropped but wait, ready, for the next step that trains")
 	fs.BoolVar(&s.HoldTrainsDisliked, "hold-train-disliked", false, "with --hold-liked: a held step's 👎s are trained at once, alone, in a step shrunk to their share of a full one (its liked answers dropped as held); a held step with no 👎 holds")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
@@ -264,6 +268,11 @@ const (
 	// refused step was served at a quarter of its length (8 × 16, "The
 	// issue's protocol"). A step the gate passes whole is untouched.
 	DefaultGateBacktrack = 2
+	// DefaultHoldMinRated: rated answers a step needs before --hold-liked
+	// can hold it: the protocols' steps of 8 and 16 hold as measured
+	// (BENCHMARKS.md, "Holding the policy while its users are
+	// satisfied"), and a step of one or a few 👍s trains.
+	DefaultHoldMinRated = 8
 	// DefaultGateRepairs: repair steps a rejected version gets
 	// (--gate-repair; 0 until `clawrl bench learn` says otherwise).
 	DefaultGateRepairs = 0
@@ -343,6 +352,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	if !(s.HoldLiked >= 0 && s.HoldLiked <= 1) {
 		return nil, fmt.Errorf("--hold-liked %g: want a share in [0, 1] (0: off)", s.HoldLiked)
+	}
+	if s.HoldMinRated < 0 {
+		return nil, fmt.Errorf("--hold-min-rated %d: want ≥ 0", s.HoldMinRated)
 	}
 	if s.HoldKeepsDisliked && s.HoldLiked == 0 {
 		return nil, fmt.Errorf("--hold-keep-disliked: keeps a held step's 👎s, so it needs --hold-liked")
@@ -464,7 +476,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
 		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
-			VersionsDir: filepath.Join(p.DataDir, "versions"), HoldLiked: s.HoldLiked, HoldKeepsDisliked: s.HoldKeepsDisliked, HoldTrainsDisliked: s.HoldTrainsDisliked}}}
+			VersionsDir: filepath.Join(p.DataDir, "versions"), HoldLiked: s.HoldLiked, HoldMinRated: s.HoldMinRated, HoldKeepsDisliked: s.HoldKeepsDisliked, HoldTrainsDisliked: s.HoldTrainsDisliked}}}
 	if rl.Baseline(s.Baseline) == rl.BaselineRunning {
 		o.Config.Train.RunningBaseline = cmp.Or(s.BaselineWindow, rl.DefaultRatingWindow)
 		o.Config.Train.RunningClip = s.BaselineClip

@@ -133,10 +133,16 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad baseline window", args: []string{"--baseline", "running", "--baseline-window", "-1"}, wantErr: "--baseline-window"},
 		{name: "bad baseline clip", args: []string{"--baseline", "running", "--baseline-clip", "-0.5"}, wantErr: "--baseline-clip"},
 		{name: "hold liked", args: []string{"--hold-liked", "0.75"}, check: func(t *testing.T, r *Runner) {
-			if r.cfg.Train.HoldLiked != 0.75 {
-				t.Errorf("--hold-liked 0.75: scheduler %g", r.cfg.Train.HoldLiked)
+			if r.cfg.Train.HoldLiked != 0.75 || r.cfg.Train.HoldMinRated != DefaultHoldMinRated || DefaultHoldMinRated != 8 {
+				t.Errorf("--hold-liked 0.75: scheduler %g, at least %d rated", r.cfg.Train.HoldLiked, r.cfg.Train.HoldMinRated)
 			}
 		}},
+		{name: "hold min rated", args: []string{"--hold-liked", "0.75", "--hold-min-rated", "1"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.HoldMinRated != 1 {
+				t.Errorf("--hold-min-rated 1: scheduler %d", r.cfg.Train.HoldMinRated)
+			}
+		}},
+		{name: "bad hold min rated", args: []string{"--hold-min-rated", "-1"}, wantErr: "--hold-min-rated"},
 		{name: "backtrack by default", args: nil, model: modelDir, check: func(t *testing.T, r *Runner) {
 			if r.cfg.Train.Retention == nil || r.cfg.Train.Retention.Shrinks != DefaultGateBacktrack || DefaultGateBacktrack != 2 {
 				t.Errorf("defaults: gate %+v; want %d halvings", r.cfg.Train.Retention, DefaultGateBacktrack)

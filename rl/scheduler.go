@@ -50,6 +50,12 @@ type SchedulerConfig struct {
 	// users are satisfied"). The cost: a minority 👎 in a held step is
 	// not trained. 0: every step trains.
 	HoldLiked float64
+	// HoldMinRated, with HoldLiked, is the fewest rated answers a step
+	// needs before its liked share can hold it: a share of one or two
+	// ratings says little about whether the users are satisfied, and a
+	// user trying the loop one 👍 at a time (batch size 1) would
+	// otherwise never see a version. 0 or 1: any rated step can hold.
+	HoldMinRated int
 	// HoldKeepsDisliked, with HoldLiked, leaves a held step's 👎s (a
 	// rating below 0) ready instead of dropping them with its liked
 	// answers: they wait for the next step that trains, with the turns
@@ -572,7 +578,7 @@ type thinning struct {
 
 // hold spends batch without training it when HoldLiked is on and the
 // users liked at least that share of its rated answers (rated: a rating
-// other than 0), and reports whether it did. Its turns are dropped with
+// other than 0; at least HoldMinRated of them), and reports whether it did. Its turns are dropped with
 // the reason, its 👎s too unless HoldKeepsDisliked leaves them ready; a
 // crash halfway leaves the rest ready, and the next step holds them
 // again or trains them once. Under HoldTrainsDisliked a held step with
@@ -598,7 +604,7 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinnin
 			liked++
 		}
 	}
-	if rated == 0 || float64(liked) < s.cfg.HoldLiked*float64(rated) {
+	if rated == 0 || rated < s.cfg.HoldMinRated || float64(liked) < s.cfg.HoldLiked*float64(rated) {
 		return batch, thinning{}, false, nil
 	}
 	var disliked, others []Sample
