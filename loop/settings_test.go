@@ -137,6 +137,16 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("--hold-liked 0.75: scheduler %g, at least %d rated", r.cfg.Train.HoldLiked, r.cfg.Train.HoldMinRated)
 			}
 		}},
+		{name: "hold by default", args: nil, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.HoldLiked != DefaultHoldLiked || DefaultHoldLiked != 0.75 || r.cfg.Train.HoldMinRated != 8 {
+				t.Errorf("defaults: hold at %g, at least %d rated; want 0.75, 8", r.cfg.Train.HoldLiked, r.cfg.Train.HoldMinRated)
+			}
+		}},
+		{name: "hold off", args: []string{"--hold-liked", "0"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.HoldLiked != 0 {
+				t.Errorf("--hold-liked 0: scheduler %g", r.cfg.Train.HoldLiked)
+			}
+		}},
 		{name: "hold min rated", args: []string{"--hold-liked", "0.75", "--hold-min-rated", "1"}, check: func(t *testing.T, r *Runner) {
 			if r.cfg.Train.HoldMinRated != 1 {
 				t.Errorf("--hold-min-rated 1: scheduler %d", r.cfg.Train.HoldMinRated)
@@ -159,13 +169,13 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("--hold-keep-disliked: scheduler keeps %v, holds at %g", r.cfg.Train.HoldKeepsDisliked, r.cfg.Train.HoldLiked)
 			}
 		}},
-		{name: "keep disliked without hold", args: []string{"--hold-keep-disliked"}, wantErr: "needs --hold-liked"},
+		{name: "keep disliked without hold", args: []string{"--hold-liked", "0", "--hold-keep-disliked"}, wantErr: "needs --hold-liked"},
 		{name: "hold train disliked", args: []string{"--hold-liked", "0.75", "--hold-train-disliked"}, check: func(t *testing.T, r *Runner) {
 			if !r.cfg.Train.HoldTrainsDisliked || r.cfg.Train.HoldKeepsDisliked || r.cfg.Train.HoldLiked != 0.75 {
 				t.Errorf("--hold-train-disliked: scheduler trains %v, keeps %v, holds at %g", r.cfg.Train.HoldTrainsDisliked, r.cfg.Train.HoldKeepsDisliked, r.cfg.Train.HoldLiked)
 			}
 		}},
-		{name: "train disliked without hold", args: []string{"--hold-train-disliked"}, wantErr: "needs --hold-liked"},
+		{name: "train disliked without hold", args: []string{"--hold-liked", "0", "--hold-train-disliked"}, wantErr: "needs --hold-liked"},
 		{name: "train and keep disliked", args: []string{"--hold-liked", "0.75", "--hold-train-disliked", "--hold-keep-disliked"}, wantErr: "choose one"},
 		{name: "bad placement", args: []string{"--hint-placement", "assistant"}, wantErr: "--hint-placement"},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
