@@ -273,8 +273,9 @@ const (
 	// after the peak in every run where it fired (four personas, two
 	// seeds: 0.58 → 0.73 at v6; BENCHMARKS.md, "Holding the policy while
 	// its users are satisfied") and is part of the best setting; on the
-	// demo model's grid it held concise steps only (BENCHMARKS.md, "The
-	// loop's defaults after the 1.5B's best setting").
+	// demo model's default grid it is level (one concise step held
+	// instead of rejected; BENCHMARKS.md, "`--hold-liked 0.75` by
+	// default").
 	DefaultHoldLiked = 0.75
 	// DefaultHoldMinRated: rated answers a step needs before --hold-liked
 	// can hold it: the protocols' steps of 8 and 16 hold as measured
