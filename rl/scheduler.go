@@ -578,7 +578,8 @@ type thinning struct {
 
 // hold spends batch without training it when HoldLiked is on and the
 // users liked at least that share of its rated answers (rated: a rating
-// other than 0; at least HoldMinRated of them), and reports whether it did. Its turns are dropped with
+// other than 0; at least HoldMinRated of them), and reports whether it
+// did. Its turns are dropped with
 // the reason, its 👎s too unless HoldKeepsDisliked leaves them ready; a
 // crash halfway leaves the rest ready, and the next step holds them
 // again or trains them once. Under HoldTrainsDisliked a held step with
