@@ -579,15 +579,16 @@ type thinning struct {
 // hold spends batch without training it when HoldLiked is on and the
 // users liked at least that share of its rated answers (rated: a rating
 // other than 0; at least HoldMinRated of them), and reports whether it
-// did. Its turns are dropped with
-// the reason, its 👎s too unless HoldKeepsDisliked leaves them ready; a
-// crash halfway leaves the rest ready, and the next step holds them
-// again or trains them once. Under HoldTrainsDisliked a held step with
-// 👎s is not spent: it returns the 👎s to train, not held, and its other
-// turns in thin, for the caller to drop once the step is recorded.
-// Otherwise it returns batch as is.
+// did. Its turns are dropped with the reason, its 👎s too unless
+// HoldKeepsDisliked leaves them ready; a crash halfway leaves the rest
+// ready, and the next step holds them again or trains them once. Under
+// HoldTrainsDisliked a held step with 👎s is not spent: it returns the
+// 👎s to train, not held, and its other turns in thin, for the caller to
+// drop once the step is recorded. Otherwise it returns batch as is. A
+// batch smaller than HoldMinRated cannot hold, so its ratings are not
+// read.
 func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinning, bool, error) {
-	if s.cfg.HoldLiked <= 0 {
+	if s.cfg.HoldLiked <= 0 || len(batch) < s.cfg.HoldMinRated {
 		return batch, thinning{}, false, nil
 	}
 	ratings := make([]float64, len(batch))
