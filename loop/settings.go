@@ -124,6 +124,11 @@ type Settings struct {
 	// RehearsalAvoidBound: how many nats below the base model an avoided
 	// answer is pushed (rl.RehearsalConfig.AvoidBound; 0: no bound).
 	RehearsalAvoidBound float64
+	// avoidByDefault records which of the avoid trio's flags hold
+	// AddFlags' defaults: a default that cannot apply (no anchors, no
+	// gate, full training) is dropped silently, where a value given, on
+	// the command line or in a Settings literal, is an error.
+	avoidByDefault struct{ avoid, wrong, bound bool }
 	// RetentionTokens bounds a candidate's answer in the behavioural gate
 	// (rl.RetentionConfig.MaxTokens).
 	RetentionTokens int
@@ -206,9 +211,12 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.RehearsalWeight, "rehearsal-weight", rl.DefaultRehearsalWeight, "advantage of each rehearsal anchor token")
 	fs.StringVar(&s.RehearsalScale, "rehearsal-scale", string(rl.AnchorFixed), "how the rehearsal anchors weigh against a step's rated answers: fixed (each anchor token at --rehearsal-weight, whatever the step) or signal (--rehearsal-weight times the step's signal: the mean over its rated answers of 1 for one with a teacher's answer or hint, else its reward's advantage after the baseline, capped at 1; a step of answers the user already likes then pulls little towards the base model's)")
 	fs.IntVar(&s.RehearsalTokens, "rehearsal-tokens", DefaultRehearsalTokens, "tokens of the base model's answer each rehearsal anchor keeps")
-	fs.Float64Var(&s.RehearsalAvoidBound, "rehearsal-avoid-bound", 0, "with --rehearsal-avoid: push an avoided answer down on an anchor's prompt only until its log-probability is this many nats below the base model's (0: no bound, every step pushes it further); LoRA mode")
-	fs.BoolVar(&s.RehearsalAvoid, "rehearsal-avoid", false, "push down, on the rehearsal anchors' questions, every answer the retention gate caught that says none of its question's words (a stock refusal such as \"I'm sorry, but I can't assist with that.\"), from the step after it was caught; needs --rehearsal > 0")
-	fs.BoolVar(&s.RehearsalAvoidWrong, "rehearsal-avoid-wrong", false, "with --rehearsal-avoid: also push down the caught answers that are about their question but wrong (\"Le capital de la France est Paris.\" to Germany's capital), any caught sentence of 5 words or more")
+	fs.Float64Var(&s.RehearsalAvoidBound, "rehearsal-avoid-bound", DefaultRehearsalAvoidBound, "with --rehearsal-avoid: push an avoided answer down on an anchor's prompt only until its log-probability is this many nats below the base model's (0: no bound, every step pushes it further); LoRA mode (by default 0 without it)")
+	fs.BoolVar(&s.RehearsalAvoid, "rehearsal-avoid", DefaultRehearsalAvoid, "push down, on the rehearsal anchors' questions, every answer the retention gate caught that says none of its question's words (a stock refusal such as \"I'm sorry, but I can't assist with that.\"), from the step after it was caught; needs --rehearsal > 0 and the gate (by default off without them; --rehearsal-avoid=false: off)")
+	fs.BoolVar(&s.RehearsalAvoidWrong, "rehearsal-avoid-wrong", DefaultRehearsalAvoidWrong, "with --rehearsal-avoid: also push down the caught answers that are about their question but wrong (\"Le capital de la France est Paris.\" to Germany's capital), any caught sentence of 5 words or more")
+	markGiven(fs, "rehearsal-avoid", &s.avoidByDefault.avoid)
+	markGiven(fs, "rehearsal-avoid-wrong", &s.avoidByDefault.wrong)
+	markGiven(fs, "rehearsal-avoid-bound", &s.avoidByDefault.bound)
 	fs.BoolVar(&s.RehearsalFollowHint, "rehearsal-follow-hint", false, "rehearse the anchors as the teacher answers them with the hint the loop last trained on in context (an answer that keeps none of the base answer's words is skipped), instead of as the base model answered them: one user's preference, such as a language, is then not pulled back on every step; off: the base model's answers")
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
 	fs.IntVar(&s.GateLoops, "gate-loops", DefaultGateLoops, fmt.Sprintf("the promotion gate also answers this many open how-to questions (at most %d; those the base model answers without looping) to %d tokens and rejects a version that loops on any, e.g. one that learned a sign-off but not to stop after it (native trainer; 0: off)", len(DefaultOpen), gateOpenTokens))
@@ -282,6 +290,19 @@ const (
 	// (BENCHMARKS.md, "Holding the policy while its users are
 	// satisfied"), and a step of one or a few 👍s trains.
 	DefaultHoldMinRated = 8
+	// DefaultRehearsalAvoid, DefaultRehearsalAvoidWrong and
+	// DefaultRehearsalAvoidBound: the avoid trio, on wherever there are
+	// rehearsal anchors and the gate (and, for the bound, LoRA). On the
+	// 1.5B student's french seed 2 under the issue's protocol the gate
+	// refused every step from v3 on for "What is the capital of
+	// Germany?" → "La capitale de la France est Paris." (v2's 8 of 20
+	// held-out answers at v8); with the trio the caught answers were
+	// pushed down, v4 was served and the run gave 17 (the best setting's
+	// 18; BENCHMARKS.md, "The avoid trio by default"). It acts only on
+	// what the gate caught: a run with nothing caught is unchanged.
+	DefaultRehearsalAvoid      = true
+	DefaultRehearsalAvoidWrong = true
+	DefaultRehearsalAvoidBound = 2.0
 	// DefaultGateRepairs: repair steps a rejected version gets
 	// (--gate-repair; 0 until `clawrl bench learn` says otherwise).
 	DefaultGateRepairs = 0
@@ -406,6 +427,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.RehearsalFollowHint && (s.Rehearsal == 0 && s.GateRepairs == 0 || !method.WantsHint()) {
 		return nil, fmt.Errorf("--rehearsal-follow-hint rehearses anchors under the hint: it needs --rehearsal > 0 (or --gate-repair) and a method that uses hints, not --rehearsal %d --method %s", s.Rehearsal, method)
 	}
+	s.dropInapplicableAvoid()
 	if s.RehearsalAvoid && (s.Rehearsal == 0 || s.NoRetentionGate) {
 		return nil, errors.New("--rehearsal-avoid pushes down answers the retention gate caught beside the rehearsal anchors: it needs --rehearsal > 0 and the gate")
 	}
@@ -642,4 +664,38 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 	}
 	step.DistillCoef = s.DistillCoef
 	return step, nil
+}
+
+// dropInapplicableAvoid turns off the avoid trio's defaults where they
+// cannot apply: pushing down the gate's catches beside the rehearsal
+// anchors needs both, and the bound is read against the base weights
+// (LoRA). A value given stays, and Build rejects it where it cannot apply.
+func (s *Settings) dropInapplicableAvoid() {
+	if s.avoidByDefault.avoid && (s.Rehearsal == 0 || s.NoRetentionGate) {
+		s.RehearsalAvoid = false
+	}
+	if s.avoidByDefault.wrong && !s.RehearsalAvoid {
+		s.RehearsalAvoidWrong = false
+	}
+	if s.avoidByDefault.bound && (!s.RehearsalAvoid || train.Mode(s.TrainMode) == train.ModeFull) {
+		s.RehearsalAvoidBound = 0
+	}
+}
+
+// markGiven wraps fs's flag name so that setting it clears *byDefault,
+// set here: Build can then tell a default from a value given.
+func markGiven(fs *pflag.FlagSet, name string, byDefault *bool) {
+	*byDefault = true
+	f := fs.Lookup(name)
+	f.Value = givenValue{f.Value, byDefault}
+}
+
+type givenValue struct {
+	pflag.Value
+	byDefault *bool
+}
+
+func (g givenValue) Set(v string) error {
+	*g.byDefault = false
+	return g.Value.Set(v)
 }

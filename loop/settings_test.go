@@ -184,7 +184,7 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
 		{name: "bad gate loops", args: []string{"--gate-loops", "-1"}, wantErr: "--gate-loops"},
 		{name: "follow hint without hints", args: []string{"--rehearsal-follow-hint", "--method", "rl"}, wantErr: "--rehearsal-follow-hint"},
-		{name: "avoid and follow", args: []string{"--rehearsal-avoid", "--rehearsal-follow-hint"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+		{name: "avoid and follow", args: []string{"--rehearsal-avoid", "--rehearsal-avoid-wrong=false", "--rehearsal-follow-hint"}, model: modelDir, check: func(t *testing.T, r *Runner) {
 			ret := r.cfg.Train.Retention
 			if ret == nil || ret.Caught == nil || r.rehearsal == nil {
 				t.Fatalf("--rehearsal-avoid: retention %+v, rehearsal %v: want the gate's catches fed to the anchors", ret, r.rehearsal)
@@ -204,7 +204,7 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("%d answers avoided, want the wrong capital alone", n)
 			}
 		}},
-		{name: "avoid wrong without avoid", args: []string{"--rehearsal-avoid-wrong"}, wantErr: "needs --rehearsal-avoid"},
+		{name: "avoid wrong without avoid", args: []string{"--rehearsal-avoid=false", "--rehearsal-avoid-wrong"}, wantErr: "needs --rehearsal-avoid"},
 		{name: "gate loops", args: []string{"--gate-loops", "3"}, model: modelDir, check: func(t *testing.T, r *Runner) {
 			ret := r.cfg.Train.Retention
 			if ret == nil || ret.BuildOpen == nil || ret.OpenTokens != 64 {
@@ -246,11 +246,59 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("--rehearsal-avoid-bound 2: no pushed-down sample carries the bound in %d samples", len(s))
 			}
 		}},
-		{name: "avoid bound without avoid", args: []string{"--rehearsal-avoid-bound", "2"}, wantErr: "--rehearsal-avoid-bound"},
+		{name: "avoid bound without avoid", args: []string{"--rehearsal-avoid=false", "--rehearsal-avoid-bound", "2"}, wantErr: "--rehearsal-avoid-bound"},
 		{name: "negative avoid bound", args: []string{"--rehearsal-avoid", "--rehearsal-avoid-bound", "-1"}, wantErr: "--rehearsal-avoid-bound"},
 		{name: "avoid bound in full mode", args: []string{"--rehearsal-avoid", "--rehearsal-avoid-bound", "2", "--train-mode", "full"}, wantErr: "--rehearsal-avoid-bound"},
 		{name: "avoid without anchors", args: []string{"--rehearsal-avoid", "--rehearsal", "0"}, wantErr: "--rehearsal-avoid"},
 		{name: "avoid without the gate", args: []string{"--rehearsal-avoid", "--no-retention-gate"}, wantErr: "--rehearsal-avoid"},
+		{name: "avoid by default", model: modelDir, check: func(t *testing.T, r *Runner) {
+			ret := r.cfg.Train.Retention
+			if ret == nil || ret.Caught == nil || r.rehearsal == nil {
+				t.Fatalf("defaults: retention %+v, rehearsal %v: want the gate's catches fed to the anchors", ret, r.rehearsal)
+			}
+			f := eng.Format()
+			// --rehearsal-avoid-wrong: the wrong capital is pushed down;
+			// --rehearsal-avoid-bound 2: at most 2 nats below the base.
+			ret.Caught(rl.Probe{Name: "What is the capital of Germany?"}, f.Encode("Le capital de la France est Paris."))
+			if n := r.rehearsal.Avoided(); n != 1 {
+				t.Fatalf("%d answers avoided, want the wrong capital", n)
+			}
+			s, err := r.rehearsal.Samples(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			bounded := 0
+			for _, x := range s {
+				if x.Anchor < 0 && x.Bound == DefaultRehearsalAvoidBound && DefaultRehearsalAvoidBound == 2 {
+					bounded++
+				}
+			}
+			if bounded == 0 {
+				t.Errorf("defaults: no pushed-down sample carries the bound 2 in %d samples", len(s))
+			}
+		}},
+		{name: "avoid off", args: []string{"--rehearsal-avoid=false"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			if ret := r.cfg.Train.Retention; ret == nil || ret.Caught != nil {
+				t.Errorf("--rehearsal-avoid=false: retention %+v: want no catches fed to the anchors", ret)
+			}
+		}},
+		// The defaults step aside where they cannot apply; a flag given
+		// there is an error (the cases above).
+		{name: "avoid by default without anchors", args: []string{"--rehearsal", "0"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			if ret := r.cfg.Train.Retention; ret == nil || ret.Caught != nil || r.rehearsal != nil {
+				t.Errorf("--rehearsal 0: retention %+v, rehearsal %v: want neither anchors nor catches", ret, r.rehearsal)
+			}
+		}},
+		{name: "avoid by default without the gate", args: []string{"--no-retention-gate"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.Retention != nil {
+				t.Errorf("--no-retention-gate: retention %+v", r.cfg.Train.Retention)
+			}
+		}},
+		{name: "avoid by default in full mode", args: []string{"--train-mode", "full"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			if ret := r.cfg.Train.Retention; ret == nil || ret.Caught == nil {
+				t.Errorf("--train-mode full: retention %+v: want catches pushed down, unbounded", ret)
+			}
+		}},
 		{name: "follow hint without anchors", args: []string{"--rehearsal-follow-hint", "--rehearsal", "0"}, wantErr: "--rehearsal-follow-hint"},
 		{name: "bad method", args: []string{"--method", "ppo"}, wantErr: "training method"},
 		{name: "judge url without model", args: []string{"--judge-url", "http://x"}, wantErr: "--judge-model"},
