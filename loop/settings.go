@@ -212,7 +212,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.RehearsalScale, "rehearsal-scale", string(rl.AnchorFixed), "how the rehearsal anchors weigh against a step's rated answers: fixed (each anchor token at --rehearsal-weight, whatever the step) or signal (--rehearsal-weight times the step's signal: the mean over its rated answers of 1 for one with a teacher's answer or hint, else its reward's advantage after the baseline, capped at 1; a step of answers the user already likes then pulls little towards the base model's)")
 	fs.IntVar(&s.RehearsalTokens, "rehearsal-tokens", DefaultRehearsalTokens, "tokens of the base model's answer each rehearsal anchor keeps")
 	fs.Float64Var(&s.RehearsalAvoidBound, "rehearsal-avoid-bound", DefaultRehearsalAvoidBound, "with --rehearsal-avoid: push an avoided answer down on an anchor's prompt only until its log-probability is this many nats below the base model's (0: no bound, every step pushes it further); LoRA mode (by default 0 without it)")
-	fs.BoolVar(&s.RehearsalAvoid, "rehearsal-avoid", DefaultRehearsalAvoid, "push down, on the rehearsal anchors' questions, every answer the retention gate caught that says none of its question's words (a stock refusal such as \"I'm sorry, but I can't assist with that.\"), from the step after it was caught; needs --rehearsal > 0 and the gate (by default off without them; --rehearsal-avoid=false: off)")
+	fs.BoolVar(&s.RehearsalAvoid, "rehearsal-avoid", DefaultRehearsalAvoid, "push down, on the rehearsal anchors' questions, every answer the retention gate caught that says none of its question's words (a stock refusal such as \"I'm sorry, but I can't assist with that.\"), from the step after it was caught; needs --rehearsal > 0 and the gate (by default on with them in LoRA training, off otherwise; --rehearsal-avoid=false: off)")
 	fs.BoolVar(&s.RehearsalAvoidWrong, "rehearsal-avoid-wrong", DefaultRehearsalAvoidWrong, "with --rehearsal-avoid: also push down the caught answers that are about their question but wrong (\"Le capital de la France est Paris.\" to Germany's capital), any caught sentence of 5 words or more")
 	markGiven(fs, "rehearsal-avoid", &s.avoidByDefault.avoid)
 	markGiven(fs, "rehearsal-avoid-wrong", &s.avoidByDefault.wrong)
@@ -292,7 +292,7 @@ const (
 	DefaultHoldMinRated = 8
 	// DefaultRehearsalAvoid, DefaultRehearsalAvoidWrong and
 	// DefaultRehearsalAvoidBound: the avoid trio, on wherever there are
-	// rehearsal anchors and the gate (and, for the bound, LoRA). On the
+	// rehearsal anchors, the gate and LoRA training (for the bound). On the
 	// 1.5B student's french seed 2 under the issue's protocol the gate
 	// refused every step from v3 on for "What is the capital of
 	// Germany?" → "La capitale de la France est Paris." (v2's 8 of 20
@@ -669,15 +669,20 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 // dropInapplicableAvoid turns off the avoid trio's defaults where they
 // cannot apply: pushing down the gate's catches beside the rehearsal
 // anchors needs both, and the bound is read against the base weights
-// (LoRA). A value given stays, and Build rejects it where it cannot apply.
+// (LoRA); in full training, where no bound can be read, the push-down is
+// not on by default either (unbounded, it taught the 0.5B student "The
+// sky on a clear day is white.", BENCHMARKS.md, "The caught refusal
+// pushed down under `main`"). A value given stays, and Build rejects it
+// where it cannot apply.
 func (s *Settings) dropInapplicableAvoid() {
-	if s.avoidByDefault.avoid && (s.Rehearsal == 0 || s.NoRetentionGate) {
+	full := train.Mode(s.TrainMode) == train.ModeFull
+	if s.avoidByDefault.avoid && (s.Rehearsal == 0 || s.NoRetentionGate || full && s.avoidByDefault.bound) {
 		s.RehearsalAvoid = false
 	}
 	if s.avoidByDefault.wrong && !s.RehearsalAvoid {
 		s.RehearsalAvoidWrong = false
 	}
-	if s.avoidByDefault.bound && (!s.RehearsalAvoid || train.Mode(s.TrainMode) == train.ModeFull) {
+	if s.avoidByDefault.bound && (!s.RehearsalAvoid || full) {
 		s.RehearsalAvoidBound = 0
 	}
 }

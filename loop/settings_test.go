@@ -295,8 +295,13 @@ func TestSettingsBuild(t *testing.T) {
 			}
 		}},
 		{name: "avoid by default in full mode", args: []string{"--train-mode", "full"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			if ret := r.cfg.Train.Retention; ret == nil || ret.Caught != nil {
+				t.Errorf("--train-mode full: retention %+v: want no catches pushed down (no bound can be read)", ret)
+			}
+		}},
+		{name: "avoid given in full mode", args: []string{"--train-mode", "full", "--rehearsal-avoid"}, model: modelDir, check: func(t *testing.T, r *Runner) {
 			if ret := r.cfg.Train.Retention; ret == nil || ret.Caught == nil {
-				t.Errorf("--train-mode full: retention %+v: want catches pushed down, unbounded", ret)
+				t.Errorf("--train-mode full --rehearsal-avoid: retention %+v: want catches pushed down, unbounded", ret)
 			}
 		}},
 		{name: "follow hint without anchors", args: []string{"--rehearsal-follow-hint", "--rehearsal", "0"}, wantErr: "--rehearsal-follow-hint"},
