@@ -9,9 +9,14 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/clawrl/clawrl/internal/memlimit"
 )
 
 func main() {
+	// A soft memory limit (GOMEMLIMIT, when set, stands): without it a
+	// training step's garbage grows the heap to twice its live set.
+	memlimit.Set()
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "clawrl:", err)
 		os.Exit(1)

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -199,7 +201,7 @@ func runServe(ctx context.Context, o serveOptions) error {
 
 	info := eng.Info()
 	log.Info("listening", "addr", ln.Addr().String(), "dashboard", "http://"+ln.Addr().String()+"/", "model", info.ID, "engine", info.Engine,
-		"data", o.data, "method", o.method, "auth", o.apiKey != "")
+		"data", o.data, "method", o.method, "auth", o.apiKey != "", "go_memory_limit_gib", memoryLimitGiB())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -216,4 +218,14 @@ func runServe(ctx context.Context, o serveOptions) error {
 	stopLoops()
 	learning.Wait()
 	return nil
+}
+
+// memoryLimitGiB is the Go runtime's soft memory limit in GiB (memlimit.Set
+// or GOMEMLIMIT), or 0 when there is none.
+func memoryLimitGiB() float64 {
+	n := debug.SetMemoryLimit(-1)
+	if n == math.MaxInt64 {
+		return 0
+	}
+	return math.Round(float64(n)/(1<<30)*10) / 10
 }
