@@ -4,8 +4,8 @@
 //
 // Without a limit the collector lets the heap grow to twice the live set
 // at its last collection (GOGC=100): serving and training the 1.5B coder
-// under the protocol, the server reached 22.4 GB resident at a
-// LoRA step on a 24 GB machine and the kernel killed it (BENCHMARKS.md,
+// under the protocol, the server reached 21.4 GiB resident at a
+// LoRA step on a 24 GiB machine and the kernel killed it (BENCHMARKS.md,
 // "The avoid trio by default").
 package memlimit
 
