@@ -35,7 +35,8 @@ type benchLearnOptions struct {
 	concurrency                            int
 	temperature                            float64
 	versionTimeout                         time.Duration
-	quick, target                          bool
+	quick                                  bool
+	target                                 string
 	teacherEachRound                       bool
 	keepData                               bool
 	hintPlacement                          string
@@ -68,29 +69,36 @@ each server's /metrics.
 combined method at --lr=1e-3, 3 rounds of 8 rated turns, 20 held-out
 prompts, answers of at most 64 tokens.
 
---target is issue 11's protocol with the best setting measured
-(BENCHMARKS.md, "The issue's protocol"): Qwen2.5-Coder-1.5B-Instruct as the
-student and, through one --teacher-serve server of the same model, its own
-teacher; four personas, two seeds, 8 versions of 16 rated turns, the
-control against combine with best-of-4 teacher answers picked by the hint
-gain (relevance, fit, quoted words, an opening that answers), lr 5e-4, the
-gate's backtrack, --hold-liked 0.75 and the caught answers pushed down. It
-takes about three to four hours on two cores and 18 GB of memory at its
-peak. Its setting gave the 0.81 [0.74, 0.87] at v8 recorded there (runs
-from four builds of one setting; one of them, run again through --target,
-repeated its recorded answers exactly). Its learning
-arm is ` + targetArm + `
-and every server also gets ` + strings.Join(targetServeArgs, " ") + `.`,
+--target is issue 11's protocol (BENCHMARKS.md, "The issue's protocol"):
+Qwen2.5-Coder-1.5B-Instruct as the student and, through one --teacher-serve
+server of the same model, its own teacher; four personas, two seeds, 8
+versions of 16 rated turns, the control against one learning arm. It takes
+about three to four hours on two cores and 18 GB of memory at its peak.
+--target (or --target=best) runs it with the best setting measured:
+combine with best-of-4 teacher answers picked by the hint gain (relevance,
+fit, quoted words, an opening that answers), lr 5e-4, the gate's
+backtrack, --hold-liked 0.75 and the caught answers pushed down; it gave
+the 0.81 [0.74, 0.87] at v8 recorded there (runs from four builds of one
+setting; one of them, run again through --target, repeated its recorded
+answers exactly). Its learning arm is ` + targetArm + `
+and every server also gets ` + strings.Join(targetServeArgs, " ") + `.
+--target=defaults runs it on serve's defaults: the arm is
+` + targetDefaultsArm + `,
+the teacher URL its only flag (BENCHMARKS.md, "The issue's protocol on
+serve's defaults").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.quick && o.target {
+			target := cmd.Flags().Changed("target")
+			if o.quick && target {
 				return fmt.Errorf("--quick and --target are two scenarios: give one")
 			}
 			if o.quick {
 				o.applyQuick(cmd)
 			}
-			if o.target {
-				o.applyTarget(cmd)
+			if target {
+				if err := o.applyTarget(cmd); err != nil {
+					return err
+				}
 			}
 			return runBenchLearn(cmd.Context(), o, cmd.OutOrStdout())
 		},
@@ -130,7 +138,8 @@ func (o *benchLearnOptions) addFlags(f *pflag.FlagSet) {
 	f.Float64Var(&o.neutral.Satisfied, "neutral", 0.3, "implicit feedback: share of satisfied users who just move on with a neutral follow-up question instead of thanks")
 	f.Float64Var(&o.neutral.Unsatisfied, "neutral-unsatisfied", 0.1, "implicit feedback: share of unsatisfied users who move on with a neutral follow-up instead of a correction")
 	f.BoolVar(&o.quick, "quick", false, "the CI scenario (≤ 5 minutes on the demo model): flags given explicitly still win")
-	f.BoolVar(&o.target, "target", false, "issue 11's protocol with the best setting measured, on the 1.5B coder (3–4 hours on two cores): flags given explicitly still win, and --serve-arg adds to its own")
+	f.StringVar(&o.target, "target", "", "issue 11's protocol on the 1.5B coder (3–4 hours on two cores), with a setting: best (the best setting measured; what --target alone means) or defaults (serve's defaults): flags given explicitly still win, and --serve-arg adds to the setting's own")
+	f.Lookup("target").NoOptDefVal = targetBest
 }
 
 // unlessGiven returns a scenario's setter: set(name, apply) applies a
@@ -166,6 +175,13 @@ const (
 	// answers, best of 4 by the hint gain.
 	targetArm = "combine-best:combine:--teacher-url=" + teacherURLMark + ":--teacher-model=clawrl:--teacher-samples=4" +
 		":--teacher-select-relevance:--teacher-select-length=fit:--teacher-select-quoted:--teacher-select-opening=0.5"
+	// targetDefaultsArm is --target=defaults' learning arm: combine on
+	// serve's defaults, the teacher server named (the runs of
+	// bench/results/2026-12-02-avoid-default, t10.sh).
+	targetDefaultsArm = "combine:combine:--teacher-url=" + teacherURLMark + ":--teacher-model=clawrl"
+
+	targetBest     = "best"
+	targetDefaults = "defaults"
 )
 
 // targetServeArgs are the flags every --target server gets besides its arm's.
@@ -173,19 +189,29 @@ var targetServeArgs = []string{"--lr=5e-4", "--gate-backtrack=2", "--hold-liked=
 	"--rehearsal-avoid", "--rehearsal-avoid-wrong", "--rehearsal-avoid-bound=2"}
 
 // applyTarget sets the --target scenario's values for every flag not
-// given; its serve flags come before any --serve-arg given, which so win.
-func (o *benchLearnOptions) applyTarget(cmd *cobra.Command) {
+// given; its setting's serve flags come before any --serve-arg given,
+// which so win.
+func (o *benchLearnOptions) applyTarget(cmd *cobra.Command) error {
+	arm, serveArgs := targetArm, targetServeArgs
+	switch o.target {
+	case targetBest:
+	case targetDefaults:
+		arm, serveArgs = targetDefaultsArm, nil
+	default:
+		return fmt.Errorf("--target=%s: the settings are %s (the best measured; --target alone) and %s (serve's defaults)", o.target, targetBest, targetDefaults)
+	}
 	set := unlessGiven(cmd)
 	set("model", func() { o.model = targetModel })
 	set("teacher-serve", func() { o.teacherServe = targetModel })
-	set("arms", func() { o.arms = []string{"off", targetArm} })
+	set("arms", func() { o.arms = []string{"off", arm} })
 	set("personas", func() { o.personas = []string{"concise", "signoff", "tldr", "french"} })
 	set("seeds", func() { o.seeds = 2 })
 	set("versions", func() { o.versions = 8 })
 	set("per-version", func() { o.perVersion = 16 })
 	set("eval-prompts", func() { o.evalPrompts = 20 })
 	set("version-timeout", func() { o.versionTimeout = 20 * time.Minute })
-	o.serveArgs = append(slices.Clone(targetServeArgs), o.serveArgs...)
+	o.serveArgs = append(slices.Clone(serveArgs), o.serveArgs...)
+	return nil
 }
 
 func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ Write([]byte) (int, error) }) error {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -96,11 +97,13 @@ func TestBenchTeacherKnownModel(t *testing.T) {
 // TestBenchLearnTarget: --target's learning arm starts the server the
 // recorded runs of its setting started (the flags of the tldr seed-2 run
 // in bench/results/2026-12-01-protocol-816, s9.sh, as its log printed
-// them), at the 8 × 16 over four personas and two seeds; a flag
-// given still wins, and a --serve-arg given comes after the scenario's, so
-// serve takes it.
+// them), at the 8 × 16 over four personas and two seeds;
+// --target=defaults starts the server of the runs on serve's defaults
+// (bench/results/2026-12-02-avoid-default, t10.sh); a flag given still
+// wins, a --serve-arg given comes after the scenario's, so serve takes it,
+// and a setting it does not know is an error.
 func TestBenchLearnTarget(t *testing.T) {
-	parse := func(args ...string) benchLearnOptions {
+	parse := func(args ...string) (benchLearnOptions, error) {
 		t.Helper()
 		var o benchLearnOptions
 		cmd := &cobra.Command{}
@@ -108,33 +111,59 @@ func TestBenchLearnTarget(t *testing.T) {
 		if err := cmd.Flags().Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		o.applyTarget(cmd)
-		return o
+		return o, o.applyTarget(cmd)
 	}
-	o := parse("--target")
-	if o.model != "qwen2.5-coder-1.5b" || o.teacherServe != o.model || o.versions != 8 || o.perVersion != 16 || o.seeds != 2 ||
-		len(o.personas) != 4 || len(o.arms) != 2 || o.arms[0] != "off" {
-		t.Fatalf("--target: %+v", o)
+	// server returns the learning arm's serve flags, the teacher's URL as
+	// the recorded runs' logs printed it.
+	server := func(o benchLearnOptions) []string {
+		t.Helper()
+		if o.model != "qwen2.5-coder-1.5b" || o.teacherServe != o.model || o.versions != 8 || o.perVersion != 16 || o.seeds != 2 ||
+			len(o.personas) != 4 || len(o.arms) != 2 || o.arms[0] != "off" || o.evalPrompts != 20 || o.versionTimeout != 20*time.Minute {
+			t.Fatalf("--target=%s: %+v", o.target, o)
+		}
+		arm, err := bench.ParseArm(o.arms[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range arm.Args {
+			arm.Args[i] = strings.ReplaceAll(arm.Args[i], teacherURLMark, "http://127.0.0.1:37887/v1")
+		}
+		return slices.Sorted(slices.Values(serveArgs(o, arm, "D", "A")))
 	}
-	arm, err := bench.ParseArm(o.arms[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range arm.Args {
-		arm.Args[i] = strings.ReplaceAll(arm.Args[i], teacherURLMark, "http://127.0.0.1:37887/v1")
-	}
-	got := serveArgs(o, arm, "D", "A")
-	// The recorded run's command line, data folder and address aside.
-	recorded := strings.Fields("serve --data D --addr A --method combine --batch-size 16 --log-level info --model qwen2.5-coder-1.5b " +
+	// The recorded runs' command lines, data folder and address aside.
+	best := "serve --data D --addr A --method combine --batch-size 16 --log-level info --model qwen2.5-coder-1.5b " +
 		"--teacher-samples=4 --lr=5e-4 --gate-backtrack=2 --teacher-select-opening=0.5 --hold-liked=0.75 --rehearsal-avoid " +
 		"--rehearsal-avoid-wrong --rehearsal-avoid-bound=2 --teacher-url=http://127.0.0.1:37887/v1 --teacher-model=clawrl " +
-		"--teacher-select-relevance --teacher-select-length=fit --teacher-select-quoted")
-	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(recorded))) {
-		t.Errorf("--target's server:\n got %q\nwant %q (in any order)", got, recorded)
+		"--teacher-select-relevance --teacher-select-length=fit --teacher-select-quoted"
+	for _, c := range []struct {
+		args     []string
+		recorded string
+	}{
+		{[]string{"--target"}, best},
+		{[]string{"--target=best"}, best},
+		{[]string{"--target=defaults"}, "serve --data D --addr A --method combine --batch-size 16 --log-level info --model qwen2.5-coder-1.5b " +
+			"--teacher-url=http://127.0.0.1:37887/v1 --teacher-model=clawrl"},
+	} {
+		o, err := parse(c.args...)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if got, want := server(o), slices.Sorted(strings.FieldsSeq(c.recorded)); !slices.Equal(got, want) {
+			t.Errorf("%q's server:\n got %q\nwant %q (in any order)", c.args, got, want)
+		}
 	}
-	o = parse("--target", "--seeds", "1", "--personas", "tldr", "--serve-arg=--lr=1e-4")
-	if o.seeds != 1 || !slices.Equal(o.personas, []string{"tldr"}) || o.serveArgs[len(o.serveArgs)-1] != "--lr=1e-4" ||
+	o, err := parse("--target", "--seeds", "1", "--personas", "tldr", "--serve-arg=--lr=1e-4")
+	if err != nil || o.seeds != 1 || !slices.Equal(o.personas, []string{"tldr"}) || o.serveArgs[len(o.serveArgs)-1] != "--lr=1e-4" ||
 		!slices.Contains(o.serveArgs, "--hold-liked=0.75") {
-		t.Errorf("--target with flags given: %+v", o)
+		t.Errorf("--target with flags given: %+v, %v", o, err)
+	}
+	o, err = parse("--target=defaults", "--personas", "signoff", "--serve-arg=--lr=5e-4")
+	if err != nil || !slices.Equal(o.personas, []string{"signoff"}) || !slices.Equal(o.serveArgs, []string{"--lr=5e-4"}) {
+		t.Errorf("--target=defaults with flags given: %+v, %v", o, err)
+	}
+	for _, bad := range []string{"--target=fast", "--target="} {
+		if _, err := parse(bad); err == nil || !strings.Contains(err.Error(), "best") || !strings.Contains(err.Error(), "defaults") {
+			t.Errorf("%s: %v, want an error naming the settings", bad, err)
+		}
 	}
 }
