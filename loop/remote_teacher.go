@@ -70,6 +70,7 @@ func (c teacherCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- teacherFitDesc
 	ch <- teacherIrrelevantDesc
 	ch <- teacherQuotedDesc
+	ch <- teacherQuotedRetryDesc
 	ch <- teacherMixedDesc
 }
 

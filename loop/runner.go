@@ -75,6 +75,11 @@ type Config struct {
 	// TeacherSelectQuoted: the answers that say the feedback's quoted
 	// words are preferred (judge.PreferQuoted).
 	TeacherSelectQuoted bool
+	// TeacherQuotedRetry > 1: with one teacher answer per turn (and
+	// SelectGain), a turn whose feedback quotes words the lone answer
+	// does not say (or whose lone answer is refused) is written again as
+	// best of TeacherQuotedRetry under TeacherSelectQuoted's preference.
+	TeacherQuotedRetry int
 	// TeacherGainBy is the weights that read the hint gain: GainByBase,
 	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""
 	// is DefaultGainBy.
@@ -160,6 +165,9 @@ type Counters struct {
 	// TeacherQuotedOther counts the picks --teacher-select-quoted moved
 	// to an answer that says the feedback's quoted words.
 	TeacherQuotedOther int
+	// TeacherQuotedRetried counts the turns --teacher-quoted-retry wrote
+	// again as best of N.
+	TeacherQuotedRetried int
 	// RefusedCopies and RefusedEchoes count the teacher's answers never
 	// trained whatever their score (judge.Refuse), lone or among
 	// best-of-N: they repeat the feedback, or are made of its words only.

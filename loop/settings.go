@@ -517,7 +517,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	o.Config.TeacherGainBy, o.Config.TeacherSelectLength = s.TeacherSamples.GainBy, s.TeacherSamples.Length
 	o.Config.TeacherFitShare = s.TeacherSamples.FitShare
 	o.Config.TeacherSelectRelevance, o.Config.TeacherSelectQuoted = s.TeacherSamples.Relevance, s.TeacherSamples.Quoted
-	o.Config.TeacherSelectOpening = s.TeacherSamples.Opening
+	o.Config.TeacherSelectOpening, o.Config.TeacherQuotedRetry = s.TeacherSamples.Opening, s.TeacherSamples.QuotedRetry
 	_, answers := trainer.(rl.Answerer)
 	_, scores := trainer.(rl.Evaluator)
 	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {

@@ -73,6 +73,15 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("config %+v", r.cfg)
 			}
 		}},
+		{name: "lone teacher answers written again for the quoted words", args: []string{"--opd-response", "teacher", "--teacher-quoted-retry", "4"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherQuotedRetry != 4 || r.cfg.TeacherSamples != 1 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "quoted retry of one answer", args: []string{"--opd-response", "teacher", "--teacher-quoted-retry", "1"}, wantErr: "≥ 2"},
+		{name: "quoted retry beside best of N", args: []string{"--opd-response", "teacher", "--teacher-samples", "4", "--teacher-quoted-retry", "4"}, wantErr: "best of N already"},
+		{name: "quoted retry by the judge", args: []string{"--opd-response", "teacher", "--teacher-select", "judge", "--teacher-quoted-retry", "4"}, wantErr: "needs --teacher-select gain"},
+		{name: "quoted retry without teacher answers", args: []string{"--opd-response", "student", "--teacher-quoted-retry", "4"}, wantErr: "--opd-response teacher or both"},
 		{name: "bad written-hint mode", args: []string{"--written-hint", "summarise"}, wantErr: "as-is or rewrite"},
 		{name: "native trainer from the model folder", args: []string{"--batch-size", "4", "--lora-rank", "4"}, model: modelDir,
 			check: func(t *testing.T, r *Runner) {

@@ -174,3 +174,68 @@ func TestTeacherQuotedCapped(t *testing.T) {
 		}
 	}
 }
+
+// TestTeacherQuotedRetry: with one teacher answer per turn and
+// --teacher-quoted-retry 4, a turn whose lone (greedy) answer does not say
+// the feedback's quoted words is written again as best of 4, and the
+// best-gaining answer that says them is trained; a lone answer that says
+// them, a feedback that quotes nothing, and the flag off train the lone
+// answer and write nothing more. Counted on /metrics.
+func TestTeacherQuotedRetry(t *testing.T) {
+	drawn := []cannedAnswer{
+		{text: "Boil it for nine minutes, then cool it. Good luck!", ended: true, gain: 0.9},
+		{text: "Boil the egg for nine minutes, then cool it in cold water and peel it slowly. Hope this helps!", ended: true, gain: 0.7},
+		{text: "Boil it for nine minutes. Hope this helps!", ended: true, gain: 0.5},
+		{text: "Put it in boiling water for nine minutes.", ended: true, gain: 0.3},
+	}
+	const (
+		signs   = `Be brief. Your last words must be "Hope this helps!"`
+		unquote = "Be brief and end with a friendly sign-off."
+		plain   = "Boil the egg in water for nine minutes, then cool it down."
+		signed  = "Boil the egg in water for nine minutes, then cool it. Hope this helps!"
+	)
+	for _, c := range []struct {
+		name, feedback, lone string
+		retry                int
+		want                 string
+		draws, retried       int
+	}{
+		{"lone answer without the words", signs, plain, 4, drawn[1].text, 4, 1},
+		{"lone answer says them", signs, signed, 4, signed, 0, 0},
+		{"nothing quoted", unquote, plain, 4, plain, 0, 0},
+		{"off", signs, plain, 0, plain, 0, 0},
+	} {
+		ctx := context.Background()
+		f := cannedFixture(t, c.feedback, drawn, func(cfg *Config) {
+			cfg.TeacherSamples, cfg.TeacherQuotedRetry = 1, c.retry
+		})
+		r := f.runner
+		tr := f.serveUnder(t, "s", []chat.Message{{Role: chat.RoleUser, Content: "how do I boil an egg? [[say:" + c.lone + "]]"}}, 60, 60)
+		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: c.feedback, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.judgeRound(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
+		if err != nil || len(ss) != 1 || len(ss[0].TeacherResponseIDs) == 0 {
+			t.Fatalf("%s: samples %+v (%v), want one teacher-written", c.name, ss, err)
+		}
+		if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: trained %q, want %q", c.name, got, c.want)
+		}
+		if got := len(r.teacher.Engine.(*cannedTeacher).limits); got != c.draws {
+			t.Errorf("%s: the teacher drew %d answers, want %d", c.name, got, c.draws)
+		}
+		if k := r.Counters(); k.TeacherQuotedRetried != c.retried {
+			t.Errorf("%s: %d turns written again, want %d", c.name, k.TeacherQuotedRetried, c.retried)
+		}
+		want := float64(c.retried)
+		if c.retry == 0 {
+			want = -1 // not exported
+		}
+		if got := counterValue(t, r, "clawrl_loop_teacher_quoted_retries_total"); got != want {
+			t.Errorf("%s: metric %v, want %v", c.name, got, want)
+		}
+	}
+}

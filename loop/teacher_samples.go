@@ -63,6 +63,11 @@ type TeacherSampleSettings struct {
 	// Quoted prefers the answers that say the words the feedback puts in
 	// quotes (judge.WantedQuotes, judge.PreferQuoted).
 	Quoted bool
+	// QuotedRetry > 1: with one answer per turn, a turn whose feedback
+	// quotes words the answer does not say is written again as best of
+	// QuotedRetry, preferring the answers that say them (as Quoted); 0:
+	// off.
+	QuotedRetry int
 }
 
 // The length rules of --teacher-select-length.
@@ -138,6 +143,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.Relevance, "teacher-select-relevance", DefaultSelectRelevance, "with --teacher-select gain: keep only answers the question makes more likely (read by the same weights, the last user message's text left out) and rank them by the lesser of that relevance and the gain, so a reply to the feedback itself (\"Sure, I'll answer in French.\") is never trained")
 	fs.Float64Var(&s.Opening, "teacher-select-opening", 0, "with --teacher-select-relevance: also never keep an answer whose first "+strconv.Itoa(judge.OpeningTokens)+" tokens the question makes less than this many nats a token likelier (read as the relevance is), such as \"Bien sûr, je serai heureux de vous aider avec les oiseaux.\", a reply to the feedback that names the topic at its end; 0: off")
 	fs.BoolVar(&s.Quoted, "teacher-select-quoted", false, "with --teacher-samples > 1: when the feedback puts words in double quotes ('Your last words must be \"Hope this helps!\"') and some answers above the threshold say them as written, choose among those only (before --teacher-select-length); words a negation before them in their sentence rules out (\"never say \\\"As an AI\\\"\") are not wanted")
+	fs.IntVar(&s.QuotedRetry, "teacher-quoted-retry", 0, "with --teacher-samples 1 and --teacher-select gain: when the feedback puts words in double quotes and the teacher's one answer does not say them as written (or is refused), write this many answers at --teacher-temperature and choose among them as --teacher-samples N --teacher-select-quoted would, so only such turns pay for best of N (0: off)")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
@@ -158,6 +164,14 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 		return fmt.Errorf("--teacher-select-opening %g: want ≥ 0 (0: off)", s.Opening)
 	case s.Opening > 0 && !s.Relevance:
 		return fmt.Errorf("--teacher-select-opening %g reads the answer's opening as --teacher-select-relevance reads the answer: it needs --teacher-select-relevance", s.Opening)
+	case s.QuotedRetry < 0 || s.QuotedRetry == 1:
+		return fmt.Errorf("--teacher-quoted-retry %d: want 0 (off) or the number of answers to write, ≥ 2", s.QuotedRetry)
+	case s.QuotedRetry > 1 && s.Samples > 1:
+		return fmt.Errorf("--teacher-quoted-retry %d: with --teacher-samples %d every turn is best of N already (--teacher-select-quoted prefers the answers that say the quoted words)", s.QuotedRetry, s.Samples)
+	case s.QuotedRetry > 1 && s.Select == SelectJudge:
+		return fmt.Errorf("--teacher-quoted-retry chooses by the hint gain: it needs --teacher-select gain, not judge")
+	case s.QuotedRetry > 1 && opdResponse != "teacher" && opdResponse != "both":
+		return fmt.Errorf("--teacher-quoted-retry %d: the teacher writes answers only with --opd-response teacher or both, not %q", s.QuotedRetry, opdResponse)
 	}
 	switch s.Length {
 	case "", LengthOff, LengthFit:
@@ -295,6 +309,7 @@ func TeacherSeed(t store.Turn, hint string, i int) int64 {
 func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t store.Turn, hint string) ([]int32, []float32, int64, error) {
 	n := r.cfg.TeacherSamples
 	gain := r.cfg.TeacherSelect == SelectGain
+	quoted := r.cfg.TeacherSelectQuoted
 	f := teacher.Engine.Format()
 	if n <= 1 || (r.selector == nil && !gain) {
 		// A lone answer is not selected, but the refusal holds for it as
@@ -305,13 +320,26 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			return nil, nil, 0, err
 		}
 		texts, refused := r.refuse(f, [][]int32{ids}, hint)
-		r.countRefusals(refused)
-		if refused[0] != "" {
-			err := noPick(byLone, 1, refused)
-			r.log.Info("the teacher's answer is refused", "turn", t.ID, "answer", texts[0], "reason", err)
-			return nil, nil, 0, err
+		if m := r.cfg.TeacherQuotedRetry; m > 1 && gain {
+			if wanted := judge.WantedQuotes(hint); len(wanted) > 0 && (refused[0] != "" || !judge.SaysAll(texts[0], wanted)) {
+				// The lone answer does not do what the feedback asks in
+				// so many words: the turn is written again as best of m,
+				// the answers that say them preferred (--teacher-quoted-retry).
+				r.count(func(c *Counters) { c.TeacherQuotedRetried++ })
+				r.log.Info("the teacher's answer does not say the feedback's quoted words: written again as best of N",
+					"turn", t.ID, "words", wanted, "answer", texts[0], "refused", refused[0], "n", m)
+				n, quoted = m, true
+			}
 		}
-		return ids, lps, v, nil
+		if n <= 1 {
+			r.countRefusals(refused)
+			if refused[0] != "" {
+				err := noPick(byLone, 1, refused)
+				r.log.Info("the teacher's answer is refused", "turn", t.ID, "answer", texts[0], "reason", err)
+				return nil, nil, 0, err
+			}
+			return ids, lps, v, nil
+		}
 	}
 	sampled := *teacher
 	write := func(i, limit int) (written, error) {
@@ -364,7 +392,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	}
 	texts, refused := r.refuse(f, all, hint)
 	var wanted []string
-	if r.cfg.TeacherSelectQuoted {
+	if quoted {
 		wanted = judge.WantedQuotes(hint)
 	}
 	var best int
@@ -658,6 +686,8 @@ var (
 		"Best-of-N teacher answers picked under --hint-placement mixed since start, by the placement the answer was written under: user or system.", "placement")
 	teacherQuotedDesc = desc("teacher_quoted_preferred_total",
 		"Best-of-N teacher picks that --teacher-select-quoted moved to an answer saying the feedback's quoted words since start (the best-scored answer did not say them).")
+	teacherQuotedRetryDesc = desc("teacher_quoted_retries_total",
+		"Turns --teacher-quoted-retry wrote again as best of N since start: the feedback put words in double quotes and the teacher's one answer did not say them (or was refused).")
 	teacherIrrelevantDesc = desc("teacher_answers_irrelevant_total",
 		"Best-of-N teacher answers --teacher-select-relevance kept from the pick since start: no likelier after the rated turn's question than with the feedback alone (or, with --teacher-select-opening, their first tokens not likely enough).")
 )
@@ -672,6 +702,9 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	k := r.Counters()
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedCopies), string(judge.RefuseCopies))
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedEchoes), string(judge.RefuseEchoes))
+	if r.cfg.TeacherQuotedRetry > 1 {
+		ch <- prometheus.MustNewConstMetric(teacherQuotedRetryDesc, prometheus.CounterValue, float64(k.TeacherQuotedRetried))
+	}
 	if r.cfg.TeacherSamples <= 1 {
 		return
 	}
