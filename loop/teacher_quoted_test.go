@@ -36,23 +36,11 @@ func TestTeacherSelectQuoted(t *testing.T) {
 		{"words to avoid", `Be brief, and never write "Hope this helps!"`, true, LengthOff, 0, 0},
 		{"nobody says them", `Be brief. Your last words must be "Cheers, Bot"`, true, LengthOff, 0, 0},
 	} {
-		ctx := context.Background()
 		f := cannedFixture(t, c.feedback, signed, func(cfg *Config) {
 			cfg.TeacherSelectLength, cfg.TeacherSelectQuoted = c.length, c.quoted
 		})
 		r := f.runner
-		tr := f.serveUnder(t, "s", []chat.Message{{Role: chat.RoleUser, Content: "how do I boil an egg? [[say:Boil it.]]"}}, 60, 60)
-		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: c.feedback, CreatedAt: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.judgeRound(ctx); err != nil {
-			t.Fatal(err)
-		}
-		ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
-		if err != nil || len(ss) != 1 || len(ss[0].TeacherResponseIDs) == 0 {
-			t.Fatalf("%s: samples %+v (%v), want one teacher-written", c.name, ss, err)
-		}
-		if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); !strings.HasPrefix(got, signed[c.want].text) {
+		if got := f.teacherTrains(t, "Boil it.", c.feedback); !strings.HasPrefix(got, signed[c.want].text) {
 			t.Errorf("%s: trained %q, want %q", c.name, got, signed[c.want].text)
 		}
 		// Under fit the teacher writes at most the turn's 60 tokens
@@ -205,23 +193,11 @@ func TestTeacherQuotedRetry(t *testing.T) {
 		{"nothing quoted", unquote, plain, 4, plain, 0, 0},
 		{"off", signs, plain, 0, plain, 0, 0},
 	} {
-		ctx := context.Background()
 		f := cannedFixture(t, c.feedback, drawn, func(cfg *Config) {
 			cfg.TeacherSamples, cfg.TeacherQuotedRetry = 1, c.retry
 		})
 		r := f.runner
-		tr := f.serveUnder(t, "s", []chat.Message{{Role: chat.RoleUser, Content: "how do I boil an egg? [[say:" + c.lone + "]]"}}, 60, 60)
-		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: c.feedback, CreatedAt: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.judgeRound(ctx); err != nil {
-			t.Fatal(err)
-		}
-		ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
-		if err != nil || len(ss) != 1 || len(ss[0].TeacherResponseIDs) == 0 {
-			t.Fatalf("%s: samples %+v (%v), want one teacher-written", c.name, ss, err)
-		}
-		if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); !strings.HasPrefix(got, c.want) {
+		if got := f.teacherTrains(t, c.lone, c.feedback); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: trained %q, want %q", c.name, got, c.want)
 		}
 		if got := len(r.teacher.Engine.(*cannedTeacher).limits); got != c.draws {
@@ -238,4 +214,24 @@ func TestTeacherQuotedRetry(t *testing.T) {
 			t.Errorf("%s: metric %v, want %v", c.name, got, want)
 		}
 	}
+}
+
+// teacherTrains serves "how do I boil an egg?" (the scripted policy
+// answering say), rates the answer 👎 with feedback, runs one judging
+// round and returns the one teacher-written sample's answer, decoded.
+func (f *fixture) teacherTrains(t *testing.T, say, feedback string) string {
+	t.Helper()
+	ctx := context.Background()
+	tr := f.serveUnder(t, "s", []chat.Message{{Role: chat.RoleUser, Content: "how do I boil an egg? [[say:" + say + "]]"}}, 60, 60)
+	if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: feedback, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.runner.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
+	if err != nil || len(ss) != 1 || len(ss[0].TeacherResponseIDs) == 0 {
+		t.Fatalf("feedback %q: samples %+v (%v), want one teacher-written", feedback, ss, err)
+	}
+	return f.engine.Format().Decode(ss[0].TeacherResponseIDs)
 }
