@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""The issue's protocol (8 x 16, the 1.5B coder its own teacher) on serve's defaults:
+the eight runs (four personas x two seeds) pooled per round, with Wilson 95 % intervals.
+Run from bench/results."""
+import json, math
+
+RUNS = {
+    ("concise", 1): "2026-12-02-avoid-default/target-concise-s1-defaults",
+    ("concise", 2): "2026-12-02-avoid-default/target-concise-s2-defaults",
+    ("signoff", 1): "2026-12-02-avoid-default/target-signoff-s1-defaults-memlimit",
+    ("signoff", 2): "2026-12-02-defaults-816/signoff-s2-defaults",
+    ("tldr", 1): "2026-12-02-defaults-816/tldr-s1-defaults",
+    ("tldr", 2): "2026-12-02-hold-default/target-tldr-s2-defaults",
+    ("french", 1): "2026-12-02-avoid-default/target-french-s1-defaults",
+    ("french", 2): "2026-12-02-avoid-default/target-french-s2-defaults-avoid",
+}
+
+def wilson(k, n, z=1.959964):
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return c - h, c + h
+
+rounds = {}
+for (persona, seed), folder in RUNS.items():
+    r = json.load(open(folder + "/learn.json"))
+    run = next(x for x in r["runs"] if x["method"] != "off")
+    assert run["persona"] == persona and run["seed"] == seed, folder
+    line = []
+    for e in run["evals"]:
+        k, n, ret, rn = rounds.get(e["round"], (0, 0, 0, 0))
+        rounds[e["round"]] = (k + e["satisfied"], n + e["asked"], ret + e["retention_right"], rn + e["retention_asked"])
+        line.append(f"v{e['policy_version']}:{e['satisfied']}")
+    print(f"{persona:8s} seed {seed}: {' '.join(line)}")
+for rd, (k, n, ret, rn) in sorted(rounds.items()):
+    lo, hi = wilson(k, n)
+    print(f"round {rd}: {k}/{n} = {k/n:.2f} [{lo:.2f}, {hi:.2f}]  retention {ret}/{rn}")
