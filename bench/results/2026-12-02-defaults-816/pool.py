@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The issue's protocol (8 x 16, the 1.5B coder its own teacher) on serve's defaults:
 the eight runs (four personas x two seeds) pooled per round, with Wilson 95 % intervals.
-Run from bench/results."""
-import json, math
+Run from bench/results; with --retry, signoff and tldr are the runs with
+--teacher-quoted-retry 4 (concise and french quote nothing, so the retry
+cannot act on them and their runs stand)."""
+import json, math, sys
 
 RUNS = {
     ("concise", 1): "2026-12-02-avoid-default/target-concise-s1-defaults",
@@ -14,6 +16,10 @@ RUNS = {
     ("french", 1): "2026-12-02-avoid-default/target-french-s1-defaults",
     ("french", 2): "2026-12-02-avoid-default/target-french-s2-defaults-avoid",
 }
+if "--retry" in sys.argv:
+    for persona in ("signoff", "tldr"):
+        for seed in (1, 2):
+            RUNS[(persona, seed)] = f"2026-12-02-defaults-816/{persona}-s{seed}-retry"
 
 def wilson(k, n, z=1.959964):
     p = k / n
