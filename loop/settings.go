@@ -492,6 +492,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 			return nil, fmt.Errorf("--hint-placement mixed writes a turn's answers under two placements and lets the selector pick: it needs --teacher-samples ≥ 2, not %d", s.TeacherSamples.Samples)
 		}
 	}
+	s.TeacherSamples.dropInapplicableRetry(s.OPDResponse)
 	if err := s.TeacherSamples.check(s.OPDResponse); err != nil {
 		return nil, err
 	}

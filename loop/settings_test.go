@@ -78,6 +78,31 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("config %+v", r.cfg)
 			}
 		}},
+		{name: "quoted retry on by default", check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherQuotedRetry != DefaultQuotedRetry || r.cfg.TeacherSamples != 1 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "quoted retry's default steps aside for best of N", args: []string{"--opd-response", "teacher", "--teacher-samples", "4"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherQuotedRetry != 0 || r.cfg.TeacherSamples != 4 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "quoted retry's default steps aside for the judge's choice", args: []string{"--opd-response", "teacher", "--teacher-select", "judge"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherQuotedRetry != 0 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "quoted retry's default steps aside without teacher answers", args: []string{"--opd-response", "student"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherQuotedRetry != 0 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "quoted retry off", args: []string{"--teacher-quoted-retry", "0"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherQuotedRetry != 0 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
 		{name: "quoted retry of one answer", args: []string{"--opd-response", "teacher", "--teacher-quoted-retry", "1"}, wantErr: "≥ 2"},
 		{name: "quoted retry beside best of N", args: []string{"--opd-response", "teacher", "--teacher-samples", "4", "--teacher-quoted-retry", "4"}, wantErr: "best of N already"},
 		{name: "quoted retry by the judge", args: []string{"--opd-response", "teacher", "--teacher-select", "judge", "--teacher-quoted-retry", "4"}, wantErr: "needs --teacher-select gain"},

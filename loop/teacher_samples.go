@@ -68,6 +68,10 @@ type TeacherSampleSettings struct {
 	// QuotedRetry, preferring the answers that say them (as Quoted); 0:
 	// off.
 	QuotedRetry int
+	// retryByDefault: QuotedRetry holds AddFlags' default, which steps
+	// aside where it cannot apply (best of N on every turn, the judge's
+	// choice, no teacher answers); a value given there is an error.
+	retryByDefault bool
 }
 
 // The length rules of --teacher-select-length.
@@ -133,6 +137,13 @@ const DefaultTeacherSelect = SelectGain
 // the question".
 const DefaultSelectRelevance = false
 
+// DefaultQuotedRetry: see BENCHMARKS.md, "The issue's protocol on serve's
+// defaults". On the 1.5B coder's signoff persona the lone teacher answer
+// ended with the quoted sign-off in 43 of 102 trained turns; written again
+// as best of 4 where it did not, signoff rose from 8 and 8 to 13 and 13 of
+// 20 at v8, and turns whose feedback quotes nothing cost nothing more.
+const DefaultQuotedRetry = 4
+
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample); whatever the number, an answer that repeats the feedback or has fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own beside the feedback's is never kept")
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
@@ -143,11 +154,24 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.Relevance, "teacher-select-relevance", DefaultSelectRelevance, "with --teacher-select gain: keep only answers the question makes more likely (read by the same weights, the last user message's text left out) and rank them by the lesser of that relevance and the gain, so a reply to the feedback itself (\"Sure, I'll answer in French.\") is never trained")
 	fs.Float64Var(&s.Opening, "teacher-select-opening", 0, "with --teacher-select-relevance: also never keep an answer whose first "+strconv.Itoa(judge.OpeningTokens)+" tokens the question makes less than this many nats a token likelier (read as the relevance is), such as \"Bien sûr, je serai heureux de vous aider avec les oiseaux.\", a reply to the feedback that names the topic at its end; 0: off")
 	fs.BoolVar(&s.Quoted, "teacher-select-quoted", false, "with --teacher-samples > 1: when the feedback puts words in double quotes ('Your last words must be \"Hope this helps!\"') and some answers above the threshold say them as written, choose among those only (before --teacher-select-length); words a negation before them in their sentence rules out (\"never say \\\"As an AI\\\"\") are not wanted")
-	fs.IntVar(&s.QuotedRetry, "teacher-quoted-retry", 0, "with --teacher-samples 1 and --teacher-select gain: when the feedback puts words in double quotes and the teacher's one answer does not say them as written (or is refused), write this many answers at --teacher-temperature and choose among them as --teacher-samples N --teacher-select-quoted would, so only such turns pay for best of N (0: off)")
+	fs.IntVar(&s.QuotedRetry, "teacher-quoted-retry", DefaultQuotedRetry, "with --teacher-samples 1 and --teacher-select gain: when the feedback puts words in double quotes and the teacher's one answer does not say them as written (or is refused), write this many answers at --teacher-temperature and choose among them as --teacher-samples N --teacher-select-quoted would, so only such turns pay for best of N (0: off; by default off where it cannot apply: --teacher-samples > 1, --teacher-select judge, --opd-response student)")
+	markGiven(fs, "teacher-quoted-retry", &s.retryByDefault)
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
-// check validates the flags against --opd-response.
+// dropInapplicableRetry turns --teacher-quoted-retry's default off where
+// it cannot apply: every turn already best of N, answers chosen by the
+// judge, or no teacher answers at all (--opd-response student). A value
+// given stays, and check rejects it there.
+func (s *TeacherSampleSettings) dropInapplicableRetry(opdResponse string) {
+	if s.retryByDefault && (s.Samples > 1 || s.Select == SelectJudge || opdResponse != "teacher" && opdResponse != "both") {
+		s.QuotedRetry = 0
+	}
+}
+
+// check validates the flags against --opd-response; --teacher-quoted-retry's
+// default is not an error where it cannot apply (dropInapplicableRetry turns
+// it off there).
 func (s TeacherSampleSettings) check(opdResponse string) error {
 	switch {
 	case s.Samples < 0:
@@ -166,11 +190,11 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 		return fmt.Errorf("--teacher-select-opening %g reads the answer's opening as --teacher-select-relevance reads the answer: it needs --teacher-select-relevance", s.Opening)
 	case s.QuotedRetry < 0 || s.QuotedRetry == 1:
 		return fmt.Errorf("--teacher-quoted-retry %d: want 0 (off) or the number of answers to write, ≥ 2", s.QuotedRetry)
-	case s.QuotedRetry > 1 && s.Samples > 1:
+	case s.QuotedRetry > 1 && !s.retryByDefault && s.Samples > 1:
 		return fmt.Errorf("--teacher-quoted-retry %d: with --teacher-samples %d every turn is best of N already (--teacher-select-quoted prefers the answers that say the quoted words)", s.QuotedRetry, s.Samples)
-	case s.QuotedRetry > 1 && s.Select == SelectJudge:
+	case s.QuotedRetry > 1 && !s.retryByDefault && s.Select == SelectJudge:
 		return fmt.Errorf("--teacher-quoted-retry chooses by the hint gain: it needs --teacher-select gain, not judge")
-	case s.QuotedRetry > 1 && opdResponse != "teacher" && opdResponse != "both":
+	case s.QuotedRetry > 1 && !s.retryByDefault && opdResponse != "teacher" && opdResponse != "both":
 		return fmt.Errorf("--teacher-quoted-retry %d: the teacher writes answers only with --opd-response teacher or both, not %q", s.QuotedRetry, opdResponse)
 	}
 	switch s.Length {
