@@ -3,8 +3,9 @@
 the eight runs (four personas x two seeds) pooled per round, with Wilson 95 % intervals.
 Run from bench/results; with --retry, signoff and tldr are the runs with
 --teacher-quoted-retry 4 (concise and french quote nothing, so the retry
-cannot act on them and their runs stand)."""
-import json, math, sys
+cannot act on them and their runs stand); with --seed3, the seed-3 runs of
+the defaults (the retry a default) found in seed3/ are added."""
+import json, math, os, sys
 
 RUNS = {
     ("concise", 1): "2026-12-02-avoid-default/target-concise-s1-defaults",
@@ -20,6 +21,11 @@ if "--retry" in sys.argv:
     for persona in ("signoff", "tldr"):
         for seed in (1, 2):
             RUNS[(persona, seed)] = f"2026-12-02-defaults-816/{persona}-s{seed}-retry"
+if "--seed3" in sys.argv:
+    for persona in ("concise", "signoff", "tldr", "french"):
+        folder = f"2026-12-02-defaults-816/seed3/{persona}-s3"
+        if os.path.exists(folder + "/learn.json"):
+            RUNS[(persona, 3)] = folder
 
 def wilson(k, n, z=1.959964):
     p = k / n
