@@ -138,10 +138,12 @@ const DefaultTeacherSelect = SelectGain
 const DefaultSelectRelevance = false
 
 // DefaultQuotedRetry: see BENCHMARKS.md, "The issue's protocol on serve's
-// defaults". On the 1.5B coder's signoff persona the lone teacher answer
-// ended with the quoted sign-off in 43 of 102 trained turns; written again
-// as best of 4 where it did not, signoff rose from 8 and 8 to 13 and 13 of
-// 20 at v8, and turns whose feedback quotes nothing cost nothing more.
+// defaults" and "`--teacher-quoted-retry 4` by default". On the 1.5B
+// coder's signoff persona the lone teacher answer ended with the quoted
+// sign-off in 43 of 102 trained turns; written again as best of 4 where it
+// did not, signoff rose from 8 and 8 to 13 and 13 of 20 at v8; tldr's runs
+// (its teacher always said "TL;DR:") and turns whose feedback quotes
+// nothing were unchanged and cost nothing more.
 const DefaultQuotedRetry = 4
 
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
