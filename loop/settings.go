@@ -80,8 +80,13 @@ type Settings struct {
 	// HoldTrainsDisliked: with HoldLiked, a held step trains its 👎s
 	// alone at once (rl.SchedulerConfig.HoldTrainsDisliked).
 	HoldTrainsDisliked bool
-	OPDClip            float64
-	KLCoef             float64
+	// RollbackDrop, RollbackAlpha: a step whose users liked the served
+	// version's answers this share less often than the users of the
+	// version it was trained from (significant at RollbackAlpha) trains
+	// from that earlier version (rl.SchedulerConfig.RollbackDrop; 0: off).
+	RollbackDrop, RollbackAlpha float64
+	OPDClip                     float64
+	KLCoef                      float64
 	// Epochs: optimizer steps per batch (PPO epochs, rl.StepConfig.Epochs).
 	Epochs int
 	// MomentumReset: when a step zeroes AdamW's first moment
@@ -189,6 +194,8 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.HoldLiked, "hold-liked", DefaultHoldLiked, "hold the policy while its users are satisfied: a step whose users liked at least this share of its rated answers (at least --hold-min-rated of them) is not trained (its turns are dropped, \"held\"; a 👎 among them is not trained either, unless --hold-keep-disliked or --hold-train-disliked) and the served version stays (0: every step trains)")
 	fs.IntVar(&s.HoldMinRated, "hold-min-rated", DefaultHoldMinRated, "with --hold-liked: a step holds only if at least this many of its answers were rated (fewer say little about the users' satisfaction; a step of one 👍 at --batch-size 1 trains)")
 	fs.BoolVar(&s.HoldKeepsDisliked, "hold-keep-disliked", false, "with --hold-liked: a held step's 👎s are not dropped but wait, ready, for the next step that trains")
+	fs.Float64Var(&s.RollbackDrop, "rollback-drop", DefaultRollbackDrop, "roll back on the users' verdict: when the served version's users liked its answers at least this share less often than the users of the version it was trained from (a one-sided Fisher exact test below --rollback-alpha), the next step trains from that earlier version, dropping the served one's update (0: off)")
+	fs.Float64Var(&s.RollbackAlpha, "rollback-alpha", 0.01, "with --rollback-drop: the significance the fall in the liked share must reach")
 	fs.BoolVar(&s.HoldTrainsDisliked, "hold-train-disliked", false, "with --hold-liked: a held step's 👎s are trained at once, alone, in a step shrunk to their share of a full one (its liked answers dropped as held); a held step with no 👎 holds")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
 	fs.StringVar(&s.OPDResponse, "opd-response", DefaultOPDResponse, "which response OPD trains on: student (the teacher re-scores the policy's sampled answer), teacher (the teacher, shown the hint, writes the answer: context distillation) or both (one turn trains on the two)")
@@ -290,6 +297,9 @@ const (
 	// (BENCHMARKS.md, "Holding the policy while its users are
 	// satisfied"), and a step of one or a few 👍s trains.
 	DefaultHoldMinRated = 8
+	// DefaultRollbackDrop: the fall in the users' liked share that rolls
+	// a step back to the version before the served one (--rollback-drop).
+	DefaultRollbackDrop = 0.0
 	// DefaultRehearsalAvoid, DefaultRehearsalAvoidWrong and
 	// DefaultRehearsalAvoidBound: the avoid trio, on wherever there are
 	// rehearsal anchors, the gate and LoRA training (for the bound). On the
@@ -388,6 +398,12 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	if s.HoldKeepsDisliked && s.HoldLiked == 0 {
 		return nil, fmt.Errorf("--hold-keep-disliked: keeps a held step's 👎s, so it needs --hold-liked")
+	}
+	if !(s.RollbackDrop >= 0 && s.RollbackDrop <= 1) {
+		return nil, fmt.Errorf("--rollback-drop %g: want a share in [0, 1] (0: off)", s.RollbackDrop)
+	}
+	if !(s.RollbackAlpha >= 0 && s.RollbackAlpha <= 1) {
+		return nil, fmt.Errorf("--rollback-alpha %g: want a probability in (0, 1] (0: the default, 0.01)", s.RollbackAlpha)
 	}
 	if s.HoldTrainsDisliked && s.HoldLiked == 0 {
 		return nil, fmt.Errorf("--hold-train-disliked: trains a held step's 👎s, so it needs --hold-liked")
@@ -508,7 +524,8 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
 		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
-			VersionsDir: filepath.Join(p.DataDir, "versions"), HoldLiked: s.HoldLiked, HoldMinRated: s.HoldMinRated, HoldKeepsDisliked: s.HoldKeepsDisliked, HoldTrainsDisliked: s.HoldTrainsDisliked}}}
+			VersionsDir: filepath.Join(p.DataDir, "versions"), HoldLiked: s.HoldLiked, HoldMinRated: s.HoldMinRated, HoldKeepsDisliked: s.HoldKeepsDisliked, HoldTrainsDisliked: s.HoldTrainsDisliked,
+			RollbackDrop: s.RollbackDrop, RollbackAlpha: s.RollbackAlpha}}}
 	if rl.Baseline(s.Baseline) == rl.BaselineRunning {
 		o.Config.Train.RunningBaseline = cmp.Or(s.BaselineWindow, rl.DefaultRatingWindow)
 		o.Config.Train.RunningClip = s.BaselineClip

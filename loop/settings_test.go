@@ -187,6 +187,18 @@ func TestSettingsBuild(t *testing.T) {
 			}
 		}},
 		{name: "bad hold min rated", args: []string{"--hold-min-rated", "-1"}, wantErr: "--hold-min-rated"},
+		{name: "rollback on the users' verdict", args: []string{"--rollback-drop", "0.3", "--rollback-alpha", "0.05"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.RollbackDrop != 0.3 || r.cfg.Train.RollbackAlpha != 0.05 {
+				t.Errorf("--rollback-drop 0.3 --rollback-alpha 0.05: scheduler %g, %g", r.cfg.Train.RollbackDrop, r.cfg.Train.RollbackAlpha)
+			}
+		}},
+		{name: "rollback by default", args: nil, check: func(t *testing.T, r *Runner) {
+			if r.cfg.Train.RollbackDrop != DefaultRollbackDrop || r.cfg.Train.RollbackAlpha != 0.01 {
+				t.Errorf("defaults: rollback at a fall of %g, α %g; want %g, 0.01", r.cfg.Train.RollbackDrop, r.cfg.Train.RollbackAlpha, DefaultRollbackDrop)
+			}
+		}},
+		{name: "bad rollback drop", args: []string{"--rollback-drop", "1.5"}, wantErr: "--rollback-drop"},
+		{name: "bad rollback alpha", args: []string{"--rollback-drop", "0.3", "--rollback-alpha", "2"}, wantErr: "--rollback-alpha"},
 		{name: "backtrack by default", args: nil, model: modelDir, check: func(t *testing.T, r *Runner) {
 			if r.cfg.Train.Retention == nil || r.cfg.Train.Retention.Shrinks != DefaultGateBacktrack || DefaultGateBacktrack != 2 {
 				t.Errorf("defaults: gate %+v; want %d halvings", r.cfg.Train.Retention, DefaultGateBacktrack)

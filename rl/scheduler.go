@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,16 @@ type SchedulerConfig struct {
 	// mean of the ratings does not take the step's ratings, as a held
 	// step's (its liked ones are not trained). Not with HoldKeepsDisliked.
 	HoldTrainsDisliked bool
+	// RollbackDrop, when > 0, trains a step from the version the served
+	// one was trained from when the step's users (its rated answers that
+	// the served version wrote, with those of its held steps) liked at
+	// least this share less than that version's users did, and a
+	// one-sided Fisher exact test puts the fall below RollbackAlpha: the
+	// served version's update is dropped and the batch it was rated on
+	// trains from the weights before it (rollback.go). 0: off.
+	RollbackDrop float64
+	// RollbackAlpha is the test's significance level (default 0.01).
+	RollbackAlpha float64
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
@@ -91,6 +102,9 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 	}
 	if c.IdleWait <= 0 {
 		c.IdleWait = 5 * time.Second
+	}
+	if c.RollbackAlpha <= 0 {
+		c.RollbackAlpha = 0.01
 	}
 	return c
 }
@@ -136,6 +150,9 @@ type Scheduler struct {
 	// ratings is the running mean of the trained turns' ratings
 	// (RunningBaseline), as the last recorded step left it.
 	ratings RatingMean
+	// tally counts the served version's users over its held steps
+	// (RollbackDrop).
+	tally users
 }
 
 // SchedulerStats are the scheduler's running counters.
@@ -377,9 +394,31 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	batch := SortByContent(slices.Clone(fresh[:s.cfg.BatchSize]))
-	batch, thin, held, err := s.hold(ctx, batch)
-	if held || err != nil {
-		return held, err
+	now, err := s.usersOf(ctx, batch, served.Version)
+	if err != nil {
+		return false, fmt.Errorf("users' verdict: %w", err)
+	}
+	from, rollback, err := s.rollbackFrom(ctx, served, now)
+	if err != nil {
+		return false, err
+	}
+	var thin thinning
+	if rollback == "" {
+		// A batch its users rated far below the version before cannot
+		// be one they are satisfied with: only the others may hold.
+		var held bool
+		batch, thin, held, err = s.hold(ctx, batch)
+		if held {
+			s.addHeld(now)
+		}
+		if held || err != nil {
+			return held, err
+		}
+	} else {
+		s.log.Warn("rolling back", "served", served.Version, "from", from.Version, "why", rollback)
+		if err := s.restore(from); err != nil {
+			return false, s.resync(fmt.Errorf("rollback: %w", err), served)
+		}
 	}
 	thinned := len(thin.spared) > 0
 
@@ -428,9 +467,18 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	if scale < 1 {
 		next.Metrics.StepScale = scale // else 0 until the gate records it
 	}
+	next.Metrics.TrainedFrom, next.Metrics.ParentLiked, next.Metrics.ParentRated = from.Version, now.liked, now.rated
+	if rollback != "" {
+		// The users the version was trained from are the earlier version's.
+		next.Metrics.ParentLiked, next.Metrics.ParentRated = served.Metrics.ParentLiked, served.Metrics.ParentRated
+		next.Metrics.RolledBack = served.Version
+	}
 	if err := s.checkRetention(ctx, &next); err != nil {
 		s.fail(err)
 		return false, s.resync(err, served)
+	}
+	if rollback != "" {
+		next.StatusReason = strings.TrimPrefix(next.StatusReason+"; "+rollback, "; ")
 	}
 	next.Dir, err = s.versions.Write(next.Version, s.trainer.Save)
 	if err != nil {

@@ -113,6 +113,17 @@ type VersionMetrics struct {
 	RewardBaseline float64 `json:"reward_baseline,omitempty"`
 	RatingSum      float64 `json:"rating_sum,omitempty"`
 	RatingWeight   float64 `json:"rating_weight,omitempty"`
+	// The users' verdict on the weights this version was trained from
+	// (--rollback-drop): TrainedFrom is that version (the one served when
+	// its step began, or the earlier one a rollback went back to; 0: the
+	// base), and its users liked ParentLiked of the ParentRated answers
+	// they rated (0 rated: not counted). RolledBack, when set, is the
+	// served version whose update the step dropped: it was trained from
+	// the version before that one.
+	TrainedFrom int64 `json:"trained_from,omitempty"`
+	ParentLiked int   `json:"parent_liked,omitempty"`
+	ParentRated int   `json:"parent_rated,omitempty"`
+	RolledBack  int64 `json:"rolled_back,omitempty"`
 }
 
 // Version statuses.

@@ -1,0 +1,157 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/clawrl/clawrl/rl"
+	"github.com/clawrl/clawrl/rl/rltest"
+)
+
+// TestRollbackDrop: with --rollback-drop 0.5 (α 0.1, steps of 4, the hold
+// at 0.75), a version whose users liked far fewer answers than the users
+// of the version it was trained from is not trained on: the next step
+// starts from that earlier version's saved state, trains the batch its
+// users just rated once, and records why. A version trained so is not
+// rolled back again.
+func TestRollbackDrop(t *testing.T) {
+	ctx := context.Background()
+	tr := &rltest.Trainer{}
+	f, r, rate, round := holdRunnerWith(t, rl.SchedulerConfig{RollbackDrop: 0.5, RollbackAlpha: 0.1}, tr)
+	version := func(want int64) rlVersion {
+		t.Helper()
+		v, err := f.store.LatestVersion(ctx)
+		if err != nil || v.Version != want {
+			t.Fatalf("latest version %d, %v; want %d", v.Version, err, want)
+		}
+		st, err := rltest.ReadState(v.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(st.Trained) // a step's batch is in content order
+		return rlVersion{v.Metrics.TrainedFrom, v.Metrics.ParentLiked, v.Metrics.ParentRated, v.Metrics.RolledBack, v.StatusReason, st}
+	}
+
+	first := rate(-1, -1, -1, -1) // the base's users: v1
+	if !round() {
+		t.Fatal("no first step")
+	}
+	if v := version(1); v.from != 0 || v.liked != 0 || v.rated != 4 || v.rolledBack != 0 {
+		t.Errorf("v1: trained from v%d, parent's users %d of %d, rolled back %d; want v0, 0 of 4, none", v.from, v.liked, v.rated, v.rolledBack)
+	}
+	rate(1, 1, 1, -1) // v1's users, satisfied: held, counted
+	if !round() || len(tr.Batches) != 1 {
+		t.Fatalf("the satisfied step: %d batches, want it held", len(tr.Batches))
+	}
+	second := rate(1, 1, -1, -1) // v1's users again: 5 of 8 in all, v2
+	if !round() {
+		t.Fatal("no second step")
+	}
+	if v := version(2); v.from != 1 || v.liked != 5 || v.rated != 8 || !slices.Equal(v.state.Trained, turns(first, second)) {
+		t.Errorf("v2: trained from v%d, parent's users %d of %d, state %v; want v1, 5 of 8 (the held step's count too), the two batches", v.from, v.liked, v.rated, v.state.Trained)
+	}
+
+	// v2's users like none: 0 of 4 after 5 of 8 (p = 0.071 < 0.1, a fall
+	// of 0.625 ≥ 0.5): the step trains from v1.
+	third := rate(-1, -1, -1, -1)
+	if !round() {
+		t.Fatal("no third step")
+	}
+	v := version(3)
+	if v.from != 1 || v.rolledBack != 2 || v.liked != 5 || v.rated != 8 {
+		t.Errorf("v3: trained from v%d, rolled back v%d, parent's users %d of %d; want v1, v2, v1's 5 of 8", v.from, v.rolledBack, v.liked, v.rated)
+	}
+	if want := turns(first, third); !slices.Equal(v.state.Trained, want) || v.state.Steps != 2 {
+		t.Errorf("v3's trainer state: %d steps on %v; want v1's state and the third batch, 2 steps on %v", v.state.Steps, v.state.Trained, want)
+	}
+	if !strings.Contains(v.reason, "trained from v1, not v2: v2's users liked 0 of 4 answers, v1's 5 of 8") {
+		t.Errorf("v3's reason %q: want it to say it was trained from v1 and why", v.reason)
+	}
+	if got := r.Scheduler().Served().Version; got != 3 {
+		t.Errorf("serving v%d after the rolled-back step; want v3", got)
+	}
+
+	// v3's users like none either: a rolled-back version is not rolled
+	// back again; the step trains from v3.
+	fourth := rate(-1, -1, -1, -1)
+	if !round() {
+		t.Fatal("no fourth step")
+	}
+	if v := version(4); v.from != 3 || v.rolledBack != 0 || !slices.Equal(v.state.Trained, turns(first, third, fourth)) {
+		t.Errorf("v4: trained from v%d, rolled back v%d, state %v; want v3, none, the first, third and fourth batches", v.from, v.rolledBack, v.state.Trained)
+	}
+}
+
+// TestRollbackDropOff: without --rollback-drop the same fall trains on
+// from the served version, as before.
+func TestRollbackDropOff(t *testing.T) {
+	ctx := context.Background()
+	f, _, rate, round := holdRunnerWith(t, rl.SchedulerConfig{}, &rltest.Trainer{})
+	for _, ratings := range [][]int{{-1, -1, -1, -1}, {1, 1, 1, -1}, {1, 1, -1, -1}, {-1, -1, -1, -1}} {
+		rate(ratings...)
+		round()
+	}
+	v, err := f.store.LatestVersion(ctx)
+	if err != nil || v.Version != 3 || v.Metrics.TrainedFrom != 2 || v.Metrics.RolledBack != 0 {
+		t.Errorf("v%d trained from v%d, rolled back v%d (%v); want v3 from v2, none", v.Version, v.Metrics.TrainedFrom, v.Metrics.RolledBack, err)
+	}
+}
+
+// turns is the turn ids of batches, sorted.
+func turns(batches ...[]string) []string {
+	return slices.Sorted(slices.Values(slices.Concat(batches...)))
+}
+
+type rlVersion struct {
+	from         int64
+	liked, rated int
+	rolledBack   int64
+	reason       string
+	state        rltest.State
+}
+
+// TestRollbackStepFails: a rolled-back step that fails leaves the trainer
+// on the served version's state (as any failed step does), records
+// nothing, and the next try rolls back again and trains the batch once.
+func TestRollbackStepFails(t *testing.T) {
+	ctx := context.Background()
+	tr := &rltest.Trainer{}
+	f, r, rate, round := holdRunnerWith(t, rl.SchedulerConfig{RollbackDrop: 0.5, RollbackAlpha: 0.1}, tr)
+	first := rate(-1, -1, -1, -1)
+	round()
+	rate(1, 1, 1, -1)
+	round() // held
+	second := rate(1, 1, -1, -1)
+	round() // v2, from v1: v1's users liked 5 of 8
+	third := rate(-1, -1, -1, -1)
+	served := tr.State()
+	tr.StepHook = func(context.Context, []rl.Sample) error { return errors.New("out of memory") }
+	if _, err := r.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.RunOnce(ctx); err == nil {
+		t.Fatal("the failing step reported no error")
+	}
+	if got := tr.State(); !slices.Equal(got.Trained, served.Trained) {
+		t.Errorf("after the failed rolled-back step the trainer holds %v; want v2's %v", got.Trained, served.Trained)
+	}
+	tr.StepHook = nil
+	if !round() {
+		t.Fatal("no step after the failure")
+	}
+	v, err := f.store.LatestVersion(ctx)
+	if err != nil || v.Version != 3 || v.Metrics.TrainedFrom != 1 || v.Metrics.RolledBack != 2 {
+		t.Fatalf("v%d from v%d rolling back v%d (%v); want v3 from v1, rolling back v2", v.Version, v.Metrics.TrainedFrom, v.Metrics.RolledBack, err)
+	}
+	st, err := rltest.ReadState(v.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(st.Trained)
+	if want := turns(first, third); !slices.Equal(st.Trained, want) {
+		t.Errorf("v3 holds %v; want the first and third batches once, %v (not the second, %v)", st.Trained, want, second)
+	}
+}
