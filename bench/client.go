@@ -184,6 +184,9 @@ type LoopMetrics struct {
 	SamplesPending int
 	TrainSteps     int // trainer steps recorded as versions (served or rejected)
 	HeldSteps      int // steps the loop held (--hold-liked): no version, the served one kept
+	// RolledBackSteps: steps trained from the version before the served
+	// one, its users having liked its answers far less (--rollback-drop).
+	RolledBackSteps int
 	// Verdicts are the judged turns by their first score, the hints the
 	// judge accepted and the judgments revised by later feedback.
 	Verdicts Verdicts
@@ -287,6 +290,8 @@ func parseLoopMetrics(text string) LoopMetrics {
 			m.TrainSteps += int(v)
 		case "clawrl_loop_train_steps_held_total":
 			m.HeldSteps += int(v)
+		case "clawrl_loop_train_steps_rolled_back_total":
+			m.RolledBackSteps += int(v)
 		}
 	}
 	return m

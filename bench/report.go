@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/clawrl/clawrl/internal/stats"
 )
 
 // Proportion is k successes of n trials with its Wilson score 95 % interval.
@@ -61,8 +63,11 @@ type ArmSummary struct {
 	// Held counts rounds whose step the loop held (--hold-liked: its
 	// users liked enough of its answers; the round evaluates the version
 	// still served).
-	Held   int `json:"held,omitempty"`
-	Failed int `json:"failed"`
+	Held int `json:"held,omitempty"`
+	// RolledBack counts rounds whose version was trained from the one
+	// before the served version (--rollback-drop).
+	RolledBack int `json:"rolled_back,omitempty"`
+	Failed     int `json:"failed"`
 	// PVsControl is the one-sided Fisher exact p-value that the arm's last
 	// round satisfies more often than the control's last round (1 for the
 	// control itself, or when there is none).
@@ -105,6 +110,9 @@ func Summarise(runs []Run) []ArmSummary {
 				}
 				if e.Held {
 					s.Held++
+				}
+				if e.RolledBack {
+					s.RolledBack++
 				}
 				for len(rounds) <= e.Round {
 					rounds = append(rounds, acc{})
@@ -164,7 +172,7 @@ func Markdown(sums []ArmSummary) string {
 		for r := range rounds {
 			fmt.Fprintf(&b, " v%d |", r)
 		}
-		b.WriteString(" runs stalled | versions rejected (steps held) | p > control |\n|---|")
+		b.WriteString(" runs stalled | versions rejected (steps held, rolled back) | p > control |\n|---|")
 		b.WriteString(strings.Repeat("---|", rounds+3))
 		b.WriteString("\n")
 		for _, s := range sums {
@@ -190,8 +198,13 @@ func Markdown(sums []ArmSummary) string {
 				pv = fmt.Sprintf("%.3g", s.PVsControl)
 			}
 			rejected := strconv.Itoa(s.Rejected)
-			if s.Held > 0 {
+			switch {
+			case s.Held > 0 && s.RolledBack > 0:
+				rejected += fmt.Sprintf(" (%d held, %d rolled back)", s.Held, s.RolledBack)
+			case s.Held > 0:
 				rejected += fmt.Sprintf(" (%d held)", s.Held)
+			case s.RolledBack > 0:
+				rejected += fmt.Sprintf(" (%d rolled back)", s.RolledBack)
 			}
 			fmt.Fprintf(&b, " %d | %s | %s |\n", s.Stalled, rejected, pv)
 		}
@@ -263,25 +276,7 @@ func xmlEscape(s string) string {
 // proportion a is greater than proportion b: the chance, with the margins
 // fixed, of a's successes being at least a.K if both came from one rate.
 func FisherGreater(a, b Proportion) float64 {
-	n, k := a.N+b.N, a.K+b.K
-	if a.N == 0 || b.N == 0 {
-		return 1
-	}
-	// log of the hypergeometric probability of x successes in a's draws.
-	logC := func(n, k int) float64 {
-		l1, _ := math.Lgamma(float64(n + 1))
-		l2, _ := math.Lgamma(float64(k + 1))
-		l3, _ := math.Lgamma(float64(n - k + 1))
-		return l1 - l2 - l3
-	}
-	p := 0.0
-	for x := a.K; x <= min(a.N, k); x++ {
-		if k-x > b.N {
-			continue
-		}
-		p += math.Exp(logC(a.N, x) + logC(b.N, k-x) - logC(n, k))
-	}
-	return min(p, 1)
+	return stats.FisherGreater(a.K, a.N, b.K, b.N)
 }
 
 // PersonaMarkdown renders one row per persona and arm, pooled over seeds:

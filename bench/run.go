@@ -124,7 +124,11 @@ type Eval struct {
 	// Held: the loop held the round's step (its users liked enough of
 	// their answers, --hold-liked), so the evaluation is of the version
 	// still served.
-	Held           bool    `json:"held,omitempty"`
+	Held bool `json:"held,omitempty"`
+	// RolledBack: the round's version was trained from the version before
+	// the one served in the round, whose users liked its answers far less
+	// often (--rollback-drop).
+	RolledBack     bool    `json:"rolled_back,omitempty"`
 	Satisfied      int     `json:"satisfied"`
 	Asked          int     `json:"asked"`
 	RetentionRight int     `json:"retention_right"`
@@ -350,10 +354,11 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 			log.Info("teacher now (policy + hint)", "round", round, "satisfied", ev.TeacherSatisfied, "asked", ev.TeacherAsked)
 		}
 		ev.Rejected, ev.Held = kept == keptRejected, kept == keptHeld
+		ev.RolledBack = m1.RolledBackSteps > m0.RolledBackSteps
 		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
 		r.Evals = append(r.Evals, ev)
 		log.Info("evaluated", "round", round, "version", ev.PolicyVersion, "satisfied", ev.Satisfied, "asked", ev.Asked,
-			"retention", ev.RetentionRight, "words", ev.MeanWords, "held", ev.Held, "train_satisfied", satRound, "rated", ratedRound, "wait_s", wait)
+			"retention", ev.RetentionRight, "words", ev.MeanWords, "held", ev.Held, "rolled_back", ev.RolledBack, "train_satisfied", satRound, "rated", ratedRound, "wait_s", wait)
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ var (
 	staleDesc        = desc("train_dropped_stale_total", "Samples refused as more than K versions stale since start.")
 	publishErrDesc   = desc("publish_errors_total", "Failed attempts to publish a version to the engine.")
 	heldDesc         = desc("train_steps_held_total", "Steps not trained since start because their users liked at least --hold-liked of their rated answers (their turns dropped, the served version kept).")
+	rolledBackDesc   = desc("train_steps_rolled_back_total", "Steps trained since start from the version before the served one, because the served version's users liked its answers far less often (--rollback-drop).")
 	rejectedDesc     = desc("versions_rejected_total", "Versions the retention check refused to serve since start.")
 	servedDesc       = desc("served_version", "The policy version the engine serves: the newest promoted one (0: base weights).")
 	versionDesc      = desc("policy_version", "The last recorded policy version, served or rejected (0: base weights).")
@@ -81,6 +82,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(publishErrDesc, s.PublishErrors)
 		counter(rejectedDesc, s.Rejected)
 		counter(heldDesc, s.Held)
+		counter(rolledBackDesc, s.RolledBack)
 		gauge(servedDesc, float64(r.scheduler.Served().Version))
 	}
 

@@ -70,8 +70,8 @@ func TestRollbackDrop(t *testing.T) {
 	if !strings.Contains(v.reason, "trained from v1, not v2: v2's users liked 0 of 4 answers, v1's 5 of 8") {
 		t.Errorf("v3's reason %q: want it to say it was trained from v1 and why", v.reason)
 	}
-	if got := r.Scheduler().Served().Version; got != 3 {
-		t.Errorf("serving v%d after the rolled-back step; want v3", got)
+	if got, st := r.Scheduler().Served().Version, r.Scheduler().Stats(); got != 3 || st.RolledBack != 1 || st.Steps != 3 {
+		t.Errorf("serving v%d after the rolled-back step, %d of %d steps rolled back; want v3, 1 of 3", got, st.RolledBack, st.Steps)
 	}
 
 	// v3's users like none either: a rolled-back version is not rolled

@@ -3,9 +3,9 @@ package rl
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 
+	"github.com/clawrl/clawrl/internal/stats"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -97,7 +97,7 @@ func (s *Scheduler) rollbackFrom(ctx context.Context, served store.Version, now 
 	if before.share()-now.share() < drop {
 		return served, "", nil
 	}
-	p := FisherLess(now.liked, now.rated, before.liked, before.rated)
+	p := stats.FisherGreater(before.liked, before.rated, now.liked, now.rated)
 	if p >= alpha {
 		return served, "", nil
 	}
@@ -130,23 +130,4 @@ func (s *Scheduler) rollbackFrom(ctx context.Context, served store.Version, now 
 	why = fmt.Sprintf("trained from v%d, not v%d: v%d's users liked %d of %d answers, v%d's %d of %d (p = %.1g; --rollback-drop %g)",
 		from.Version, served.Version, served.Version, now.liked, now.rated, from.Version, before.liked, before.rated, p, drop)
 	return from, why, nil
-}
-
-// FisherLess is the one-sided Fisher exact test that a liked of n is a
-// smaller share than b liked of m: the probability, with the margins
-// fixed, of a first group with a or fewer liked.
-func FisherLess(a, n, b, m int) float64 {
-	k, total := a+b, n+m
-	lchoose := func(n, k int) float64 {
-		x, _ := math.Lgamma(float64(n + 1))
-		y, _ := math.Lgamma(float64(k + 1))
-		z, _ := math.Lgamma(float64(n - k + 1))
-		return x - y - z
-	}
-	norm := lchoose(total, k)
-	var p float64
-	for x := max(0, k-m); x <= min(a, k); x++ {
-		p += math.Exp(lchoose(n, x) + lchoose(m, k-x) - norm)
-	}
-	return min(p, 1)
 }

@@ -160,6 +160,7 @@ type SchedulerStats struct {
 	Steps         int
 	Rejected      int // versions the retention check refused
 	Held          int // steps not trained because their users were satisfied (HoldLiked)
+	RolledBack    int // steps trained from the version before the served one (RollbackDrop)
 	FailedSteps   int
 	DroppedStale  int // samples refused as stale, and judged turns refused before their sample was built (RefuseStale)
 	DroppedBad    int
@@ -516,6 +517,9 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	}
 	s.stats.Steps++
 	s.stats.DroppedStale += len(stale)
+	if rollback != "" {
+		s.stats.RolledBack++
+	}
 	if rejected {
 		s.stats.Rejected++
 	}
