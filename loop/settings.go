@@ -299,7 +299,15 @@ const (
 	DefaultHoldMinRated = 8
 	// DefaultRollbackDrop: the fall in the users' liked share that rolls
 	// a step back to the version before the served one (--rollback-drop).
-	DefaultRollbackDrop = 0.0
+	// On the 1.5B student's tldr, 0.3 fired in three seeds of three:
+	// after a collapse late in the run (17 of 20 held-out at v5, 0 at v6,
+	// its users 11 of 16 liked, then 0 of 16) it gave 19 at v8 against
+	// 3, and after two falls early in their runs (users 36 of 48 → 5 of
+	// 16, 9 of 16 → 1 of 16), which the next step had mended without it,
+	// 19 against 19 and 15 against 19, lower in the rounds between.
+	// 0.6 keeps the first alone; it was chosen on those three runs
+	// (BENCHMARKS.md, "Rolling back on the users' verdict").
+	DefaultRollbackDrop = 0.6
 	// DefaultRehearsalAvoid, DefaultRehearsalAvoidWrong and
 	// DefaultRehearsalAvoidBound: the avoid trio, on wherever there are
 	// rehearsal anchors, the gate and LoRA training (for the bound). On the

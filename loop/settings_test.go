@@ -193,7 +193,7 @@ func TestSettingsBuild(t *testing.T) {
 			}
 		}},
 		{name: "rollback by default", args: nil, check: func(t *testing.T, r *Runner) {
-			if r.cfg.Train.RollbackDrop != DefaultRollbackDrop || r.cfg.Train.RollbackAlpha != 0.01 {
+			if r.cfg.Train.RollbackDrop != DefaultRollbackDrop || DefaultRollbackDrop != 0.6 || r.cfg.Train.RollbackAlpha != 0.01 {
 				t.Errorf("defaults: rollback at a fall of %g, α %g; want %g, 0.01", r.cfg.Train.RollbackDrop, r.cfg.Train.RollbackAlpha, DefaultRollbackDrop)
 			}
 		}},

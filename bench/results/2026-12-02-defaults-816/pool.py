@@ -4,7 +4,9 @@ the eight runs (four personas x two seeds) pooled per round, with Wilson 95 % in
 Run from bench/results; with --retry, signoff and tldr are the runs with
 --teacher-quoted-retry 4 (concise and french quote nothing, so the retry
 cannot act on them and their runs stand); with --seed3, the seed-3 runs of
-the defaults (the retry a default) found in seed3/ are added."""
+the defaults (the retry a default) found in seed3/ are added; with --rollback,
+tldr's three seeds are the runs with --rollback-drop 0.3 (2026-12-02-rollback/);
+with --seed4, the fourth seed's runs found in 2026-12-02-rollback/seed4/."""
 import json, math, os, sys
 
 RUNS = {
@@ -26,6 +28,22 @@ if "--seed3" in sys.argv:
         folder = f"2026-12-02-defaults-816/seed3/{persona}-s3"
         if os.path.exists(folder + "/learn.json"):
             RUNS[(persona, 3)] = folder
+
+if "--rollback" in sys.argv:
+    # tldr with --rollback-drop 0.3 (2026-12-02-rollback/); the other
+    # personas' runs never met the rule (drops.py there), so they stand.
+    for seed in (1, 2, 3):
+        RUNS[("tldr", seed)] = f"2026-12-02-rollback/tldr-s{seed}-rollback"
+if "--rollback-default" in sys.argv:
+    # --rollback-drop 0.6, the default: of the runs above it fires only in
+    # tldr seed 3, at the same step as 0.3 (the same run); elsewhere the
+    # defaults' runs stand.
+    RUNS[("tldr", 3)] = "2026-12-02-rollback/tldr-s3-rollback"
+if "--seed4" in sys.argv:
+    for persona in ("concise", "signoff", "tldr", "french"):
+        folder = f"2026-12-02-rollback/seed4/{persona}-s4"
+        if os.path.exists(folder + "/learn.json"):
+            RUNS[(persona, 4)] = folder
 
 def wilson(k, n, z=1.959964):
     p = k / n
