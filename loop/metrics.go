@@ -49,7 +49,7 @@ var (
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{judgedDesc, hintsDesc, samplesDesc, droppedNowDesc, revisedDesc, roundErrDesc, stepsDesc,
-		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, heldDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, stepScaleDesc, readyDesc, pendingDesc, trainedDesc,
+		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, heldDesc, rolledBackDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, stepScaleDesc, readyDesc, pendingDesc, trainedDesc,
 		droppedByDesc, servingDesc, learningErrsDesc} {
 		ch <- d
 	}
