@@ -65,17 +65,14 @@ func (s *Scheduler) usersOf(ctx context.Context, batch []Sample, v int64) (users
 	return u, nil
 }
 
-// addHeld adds a held step's count of the served version's users to the
-// tally the next step's verdict starts from (in memory: a restart forgets
-// it, and the verdict then reads only the batch at hand).
+// addHeld keeps a held step's count of the served version's users (which
+// usersOf started from the tally so far) as the tally the next step's
+// verdict starts from (in memory: a restart forgets it, and the verdict
+// then reads only the batch at hand).
 func (s *Scheduler) addHeld(u users) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tally.version != u.version {
-		s.tally = users{version: u.version}
-	}
-	// u already holds the tally it started from (usersOf).
-	s.tally.liked, s.tally.rated = u.liked, u.rated
+	s.tally = u
+	s.mu.Unlock()
 }
 
 // rollbackFrom decides what the step on batch trains from. It returns
@@ -118,11 +115,7 @@ func (s *Scheduler) rollbackFrom(ctx context.Context, served store.Version, now 
 			return served, "", fmt.Errorf("rollback: v%d, which v%d was trained from, is not recorded", m.TrainedFrom, served.Version)
 		}
 	}
-	dir := from.Dir
-	if from.Version == 0 {
-		dir = s.versions.Path(0)
-	}
-	if _, err := os.Stat(dir); err != nil {
+	if _, err := os.Stat(s.dirOf(from)); err != nil {
 		// Its folder was removed by hand: train on from what is served.
 		s.log.Warn("cannot roll back: the earlier version's folder is gone", "served", served.Version, "from", from.Version, "err", err)
 		return served, "", nil

@@ -86,9 +86,14 @@ type SchedulerConfig struct {
 	// served version's update is dropped and the batch it was rated on
 	// trains from the weights before it (rollback.go). 0: off.
 	RollbackDrop float64
-	// RollbackAlpha is the test's significance level (default 0.01).
+	// RollbackAlpha is the test's significance level (default
+	// DefaultRollbackAlpha).
 	RollbackAlpha float64
 }
+
+// DefaultRollbackAlpha is the significance a fall in the users' liked
+// share must reach before a step rolls back (SchedulerConfig.RollbackAlpha).
+const DefaultRollbackAlpha = 0.01
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
 	if c.BatchSize <= 0 {
@@ -104,7 +109,7 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 		c.IdleWait = 5 * time.Second
 	}
 	if c.RollbackAlpha <= 0 {
-		c.RollbackAlpha = 0.01
+		c.RollbackAlpha = DefaultRollbackAlpha
 	}
 	return c
 }
@@ -299,9 +304,8 @@ func (s *Scheduler) snapshotBase() error {
 
 // restore puts the trainer back on the served version's weights.
 func (s *Scheduler) restore(served store.Version) error {
-	dir := served.Dir
+	dir := s.dirOf(served)
 	if served.Version == 0 {
-		dir = s.versions.Path(0)
 		if _, err := os.Stat(dir); err != nil {
 			return fmt.Errorf("no base snapshot to go back to: %w", err)
 		}
@@ -310,6 +314,15 @@ func (s *Scheduler) restore(served store.Version) error {
 		return fmt.Errorf("reload version %d: %w", served.Version, err)
 	}
 	return nil
+}
+
+// dirOf is the folder v's trainer state is loaded from: its own, or for
+// the base (Version 0) the snapshot of the untrained state.
+func (s *Scheduler) dirOf(v store.Version) string {
+	if v.Version == 0 {
+		return s.versions.Path(0)
+	}
+	return v.Dir
 }
 
 // Run steps whenever a batch is ready, until ctx ends. Call Recover first.
