@@ -31,14 +31,9 @@ func holdRunner(t *testing.T, keep bool) (f *fixture, r *Runner, tr *rltest.Trai
 func holdRunnerWith(t *testing.T, train rl.SchedulerConfig, tr rl.Trainer) (f *fixture, r *Runner, rate func(...int) []string, round func() bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	train.BatchSize, train.VersionsDir, train.RunningBaseline, train.HoldLiked = 4, filepath.Join(dir, "versions"), 8, 0.75
-	cfg := Config{Method: rl.MethodRL, SessionTimeout: -1, Train: train}
 	f = &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
 	t.Cleanup(func() { f.store.Close() })
-	r = f.newRunner(t, cfg, tr)
-	if err := r.Scheduler().Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
+	r = f.holdRestart(t, train, tr)
 	n := 0
 	rate = func(ratings ...int) []string {
 		var ids []string
@@ -54,16 +49,35 @@ func holdRunnerWith(t *testing.T, train rl.SchedulerConfig, tr rl.Trainer) (f *f
 	}
 	round = func() bool {
 		t.Helper()
-		if _, err := r.judgeRound(ctx); err != nil {
-			t.Fatal(err)
-		}
-		stepped, err := r.RunOnce(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return stepped
+		return holdRound(t, r)
 	}
 	return f, r, rate, round
+}
+
+// holdRestart starts holdRunnerWith's loop on f's store and versions (a
+// restart, after the first): a new runner, recovered.
+func (f *fixture) holdRestart(t *testing.T, train rl.SchedulerConfig, tr rl.Trainer) *Runner {
+	t.Helper()
+	train.BatchSize, train.VersionsDir, train.RunningBaseline, train.HoldLiked = 4, filepath.Join(f.dir, "versions"), 8, 0.75
+	r := f.newRunner(t, Config{Method: rl.MethodRL, SessionTimeout: -1, Train: train}, tr)
+	if err := r.Scheduler().Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// holdRound judges and runs one step of r and reports whether it took one.
+func holdRound(t *testing.T, r *Runner) bool {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := r.judgeRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stepped, err := r.RunOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stepped
 }
 
 // TestHoldLiked: with --hold-liked 0.75 a step whose users liked three of

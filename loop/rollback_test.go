@@ -100,6 +100,45 @@ func TestRollbackDropOff(t *testing.T) {
 	}
 }
 
+// TestRollbackHeldRestart: the users a held step spent are read from the
+// store, so a restart between the held step and the next keeps them in
+// the verdict (v1's users 5 of 8, not the last batch's 2 of 4), and under
+// --hold-keep-disliked a 👎 the held step left ready counts once (7
+// answers rated, not 8).
+func TestRollbackHeldRestart(t *testing.T) {
+	ctx := context.Background()
+	for _, keep := range []bool{false, true} {
+		cfg := rl.SchedulerConfig{RollbackDrop: 0.5, RollbackAlpha: 0.1, HoldKeepsDisliked: keep}
+		f, _, rate, round := holdRunnerWith(t, cfg, &rltest.Trainer{})
+		rate(-1, -1, -1, -1)
+		round() // v1
+		rate(1, 1, 1, -1)
+		if !round() {
+			t.Fatal("no held step")
+		}
+		r := f.holdRestart(t, cfg, &rltest.Trainer{}) // kill -9, then serve again
+		if keep {
+			rate(1, 1, -1) // with the kept 👎, a batch of 4
+		} else {
+			rate(1, 1, -1, -1)
+		}
+		if !holdRound(t, r) {
+			t.Fatal("no step after the restart")
+		}
+		v, err := f.store.LatestVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [3]int64{2, 5, 8}
+		if keep {
+			want = [3]int64{2, 5, 7}
+		}
+		if got := [3]int64{v.Version, int64(v.Metrics.ParentLiked), int64(v.Metrics.ParentRated)}; got != want {
+			t.Errorf("keep %v: v%d recorded its parent's users as %d of %d; want v%d, %d of %d", keep, got[0], got[1], got[2], want[0], want[1], want[2])
+		}
+	}
+}
+
 // turns is the turn ids of batches, sorted.
 func turns(batches ...[]string) []string {
 	return slices.Sorted(slices.Values(slices.Concat(batches...)))

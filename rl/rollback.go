@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/clawrl/clawrl/internal/stats"
 	"github.com/clawrl/clawrl/store"
@@ -38,41 +40,88 @@ func (u users) share() float64 {
 	return float64(u.liked) / float64(u.rated)
 }
 
-// usersOf counts the rated answers among batch that version v served,
-// added to what earlier held steps counted for it (tally).
-func (s *Scheduler) usersOf(ctx context.Context, batch []Sample, v int64) (users, error) {
-	u := users{version: v}
-	s.mu.Lock()
-	if s.tally.version == v {
-		u.liked, u.rated = s.tally.liked, s.tally.rated
+// usersOf counts the users of served (a version, or the base): the rated
+// answers among batch that it wrote, and those its held steps spent.
+func (s *Scheduler) usersOf(ctx context.Context, batch []Sample, served store.Version) (users, error) {
+	u, err := s.heldUsers(ctx, served)
+	if err != nil {
+		return u, err
 	}
-	s.mu.Unlock()
 	for _, smp := range batch {
-		if smp.PolicyVersion != v {
+		if smp.PolicyVersion != served.Version {
 			continue
 		}
-		r, _, err := s.ratingOf(ctx, smp)
-		if err != nil {
+		if err := u.count(ctx, s, smp); err != nil {
 			return u, err
-		}
-		if r != 0 {
-			u.rated++
-		}
-		if r > 0 {
-			u.liked++
 		}
 	}
 	return u, nil
 }
 
-// addHeld keeps a held step's count of the served version's users (which
-// usersOf started from the tally so far) as the tally the next step's
-// verdict starts from (in memory: a restart forgets it, and the verdict
-// then reads only the batch at hand).
-func (s *Scheduler) addHeld(u users) {
-	s.mu.Lock()
-	s.tally = u
-	s.mu.Unlock()
+// count adds smp's rating to u (nothing for an unrated sample).
+func (u *users) count(ctx context.Context, s *Scheduler, smp Sample) error {
+	r, _, err := s.ratingOf(ctx, smp)
+	if err != nil {
+		return err
+	}
+	if r != 0 {
+		u.rated++
+	}
+	if r > 0 {
+		u.liked++
+	}
+	return nil
+}
+
+// HeldPrefix starts the drop reason of the turns a held step spent; its
+// kind (the text before the colon: LearningStats.DroppedBy, the
+// turns_dropped metric's label) is "held".
+const HeldPrefix = "held: "
+
+// clockSkew is how far before a version was recorded its answers are
+// looked for: turns are stamped by the gateway that served them, which
+// may run on another machine than the trainer (a shared Postgres).
+const clockSkew = 10 * time.Minute
+
+// heldUsers counts the users of served that its held steps spent: the
+// rated answers it wrote whose turns a held step dropped. They are read
+// from the store, so a restart (kill -9 too) forgets none of them, and a
+// 👎 a held step left ready (HoldKeepsDisliked) counts once, with the
+// batch that trains it. (A thinned step, HoldTrainsDisliked, whose
+// version the gate rejects leaves its spared answers counted here and its
+// trained 👎s not: an opt-in corner that leans towards no rollback.)
+func (s *Scheduler) heldUsers(ctx context.Context, served store.Version) (users, error) {
+	u := users{version: served.Version}
+	f := store.TurnFilter{Type: store.Main, States: []store.TurnState{store.Dropped}}
+	if !served.CreatedAt.IsZero() {
+		f.Since = served.CreatedAt.Add(-clockSkew)
+	}
+	turns, err := s.store.ListTurns(ctx, f)
+	if err != nil {
+		return u, fmt.Errorf("held turns: %w", err)
+	}
+	held := map[string]bool{}
+	for _, t := range turns {
+		if t.PolicyVersion == served.Version && strings.HasPrefix(t.DropReason, HeldPrefix) {
+			held[t.ID] = true
+		}
+	}
+	if len(held) == 0 {
+		return u, nil
+	}
+	samples, err := s.store.ListSamples(ctx, f)
+	if err != nil {
+		return u, fmt.Errorf("held samples: %w", err)
+	}
+	for _, smp := range samples {
+		if !held[smp.TurnID] {
+			continue
+		}
+		if err := u.count(ctx, s, Sample{TurnID: smp.TurnID, UseRL: smp.UseRL, Reward: smp.Reward}); err != nil {
+			return u, err
+		}
+	}
+	return u, nil
 }
 
 // rollbackFrom decides what the step on batch trains from. It returns

@@ -155,9 +155,6 @@ type Scheduler struct {
 	// ratings is the running mean of the trained turns' ratings
 	// (RunningBaseline), as the last recorded step left it.
 	ratings RatingMean
-	// tally counts the served version's users over its held steps
-	// (RollbackDrop).
-	tally users
 }
 
 // SchedulerStats are the scheduler's running counters.
@@ -408,7 +405,7 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	batch := SortByContent(slices.Clone(fresh[:s.cfg.BatchSize]))
-	now, err := s.usersOf(ctx, batch, served.Version)
+	now, err := s.usersOf(ctx, batch, served)
 	if err != nil {
 		return false, fmt.Errorf("users' verdict: %w", err)
 	}
@@ -422,9 +419,6 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		// be one they are satisfied with: only the others may hold.
 		var held bool
 		batch, thin, held, err = s.hold(ctx, batch)
-		if held {
-			s.addHeld(now)
-		}
 		if held || err != nil {
 			return held, err
 		}
@@ -682,7 +676,7 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinnin
 			others = append(others, smp)
 		}
 	}
-	reason := fmt.Sprintf("held: its step's users liked %d of %d answers (--hold-liked %g)", liked, rated, s.cfg.HoldLiked)
+	reason := fmt.Sprintf(HeldPrefix+"its step's users liked %d of %d answers (--hold-liked %g)", liked, rated, s.cfg.HoldLiked)
 	if s.cfg.HoldTrainsDisliked && len(disliked) > 0 {
 		s.log.Info("step thinned to its 👎s", "samples", len(batch), "disliked", len(disliked), "liked", liked, "rated", rated, "served", s.Served().Version)
 		return disliked, thinning{spared: others, reason: reason + fmt.Sprintf("; its %d 👎s trained alone", len(disliked))}, false, nil
