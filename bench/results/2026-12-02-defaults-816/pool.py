@@ -6,7 +6,9 @@ Run from bench/results; with --retry, signoff and tldr are the runs with
 cannot act on them and their runs stand); with --seed3, the seed-3 runs of
 the defaults (the retry a default) found in seed3/ are added; with --rollback,
 tldr's three seeds are the runs with --rollback-drop 0.3 (2026-12-02-rollback/);
-with --seed4, the fourth seed's runs found in 2026-12-02-rollback/seed4/."""
+with --seed4, the fourth seed's runs found in 2026-12-02-rollback/seed4/;
+with --seeds56, the fifth and sixth seeds' runs found in 2026-12-02-seeds56/
+(run with the rollback on by default, so none of them needs replacing)."""
 import json, math, os, sys
 
 RUNS = {
@@ -44,6 +46,12 @@ if "--seed4" in sys.argv:
         folder = f"2026-12-02-rollback/seed4/{persona}-s4"
         if os.path.exists(folder + "/learn.json"):
             RUNS[(persona, 4)] = folder
+if "--seeds56" in sys.argv:
+    for seed in (5, 6):
+        for persona in ("concise", "signoff", "tldr", "french"):
+            folder = f"2026-12-02-seeds56/seed{seed}/{persona}-s{seed}"
+            if os.path.exists(folder + "/learn.json"):
+                RUNS[(persona, seed)] = folder
 
 def wilson(k, n, z=1.959964):
     p = k / n
@@ -52,7 +60,7 @@ def wilson(k, n, z=1.959964):
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
     return c - h, c + h
 
-rounds = {}
+rounds, control = {}, {}
 for (persona, seed), folder in RUNS.items():
     r = json.load(open(folder + "/learn.json"))
     run = next(x for x in r["runs"] if x["method"] != "off")
@@ -63,6 +71,13 @@ for (persona, seed), folder in RUNS.items():
         rounds[e["round"]] = (k + e["satisfied"], n + e["asked"], ret + e["retention_right"], rn + e["retention_asked"])
         line.append(f"v{e['policy_version']}:{e['satisfied']}")
     print(f"{persona:8s} seed {seed}: {' '.join(line)}")
+    off = next((x for x in r["runs"] if x["method"] == "off"), None)
+    if off is not None:  # the control: the base model, at the last round
+        e = off["evals"][-1]
+        control[(persona, seed)] = (e["satisfied"], e["asked"])
 for rd, (k, n, ret, rn) in sorted(rounds.items()):
     lo, hi = wilson(k, n)
     print(f"round {rd}: {k}/{n} = {k/n:.2f} [{lo:.2f}, {hi:.2f}]  retention {ret}/{rn}")
+k, n = sum(c[0] for c in control.values()), sum(c[1] for c in control.values())
+if n:
+    print(f"control (the runs that have one, {len(control)} of {len(RUNS)}): {k}/{n}")
