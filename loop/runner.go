@@ -80,6 +80,13 @@ type Config struct {
 	// does not say (or whose lone answer is refused) is written again as
 	// best of TeacherQuotedRetry under TeacherSelectQuoted's preference.
 	TeacherQuotedRetry int
+	// TeacherFitRetry > 1: with one teacher answer per turn and the hint
+	// gain, a turn whose lone answer (otherwise kept) does not end within
+	// the rated turn's token budget is written again as best of
+	// TeacherFitRetry, capped at the budget, and the best-gaining answer
+	// that fits (and says the feedback's quoted words, where it quotes
+	// any) is trained; with none, the lone answer is.
+	TeacherFitRetry int
 	// TeacherGainBy is the weights that read the hint gain: GainByBase,
 	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""
 	// is DefaultGainBy.
@@ -168,6 +175,10 @@ type Counters struct {
 	// TeacherQuotedRetried counts the turns --teacher-quoted-retry wrote
 	// again as best of N.
 	TeacherQuotedRetried int
+	// TeacherFitRetried counts the turns --teacher-fit-retry wrote again
+	// as best of N; TeacherFitKept those of them whose lone answer was
+	// trained all the same (no answer drawn fitted and passed).
+	TeacherFitRetried, TeacherFitKept int
 	// RefusedCopies and RefusedEchoes count the teacher's answers never
 	// trained whatever their score (judge.Refuse), lone or among
 	// best-of-N: they repeat the feedback, or are made of its words only.

@@ -107,6 +107,40 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "quoted retry beside best of N", args: []string{"--opd-response", "teacher", "--teacher-samples", "4", "--teacher-quoted-retry", "4"}, wantErr: "best of N already"},
 		{name: "quoted retry by the judge", args: []string{"--opd-response", "teacher", "--teacher-select", "judge", "--teacher-quoted-retry", "4"}, wantErr: "needs --teacher-select gain"},
 		{name: "quoted retry without teacher answers", args: []string{"--opd-response", "student", "--teacher-quoted-retry", "4"}, wantErr: "--opd-response teacher or both"},
+		{name: "fit retry's default", check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherFitRetry != DefaultFitRetry || r.cfg.TeacherSamples != 1 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "fit retry's default steps aside for best of N", args: []string{"--opd-response", "teacher", "--teacher-samples", "4"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherFitRetry != 0 || r.cfg.TeacherSamples != 4 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "fit retry's default steps aside for the judge", args: []string{"--teacher-select", "judge"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherFitRetry != 0 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "fit retry's default steps aside without teacher answers", args: []string{"--opd-response", "student"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherFitRetry != 0 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "fit retry off", args: []string{"--teacher-fit-retry", "0"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherFitRetry != 0 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "fit retry given", args: []string{"--teacher-fit-retry", "6"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherFitRetry != 6 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "fit retry of one answer", args: []string{"--teacher-fit-retry", "1"}, wantErr: "≥ 2"},
+		{name: "fit retry beside best of N", args: []string{"--opd-response", "teacher", "--teacher-samples", "4", "--teacher-fit-retry", "4"}, wantErr: "best of N already"},
+		{name: "fit retry by the judge", args: []string{"--teacher-select", "judge", "--teacher-fit-retry", "4"}, wantErr: "needs --teacher-select gain"},
+		{name: "fit retry without teacher answers", args: []string{"--opd-response", "student", "--teacher-fit-retry", "4"}, wantErr: "--opd-response teacher or both"},
 		{name: "bad written-hint mode", args: []string{"--written-hint", "summarise"}, wantErr: "as-is or rewrite"},
 		{name: "native trainer from the model folder", args: []string{"--batch-size", "4", "--lora-rank", "4"}, model: modelDir,
 			check: func(t *testing.T, r *Runner) {

@@ -68,10 +68,16 @@ type TeacherSampleSettings struct {
 	// QuotedRetry, preferring the answers that say them (as Quoted); 0:
 	// off.
 	QuotedRetry int
-	// retryByDefault: QuotedRetry holds AddFlags' default, which steps
-	// aside where it cannot apply (best of N on every turn, the judge's
-	// choice, no teacher answers); a value given there is an error.
-	retryByDefault bool
+	// FitRetry > 1: with one answer per turn, a turn whose lone answer
+	// does not end within the rated turn's token budget is written again
+	// as best of FitRetry, and the best one that fits is kept (as Length
+	// LengthFit would; none: the lone answer); 0: off.
+	FitRetry int
+	// retryByDefault, fitRetryByDefault: QuotedRetry, FitRetry hold
+	// AddFlags' default, which steps aside where it cannot apply (best of
+	// N on every turn, the judge's choice, no teacher answers); a value
+	// given there is an error.
+	retryByDefault, fitRetryByDefault bool
 }
 
 // The length rules of --teacher-select-length.
@@ -146,6 +152,17 @@ const DefaultSelectRelevance = false
 // nothing were unchanged and cost nothing more.
 const DefaultQuotedRetry = 4
 
+// DefaultFitRetry: see BENCHMARKS.md, "Teacher answers that fit, written
+// again". On the 1.5B coder's signoff persona at the issue's 8 × 16, a
+// third of the lone teacher answers (29 of 84, 29 of 81 in seeds 5 and 6)
+// ran past the 64-token budget its users' answers were cut at, and the
+// student learned their length (held-out answers 34 → 48 words, the
+// sign-off lost to the cut: 12 → 4 of 20). With 4, signoff seeds 5 and 6
+// ended at 17 and 12 of 20 against 4 and 8, but pooled over rounds 4–8
+// level (104 against 100 of 200), and tldr seed 5 fell at v3 (12 → 0) as
+// no run on the defaults had there: off until more seeds say otherwise.
+const DefaultFitRetry = 0
+
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample); whatever the number, an answer that repeats the feedback or has fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own beside the feedback's is never kept")
 	fs.Float64Var(&s.Temperature, "teacher-temperature", engine.DefaultTemperature, "sampling temperature of the teacher's answers when --teacher-samples > 1")
@@ -158,16 +175,23 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.Quoted, "teacher-select-quoted", false, "with --teacher-samples > 1: when the feedback puts words in double quotes ('Your last words must be \"Hope this helps!\"') and some answers above the threshold say them as written, choose among those only (before --teacher-select-length); words a negation before them in their sentence rules out (\"never say \\\"As an AI\\\"\") are not wanted")
 	fs.IntVar(&s.QuotedRetry, "teacher-quoted-retry", DefaultQuotedRetry, "with --teacher-samples 1 and --teacher-select gain: when the feedback puts words in double quotes and the teacher's one answer does not say them as written (or is refused), write this many answers at --teacher-temperature and choose among them as --teacher-samples N --teacher-select-quoted would, so only such turns pay for best of N (0: off; by default off where it cannot apply: --teacher-samples > 1, --teacher-select judge, --opd-response student)")
 	markGiven(fs, "teacher-quoted-retry", &s.retryByDefault)
+	fs.IntVar(&s.FitRetry, "teacher-fit-retry", DefaultFitRetry, "with --teacher-samples 1 and --teacher-select gain: when the teacher's one answer does not end within the rated turn's token budget (its request's max_tokens, × --teacher-fit-share), so that the student would learn a length its users' answers are cut at, write this many answers at --teacher-temperature, at most the budget long, and keep the best-gaining one that ends within it and says the feedback's quoted words where it quotes any; none: the one answer is kept (0: off; by default off where it cannot apply: --teacher-samples > 1, --teacher-select judge, --opd-response student)")
+	markGiven(fs, "teacher-fit-retry", &s.fitRetryByDefault)
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
-// dropInapplicableRetry turns --teacher-quoted-retry's default off where
+// dropInapplicableRetry turns --teacher-quoted-retry's and
+// --teacher-fit-retry's defaults off where
 // it cannot apply: every turn already best of N, answers chosen by the
 // judge, or no teacher answers at all (--opd-response student). A value
 // given stays, and check rejects it there.
 func (s *TeacherSampleSettings) dropInapplicableRetry(opdResponse string) {
-	if s.retryByDefault && (s.Samples > 1 || s.Select == SelectJudge || opdResponse != "teacher" && opdResponse != "both") {
+	inapplicable := s.Samples > 1 || s.Select == SelectJudge || opdResponse != "teacher" && opdResponse != "both"
+	if s.retryByDefault && inapplicable {
 		s.QuotedRetry = 0
+	}
+	if s.fitRetryByDefault && inapplicable {
+		s.FitRetry = 0
 	}
 }
 
@@ -198,6 +222,14 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 		return fmt.Errorf("--teacher-quoted-retry chooses by the hint gain: it needs --teacher-select gain, not judge")
 	case s.QuotedRetry > 1 && !s.retryByDefault && opdResponse != "teacher" && opdResponse != "both":
 		return fmt.Errorf("--teacher-quoted-retry %d: the teacher writes answers only with --opd-response teacher or both, not %q", s.QuotedRetry, opdResponse)
+	case s.FitRetry < 0 || s.FitRetry == 1:
+		return fmt.Errorf("--teacher-fit-retry %d: want 0 (off) or the number of answers to write, ≥ 2", s.FitRetry)
+	case s.FitRetry > 1 && !s.fitRetryByDefault && s.Samples > 1:
+		return fmt.Errorf("--teacher-fit-retry %d: with --teacher-samples %d every turn is best of N already (--teacher-select-length fit keeps the answers that fit)", s.FitRetry, s.Samples)
+	case s.FitRetry > 1 && !s.fitRetryByDefault && s.Select == SelectJudge:
+		return fmt.Errorf("--teacher-fit-retry chooses by the hint gain: it needs --teacher-select gain, not judge")
+	case s.FitRetry > 1 && !s.fitRetryByDefault && opdResponse != "teacher" && opdResponse != "both":
+		return fmt.Errorf("--teacher-fit-retry %d: the teacher writes answers only with --opd-response teacher or both, not %q", s.FitRetry, opdResponse)
 	}
 	switch s.Length {
 	case "", LengthOff, LengthFit:
@@ -336,7 +368,11 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	n := r.cfg.TeacherSamples
 	gain := r.cfg.TeacherSelect == SelectGain
 	quoted := r.cfg.TeacherSelectQuoted
+	fit := r.cfg.TeacherSelectLength == LengthFit
 	f := teacher.Engine.Format()
+	// lone: the lone answer, written again by --teacher-fit-retry; it is
+	// trained when none of the answers drawn fits and passes.
+	var lone *written
 	if n <= 1 || (r.selector == nil && !gain) {
 		// A lone answer is not selected, but the refusal holds for it as
 		// for best-of-N: "Hope this helps!" for a critique that asks for
@@ -364,8 +400,30 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 				r.log.Info("the teacher's answer is refused", "turn", t.ID, "answer", texts[0], "reason", err)
 				return nil, nil, 0, err
 			}
-			return ids, lps, v, nil
+			if m := r.cfg.TeacherFitRetry; m > 1 && gain {
+				l := written{ids: ids}.length(f.StopIDs())
+				if _, _, budget := r.fitBudget(t); budget >= 1 && !l.Fits(budget) {
+					// The lone answer runs past the budget the users'
+					// answers are cut at: a student that learns it
+					// learns their length (--teacher-fit-retry).
+					r.count(func(c *Counters) { c.TeacherFitRetried++ })
+					r.log.Info("the teacher's answer does not end within the rated turn's token budget: written again as best of N",
+						"turn", t.ID, "tokens", l.Tokens, "ended", l.Ended, "budget", budget, "n", m)
+					n, quoted, fit = m, true, true
+					lone = &written{ids: ids, lps: lps, v: v, at: teacher.Placement, i: -1}
+				}
+			}
+			if n <= 1 {
+				return ids, lps, v, nil
+			}
 		}
+	}
+	// keepLone trains the lone answer when none drawn for
+	// --teacher-fit-retry fits and passes.
+	keepLone := func(why string) ([]int32, []float32, int64, error) {
+		r.count(func(c *Counters) { c.TeacherFitKept++ })
+		r.log.Info("the teacher's answer is kept: "+why, "turn", t.ID, "answers", n)
+		return lone.ids, lone.lps, lone.v, nil
 	}
 	sampled := *teacher
 	write := func(i, limit int) (written, error) {
@@ -388,7 +446,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		wg.Wait()
 		return out, errs
 	}
-	limit, capped := r.fitLimit(t, gain)
+	limit, capped := r.fitLimit(t, gain, fit)
 	var ws []written
 	var errs []string
 	draws := make([]int, n)
@@ -405,6 +463,9 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			continue
 		}
 		ws = append(ws, w)
+	}
+	if len(ws) == 0 && lone != nil {
+		return keepLone("the teacher wrote none of the answers drawn: " + strings.Join(errs, "; "))
 	}
 	if len(ws) == 0 {
 		return nil, nil, 0, fmt.Errorf("teacher wrote none of %d answers: %s", n, strings.Join(errs, "; "))
@@ -441,7 +502,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			return sc, err
 		}
 		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, score)
-		if err == nil && capped && completeQuoted(lengths, limit, scores, threshold, texts, wanted) {
+		if err == nil && capped && lone == nil && completeQuoted(lengths, limit, scores, threshold, texts, wanted) {
 			// A fitting answer passes and none of those says the quoted
 			// words: whether one cut at the budget says them later
 			// decides the pick (judge.PreferQuoted), so the cut ones are
@@ -480,12 +541,18 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		if ctx.Err() != nil {
 			return nil, nil, 0, ctx.Err()
 		}
+		if lone != nil {
+			return keepLone("the answers drawn could not be read: " + err.Error())
+		}
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
 		return nil, nil, 0, fmt.Errorf("select the teacher's answer: %w", err)
 	}
 	by := byJudge // what decided, for a drop reason
 	if gain {
 		by = byGain
+	}
+	if best == judge.NoPick && lone != nil {
+		return keepLone("no answer drawn that ends within the budget passed the selector")
 	}
 	if best == judge.NoPick {
 		r.count(func(c *Counters) { c.TeacherNoPick++ })
@@ -511,7 +578,20 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		}
 		best, scores = pick, masked
 	}
-	if r.cfg.TeacherSelectLength == LengthFit {
+	if lone != nil {
+		// Written again for its length: a drawn answer replaces the lone
+		// one only when it fits and says the quoted words, as the lone
+		// answer did (--teacher-quoted-retry writes the turn again
+		// first when it did not, and then this retry does not).
+		_, _, budget := r.fitBudget(t)
+		best = judge.PreferFit(best, scores, threshold, lengths, budget)
+		switch {
+		case best == judge.NoPick:
+			return keepLone("no answer drawn that passed the selector ends within the budget")
+		case len(wanted) > 0 && !judge.SaysAll(texts[best], wanted):
+			return keepLone("no answer drawn that ends within the budget says the feedback's quoted words")
+		}
+	} else if fit {
 		if best, err = r.preferFit(t, lengths, best, scores, threshold, by); err != nil {
 			r.count(func(c *Counters) { c.TeacherNoPick++ })
 			return nil, nil, 0, err
@@ -602,9 +682,9 @@ func (r *Runner) fitBudget(t store.Turn) (rated judge.Length, full, budget int) 
 // stays TeacherTokens. In a 6 × 8 french run (BENCHMARKS.md, "French at
 // six seeds", seed 6) 32 of the teacher's 132 answers ran past the
 // 64-token budget, and they took 58 % of its writing time.
-func (r *Runner) fitLimit(t store.Turn, gain bool) (int, bool) {
+func (r *Runner) fitLimit(t store.Turn, gain, fit bool) (int, bool) {
 	limit := r.cfg.TeacherTokens
-	if r.cfg.TeacherSelectLength != LengthFit || !gain {
+	if !fit || !gain {
 		return limit, false
 	}
 	if _, _, budget := r.fitBudget(t); budget >= 1 && budget < limit {
@@ -714,6 +794,8 @@ var (
 		"Best-of-N teacher picks that --teacher-select-quoted moved to an answer saying the feedback's quoted words since start (the best-scored answer did not say them).")
 	teacherQuotedRetryDesc = desc("teacher_quoted_retries_total",
 		"Turns --teacher-quoted-retry wrote again as best of N since start: the feedback put words in double quotes and the teacher's one answer did not say them (or was refused).")
+	teacherFitRetryDesc = desc("teacher_fit_retries_total",
+		"Turns --teacher-fit-retry wrote again as best of N since start (the teacher's one answer did not end within the rated turn's token budget), by result: another answer (one drawn fitted and passed the selector), or kept (none did: the one answer was trained).", "result")
 	teacherIrrelevantDesc = desc("teacher_answers_irrelevant_total",
 		"Best-of-N teacher answers --teacher-select-relevance kept from the pick since start: no likelier after the rated turn's question than with the feedback alone (or, with --teacher-select-opening, their first tokens not likely enough).")
 )
@@ -730,6 +812,10 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedEchoes), string(judge.RefuseEchoes))
 	if r.cfg.TeacherQuotedRetry > 1 {
 		ch <- prometheus.MustNewConstMetric(teacherQuotedRetryDesc, prometheus.CounterValue, float64(k.TeacherQuotedRetried))
+	}
+	if r.cfg.TeacherFitRetry > 1 {
+		ch <- prometheus.MustNewConstMetric(teacherFitRetryDesc, prometheus.CounterValue, float64(k.TeacherFitRetried-k.TeacherFitKept), "another answer")
+		ch <- prometheus.MustNewConstMetric(teacherFitRetryDesc, prometheus.CounterValue, float64(k.TeacherFitKept), "kept")
 	}
 	if r.cfg.TeacherSamples <= 1 {
 		return
