@@ -195,6 +195,25 @@ func (s *TeacherSampleSettings) dropInapplicableRetry(opdResponse string) {
 	}
 }
 
+// checkRetry validates a lone answer's retry, flag given n (byDefault:
+// the flag's default, which dropInapplicableRetry turned off where it
+// cannot apply); bestOfN says what best of N on every turn does instead.
+func checkRetry(flag string, n int, byDefault bool, s TeacherSampleSettings, opdResponse, bestOfN string) error {
+	switch {
+	case n < 0 || n == 1:
+		return fmt.Errorf("%s %d: want 0 (off) or the number of answers to write, ≥ 2", flag, n)
+	case n <= 1 || byDefault:
+		return nil
+	case s.Samples > 1:
+		return fmt.Errorf("%s %d: with --teacher-samples %d every turn is best of N already (%s)", flag, n, s.Samples, bestOfN)
+	case s.Select == SelectJudge:
+		return fmt.Errorf("%s chooses by the hint gain: it needs --teacher-select gain, not judge", flag)
+	case opdResponse != "teacher" && opdResponse != "both":
+		return fmt.Errorf("%s %d: the teacher writes answers only with --opd-response teacher or both, not %q", flag, n, opdResponse)
+	}
+	return nil
+}
+
 // check validates the flags against --opd-response; --teacher-quoted-retry's
 // default is not an error where it cannot apply (dropInapplicableRetry turns
 // it off there).
@@ -214,22 +233,12 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 		return fmt.Errorf("--teacher-select-opening %g: want ≥ 0 (0: off)", s.Opening)
 	case s.Opening > 0 && !s.Relevance:
 		return fmt.Errorf("--teacher-select-opening %g reads the answer's opening as --teacher-select-relevance reads the answer: it needs --teacher-select-relevance", s.Opening)
-	case s.QuotedRetry < 0 || s.QuotedRetry == 1:
-		return fmt.Errorf("--teacher-quoted-retry %d: want 0 (off) or the number of answers to write, ≥ 2", s.QuotedRetry)
-	case s.QuotedRetry > 1 && !s.retryByDefault && s.Samples > 1:
-		return fmt.Errorf("--teacher-quoted-retry %d: with --teacher-samples %d every turn is best of N already (--teacher-select-quoted prefers the answers that say the quoted words)", s.QuotedRetry, s.Samples)
-	case s.QuotedRetry > 1 && !s.retryByDefault && s.Select == SelectJudge:
-		return fmt.Errorf("--teacher-quoted-retry chooses by the hint gain: it needs --teacher-select gain, not judge")
-	case s.QuotedRetry > 1 && !s.retryByDefault && opdResponse != "teacher" && opdResponse != "both":
-		return fmt.Errorf("--teacher-quoted-retry %d: the teacher writes answers only with --opd-response teacher or both, not %q", s.QuotedRetry, opdResponse)
-	case s.FitRetry < 0 || s.FitRetry == 1:
-		return fmt.Errorf("--teacher-fit-retry %d: want 0 (off) or the number of answers to write, ≥ 2", s.FitRetry)
-	case s.FitRetry > 1 && !s.fitRetryByDefault && s.Samples > 1:
-		return fmt.Errorf("--teacher-fit-retry %d: with --teacher-samples %d every turn is best of N already (--teacher-select-length fit keeps the answers that fit)", s.FitRetry, s.Samples)
-	case s.FitRetry > 1 && !s.fitRetryByDefault && s.Select == SelectJudge:
-		return fmt.Errorf("--teacher-fit-retry chooses by the hint gain: it needs --teacher-select gain, not judge")
-	case s.FitRetry > 1 && !s.fitRetryByDefault && opdResponse != "teacher" && opdResponse != "both":
-		return fmt.Errorf("--teacher-fit-retry %d: the teacher writes answers only with --opd-response teacher or both, not %q", s.FitRetry, opdResponse)
+	}
+	if err := checkRetry("--teacher-quoted-retry", s.QuotedRetry, s.retryByDefault, s, opdResponse, "--teacher-select-quoted prefers the answers that say the quoted words"); err != nil {
+		return err
+	}
+	if err := checkRetry("--teacher-fit-retry", s.FitRetry, s.fitRetryByDefault, s, opdResponse, "--teacher-select-length fit keeps the answers that fit"); err != nil {
+		return err
 	}
 	switch s.Length {
 	case "", LengthOff, LengthFit:
