@@ -1,7 +1,11 @@
-"""Fit retry runs (this folder) against the defaults' runs of the same seeds (2026-12-02-seeds56)."""
+"""Fit retry runs (this folder, or RUNS) against the defaults' runs of the same seeds (BASE, by default
+../2026-12-02-seeds56; for seed4/, ../2026-12-02-rollback).
+
+    python3 compare.py [BASE [RUNS]]
+"""
 import json, os, re, sqlite3, sys, glob
 base = sys.argv[1] if len(sys.argv) > 1 else '../2026-12-02-seeds56'
-here = os.path.dirname(os.path.abspath(__file__))
+here = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.abspath(__file__))
 def evals(f):
     j = json.load(open(f))
     r = next(x for x in j['runs'] if x['method'] != 'off')
