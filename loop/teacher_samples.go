@@ -181,10 +181,10 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 }
 
 // dropInapplicableRetry turns --teacher-quoted-retry's and
-// --teacher-fit-retry's defaults off where
-// it cannot apply: every turn already best of N, answers chosen by the
-// judge, or no teacher answers at all (--opd-response student). A value
-// given stays, and check rejects it there.
+// --teacher-fit-retry's defaults off where they cannot apply: every turn
+// already best of N, answers chosen by the judge, or no teacher answers at
+// all (--opd-response student). A value given stays, and check rejects it
+// there.
 func (s *TeacherSampleSettings) dropInapplicableRetry(opdResponse string) {
 	inapplicable := s.Samples > 1 || s.Select == SelectJudge || opdResponse != "teacher" && opdResponse != "both"
 	if s.retryByDefault && inapplicable {
@@ -419,7 +419,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 					r.log.Info("the teacher's answer does not end within the rated turn's token budget: written again as best of N",
 						"turn", t.ID, "tokens", l.Tokens, "ended", l.Ended, "budget", budget, "n", m)
 					n, quoted, fit = m, true, true
-					lone = &written{ids: ids, lps: lps, v: v, at: teacher.Placement, i: -1}
+					lone = &written{ids: ids, lps: lps, v: v}
 				}
 			}
 			if n <= 1 {
