@@ -179,6 +179,9 @@ type Counters struct {
 	// as best of N; TeacherFitKept those of them whose lone answer was
 	// trained all the same (no answer drawn fitted and passed).
 	TeacherFitRetried, TeacherFitKept int
+	// TeacherFitQuoted counts the turns --teacher-quoted-retry wrote
+	// again whose pick --teacher-fit-retry moved to one that fits.
+	TeacherFitQuoted int
 	// RefusedCopies and RefusedEchoes count the teacher's answers never
 	// trained whatever their score (judge.Refuse), lone or among
 	// best-of-N: they repeat the feedback, or are made of its words only.

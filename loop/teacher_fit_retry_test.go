@@ -12,8 +12,10 @@ import (
 // (and says the feedback's quoted words, as the lone answer did) is
 // trained; with none such, the lone answer is. A lone answer that fits,
 // and the flag off, write nothing more; a lone answer without the quoted
-// words is --teacher-quoted-retry's (written again once, as before).
-// Counted on /metrics.
+// words is --teacher-quoted-retry's (written again once, as before), and
+// of its answers that say the words one that ends within the limit is
+// preferred while --teacher-fit-retry is on; when none does, or the fit
+// retry is off, the quoted retry's pick stands. Counted on /metrics.
 func TestTeacherFitRetry(t *testing.T) {
 	signedFits := cannedAnswer{text: "Boil it for nine minutes. Hope this helps!", ended: true, gain: 0.5}
 	drawn := []cannedAnswer{
@@ -41,13 +43,16 @@ func TestTeacherFitRetry(t *testing.T) {
 		draws                int // answers drawn after the lone one
 		retried, kept        int
 		quotedRetried        int
+		quotedFits           int // quoted retries' picks moved to one that fits
 	}{
-		{"lone answer past the limit", signs, long, drawn, 4, 4, signedFits.text, 4, 1, 0, 0},
-		{"none drawn fits and says the words", signs, long, unsigned, 4, 4, long, 4, 1, 1, 0},
-		{"nothing quoted: the best-gaining that fits", unquote, longPlain, drawn, 4, 4, drawn[0].text, 4, 1, 0, 0},
-		{"lone answer fits", signs, short, drawn, 4, 4, short, 0, 0, 0, 0},
-		{"off", signs, long, drawn, 0, 4, long, 0, 0, 0, 0},
-		{"lone answer without the words: the quoted retry's", signs, longPlain, drawn, 4, 4, drawn[1].text, 4, 0, 0, 1},
+		{"lone answer past the limit", signs, long, drawn, 4, 4, signedFits.text, 4, 1, 0, 0, 0},
+		{"none drawn fits and says the words", signs, long, unsigned, 4, 4, long, 4, 1, 1, 0, 0},
+		{"nothing quoted: the best-gaining that fits", unquote, longPlain, drawn, 4, 4, drawn[0].text, 4, 1, 0, 0, 0},
+		{"lone answer fits", signs, short, drawn, 4, 4, short, 0, 0, 0, 0, 0},
+		{"off", signs, long, drawn, 0, 4, long, 0, 0, 0, 0, 0},
+		{"lone answer without the words: the quoted retry's that fits", signs, longPlain, drawn, 4, 4, signedFits.text, 4, 0, 0, 1, 1},
+		{"quoted retry, none that says the words fits", signs, longPlain, unsigned, 4, 4, drawn[1].text, 4, 0, 0, 1, 0},
+		{"quoted retry, the fit retry off", signs, longPlain, drawn, 0, 4, drawn[1].text, 4, 0, 0, 1, 0},
 	} {
 		f := cannedFixture(t, c.feedback, c.answers, func(cfg *Config) {
 			cfg.TeacherSamples, cfg.TeacherFitRetry, cfg.TeacherQuotedRetry = 1, c.fitRetry, c.quoted
@@ -62,14 +67,14 @@ func TestTeacherFitRetry(t *testing.T) {
 			t.Errorf("%s: the teacher drew %d answers, want %d", c.name, len(limits), c.draws)
 		}
 		for _, l := range limits {
-			if want := 60; c.retried > 0 && l != want {
+			if want := 60; c.retried > 0 && l != want || c.quotedRetried > 0 && l == want {
 				t.Errorf("%s: an answer drawn under a limit of %d tokens, want the rated turn's %d", c.name, l, want)
 			}
 		}
 		k := r.Counters()
-		if k.TeacherFitRetried != c.retried || k.TeacherFitKept != c.kept || k.TeacherQuotedRetried != c.quotedRetried {
-			t.Errorf("%s: %d turns written again for their length (%d kept), %d for the quoted words; want %d (%d), %d",
-				c.name, k.TeacherFitRetried, k.TeacherFitKept, k.TeacherQuotedRetried, c.retried, c.kept, c.quotedRetried)
+		if k.TeacherFitRetried != c.retried || k.TeacherFitKept != c.kept || k.TeacherQuotedRetried != c.quotedRetried || k.TeacherFitQuoted != c.quotedFits {
+			t.Errorf("%s: %d turns written again for their length (%d kept), %d for the quoted words (%d moved to one that fits); want %d (%d), %d (%d)",
+				c.name, k.TeacherFitRetried, k.TeacherFitKept, k.TeacherQuotedRetried, k.TeacherFitQuoted, c.retried, c.kept, c.quotedRetried, c.quotedFits)
 		}
 		other, kept := float64(c.retried-c.kept), float64(c.kept)
 		if c.fitRetry == 0 {
@@ -80,6 +85,13 @@ func TestTeacherFitRetry(t *testing.T) {
 		}
 		if got := metricLabel(t, r, "result", "kept"); got != kept {
 			t.Errorf("%s: metric (kept) %v, want %v", c.name, got, kept)
+		}
+		quotedFits := float64(c.quotedFits)
+		if c.fitRetry == 0 {
+			quotedFits = -1
+		}
+		if got := counterValue(t, r, "clawrl_loop_teacher_fit_quoted_total"); got != quotedFits {
+			t.Errorf("%s: metric (quoted retries' picks that fit) %v, want %v", c.name, got, quotedFits)
 		}
 	}
 }

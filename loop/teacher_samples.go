@@ -71,7 +71,9 @@ type TeacherSampleSettings struct {
 	// FitRetry > 1: with one answer per turn, a turn whose lone answer
 	// does not end within the rated turn's token budget is written again
 	// as best of FitRetry, and the best one that fits is kept (as Length
-	// LengthFit would; none: the lone answer); 0: off.
+	// LengthFit would; none: the lone answer), and a turn QuotedRetry
+	// writes again prefers, of the answers it would keep, one that fits;
+	// 0: off.
 	FitRetry int
 	// retryByDefault, fitRetryByDefault: QuotedRetry, FitRetry hold
 	// AddFlags' default, which steps aside where it cannot apply (best of
@@ -175,7 +177,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.Quoted, "teacher-select-quoted", false, "with --teacher-samples > 1: when the feedback puts words in double quotes ('Your last words must be \"Hope this helps!\"') and some answers above the threshold say them as written, choose among those only (before --teacher-select-length); words a negation before them in their sentence rules out (\"never say \\\"As an AI\\\"\") are not wanted")
 	fs.IntVar(&s.QuotedRetry, "teacher-quoted-retry", DefaultQuotedRetry, "with --teacher-samples 1 and --teacher-select gain: when the feedback puts words in double quotes and the teacher's one answer does not say them as written (or is refused), write this many answers at --teacher-temperature and choose among them as --teacher-samples N --teacher-select-quoted would, so only such turns pay for best of N (0: off; by default off where it cannot apply: --teacher-samples > 1, --teacher-select judge, --opd-response student)")
 	markGiven(fs, "teacher-quoted-retry", &s.retryByDefault)
-	fs.IntVar(&s.FitRetry, "teacher-fit-retry", DefaultFitRetry, "with --teacher-samples 1 and --teacher-select gain: when the teacher's one answer does not end within the rated turn's token budget (its request's max_tokens, × --teacher-fit-share), so that the student would learn a length its users' answers are cut at, write this many answers at --teacher-temperature, at most the budget long, and keep the best-gaining one that ends within it and says the feedback's quoted words where it quotes any; none: the one answer is kept (0: off; by default off where it cannot apply: --teacher-samples > 1, --teacher-select judge, --opd-response student)")
+	fs.IntVar(&s.FitRetry, "teacher-fit-retry", DefaultFitRetry, "with --teacher-samples 1 and --teacher-select gain: when the teacher's one answer does not end within the rated turn's token budget (its request's max_tokens, × --teacher-fit-share), so that the student would learn a length its users' answers are cut at, write this many answers at --teacher-temperature, at most the budget long, and keep the best-gaining one that ends within it and says the feedback's quoted words where it quotes any; none: the one answer is kept; a turn --teacher-quoted-retry writes again keeps, of the answers it would keep, one that ends within the budget when one does (0: off; by default off where it cannot apply: --teacher-samples > 1, --teacher-select judge, --opd-response student)")
 	markGiven(fs, "teacher-fit-retry", &s.fitRetryByDefault)
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
@@ -380,8 +382,10 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 	fit := r.cfg.TeacherSelectLength == LengthFit
 	f := teacher.Engine.Format()
 	// lone: the lone answer, written again by --teacher-fit-retry; it is
-	// trained when none of the answers drawn fits and passes.
+	// trained when none of the answers drawn fits and passes. requoted:
+	// the turn is written again by --teacher-quoted-retry.
 	var lone *written
+	requoted := false
 	if n <= 1 || (r.selector == nil && !gain) {
 		// A lone answer is not selected, but the refusal holds for it as
 		// for best-of-N: "Hope this helps!" for a critique that asks for
@@ -399,7 +403,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 				r.count(func(c *Counters) { c.TeacherQuotedRetried++ })
 				r.log.Info("the teacher's answer does not say the feedback's quoted words: written again as best of N",
 					"turn", t.ID, "words", wanted, "answer", texts[0], "refused", refused[0], "n", m)
-				n, quoted = m, true
+				n, quoted, requoted = m, true, true
 			}
 		}
 		if n <= 1 {
@@ -605,6 +609,20 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			r.count(func(c *Counters) { c.TeacherNoPick++ })
 			return nil, nil, 0, err
 		}
+	} else if requoted && r.cfg.TeacherFitRetry > 1 {
+		// Written again for the quoted words, with --teacher-fit-retry
+		// on: of the answers the quoted retry would keep (those that say
+		// the words when any does), one that ends within the budget is
+		// preferred, so that this retry does not train the length the
+		// fit retry keeps from the lone answers; when none does, the
+		// quoted retry's pick stands, as without the fit retry.
+		_, _, budget := r.fitBudget(t)
+		if pick := judge.PreferFit(best, scores, threshold, lengths, budget); pick != best && pick != judge.NoPick {
+			r.count(func(c *Counters) { c.TeacherFitQuoted++ })
+			r.log.Info("a quoted retry's answer that ends within the rated turn's token budget is preferred", "turn", t.ID,
+				"budget", budget, "best_tokens", lengths[best].Tokens, "best_ended", lengths[best].Ended, "pick_tokens", lengths[pick].Tokens)
+			best = pick
+		}
 	}
 	w := ws[best]
 	r.count(func(c *Counters) {
@@ -805,6 +823,8 @@ var (
 		"Turns --teacher-quoted-retry wrote again as best of N since start: the feedback put words in double quotes and the teacher's one answer did not say them (or was refused).")
 	teacherFitRetryDesc = desc("teacher_fit_retries_total",
 		"Turns --teacher-fit-retry wrote again as best of N since start (the teacher's one answer did not end within the rated turn's token budget), by result: another answer (one drawn fitted and passed the selector), or kept (none did: the one answer was trained).", "result")
+	teacherFitQuotedDesc = desc("teacher_fit_quoted_total",
+		"Turns --teacher-quoted-retry wrote again whose pick --teacher-fit-retry moved to an answer that ends within the rated turn's token budget since start (the answer it would have kept did not; another it would keep, one that says the quoted words when any does, did).")
 	teacherIrrelevantDesc = desc("teacher_answers_irrelevant_total",
 		"Best-of-N teacher answers --teacher-select-relevance kept from the pick since start: no likelier after the rated turn's question than with the feedback alone (or, with --teacher-select-opening, their first tokens not likely enough).")
 )
@@ -825,6 +845,9 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	if r.cfg.TeacherFitRetry > 1 {
 		ch <- prometheus.MustNewConstMetric(teacherFitRetryDesc, prometheus.CounterValue, float64(k.TeacherFitRetried-k.TeacherFitKept), "another answer")
 		ch <- prometheus.MustNewConstMetric(teacherFitRetryDesc, prometheus.CounterValue, float64(k.TeacherFitKept), "kept")
+		if r.cfg.TeacherQuotedRetry > 1 {
+			ch <- prometheus.MustNewConstMetric(teacherFitQuotedDesc, prometheus.CounterValue, float64(k.TeacherFitQuoted))
+		}
 	}
 	if r.cfg.TeacherSamples <= 1 {
 		return
