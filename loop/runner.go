@@ -87,6 +87,9 @@ type Config struct {
 	// that fits (and says the feedback's quoted words, where it quotes
 	// any) is trained; with none, the lone answer is.
 	TeacherFitRetry int
+	// TeacherFitScope is FitScopeQuoted or FitScopeAny: which answers
+	// TeacherFitRetry writes again ("" is FitScopeQuoted).
+	TeacherFitScope string
 	// TeacherGainBy is the weights that read the hint gain: GainByBase,
 	// GainByPolicy, or GainByTeacher (Options.Teacher's adapter); ""
 	// is DefaultGainBy.

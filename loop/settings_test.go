@@ -108,7 +108,7 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "quoted retry by the judge", args: []string{"--opd-response", "teacher", "--teacher-select", "judge", "--teacher-quoted-retry", "4"}, wantErr: "needs --teacher-select gain"},
 		{name: "quoted retry without teacher answers", args: []string{"--opd-response", "student", "--teacher-quoted-retry", "4"}, wantErr: "--opd-response teacher or both"},
 		{name: "fit retry's default", check: func(t *testing.T, r *Runner) {
-			if r.cfg.TeacherFitRetry != DefaultFitRetry || r.cfg.TeacherSamples != 1 {
+			if r.cfg.TeacherFitRetry != DefaultFitRetry || r.cfg.TeacherFitRetry < 2 || r.cfg.TeacherSamples != 1 || r.cfg.TeacherFitScope != FitScopeQuoted {
 				t.Errorf("config %+v", r.cfg)
 			}
 		}},
@@ -137,6 +137,12 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("config %+v", r.cfg)
 			}
 		}},
+		{name: "fit retry of any answer past the budget", args: []string{"--teacher-fit-retry-scope", "any"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherFitScope != FitScopeAny {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "fit retry's unknown scope", args: []string{"--teacher-fit-retry-scope", "all"}, wantErr: "want quoted or any"},
 		{name: "fit retry of one answer", args: []string{"--teacher-fit-retry", "1"}, wantErr: "≥ 2"},
 		{name: "fit retry beside best of N", args: []string{"--opd-response", "teacher", "--teacher-samples", "4", "--teacher-fit-retry", "4"}, wantErr: "best of N already"},
 		{name: "fit retry by the judge", args: []string{"--teacher-select", "judge", "--teacher-fit-retry", "4"}, wantErr: "needs --teacher-select gain"},

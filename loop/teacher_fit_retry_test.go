@@ -27,9 +27,15 @@ func TestTeacherFitRetry(t *testing.T) {
 	// None of these fits and says the words: the one that says them runs
 	// past the limit (cut there, so never picked).
 	unsigned := []cannedAnswer{drawn[0], drawn[1], drawn[3], {text: "Nine minutes in boiling water, then cold water.", ended: true, gain: 0.2}}
+	// The quoted retry's best pick says the words within the limit, and
+	// runs past it.
+	signedFirst := cannedAnswer{text: "Hope this helps! Boil the egg for nine minutes, then cool it in cold water.", ended: true, gain: 0.9}
+	early := []cannedAnswer{signedFirst, drawn[1], signedFits, drawn[3]}
 	const (
-		signs   = `Be brief. Your last words must be "Hope this helps!"`
-		unquote = "Be brief and end with a friendly sign-off."
+		tldr     = `Start with "TL;DR:" and a one-line summary, then explain.`
+		tldrLong = "TL;DR: Boil it nine minutes. Boil the egg in plenty of water for nine minutes, then cool it."
+		signs    = `Be brief. Your last words must be "Hope this helps!"`
+		unquote  = "Be brief and end with a friendly sign-off."
 		// 99 bytes: past the rated turn's 60 tokens, within the teacher's 100.
 		long      = "Boil the egg in plenty of water for nine minutes, then cool it under the cold tap. Hope this helps!"
 		longPlain = "Boil the egg in plenty of water for nine minutes, then cool it under the cold tap and peel it well."
@@ -39,23 +45,33 @@ func TestTeacherFitRetry(t *testing.T) {
 		name, feedback, lone string
 		answers              []cannedAnswer
 		fitRetry, quoted     int
+		any                  bool // --teacher-fit-retry-scope any (else quoted)
 		want                 string
 		draws                int // answers drawn after the lone one
 		retried, kept        int
 		quotedRetried        int
 		quotedFits           int // quoted retries' picks moved to one that fits
 	}{
-		{"lone answer past the limit", signs, long, drawn, 4, 4, signedFits.text, 4, 1, 0, 0, 0},
-		{"none drawn fits and says the words", signs, long, unsigned, 4, 4, long, 4, 1, 1, 0, 0},
-		{"nothing quoted: the best-gaining that fits", unquote, longPlain, drawn, 4, 4, drawn[0].text, 4, 1, 0, 0, 0},
-		{"lone answer fits", signs, short, drawn, 4, 4, short, 0, 0, 0, 0, 0},
-		{"off", signs, long, drawn, 0, 4, long, 0, 0, 0, 0, 0},
-		{"lone answer without the words: the quoted retry's that fits", signs, longPlain, drawn, 4, 4, signedFits.text, 4, 0, 0, 1, 1},
-		{"quoted retry, none that says the words fits", signs, longPlain, unsigned, 4, 4, drawn[1].text, 4, 0, 0, 1, 0},
-		{"quoted retry, the fit retry off", signs, longPlain, drawn, 0, 4, drawn[1].text, 4, 0, 0, 1, 0},
+		{"lone answer past the limit", signs, long, drawn, 4, 4, false, signedFits.text, 4, 1, 0, 0, 0},
+		{"lone answer past the limit, scope any", signs, long, drawn, 4, 4, true, signedFits.text, 4, 1, 0, 0, 0},
+		{"none drawn fits and says the words", signs, long, unsigned, 4, 4, false, long, 4, 1, 1, 0, 0},
+		{"nothing quoted: nothing the cut hides", unquote, longPlain, drawn, 4, 4, false, longPlain, 0, 0, 0, 0, 0},
+		{"nothing quoted, scope any: the best-gaining that fits", unquote, longPlain, drawn, 4, 4, true, drawn[0].text, 4, 1, 0, 0, 0},
+		{"the quoted words within the limit", tldr, tldrLong, drawn, 4, 4, false, tldrLong, 0, 0, 0, 0, 0},
+		{"the quoted words within the limit, scope any", tldr, tldrLong, drawn, 4, 4, true, tldrLong, 4, 1, 1, 0, 0},
+		{"lone answer fits", signs, short, drawn, 4, 4, false, short, 0, 0, 0, 0, 0},
+		{"off", signs, long, drawn, 0, 4, false, long, 0, 0, 0, 0, 0},
+		{"lone answer without the words: the quoted retry's that fits", signs, longPlain, drawn, 4, 4, false, signedFits.text, 4, 0, 0, 1, 1},
+		{"quoted retry, none that says the words fits", signs, longPlain, unsigned, 4, 4, false, drawn[1].text, 4, 0, 0, 1, 0},
+		{"quoted retry, the fit retry off", signs, longPlain, drawn, 0, 4, false, drawn[1].text, 4, 0, 0, 1, 0},
+		{"quoted retry's pick says the words within the limit", signs, longPlain, early, 4, 4, false, signedFirst.text, 4, 0, 0, 1, 0},
+		{"quoted retry's pick says the words within the limit, scope any", signs, longPlain, early, 4, 4, true, signedFits.text, 4, 0, 0, 1, 1},
 	} {
 		f := cannedFixture(t, c.feedback, c.answers, func(cfg *Config) {
 			cfg.TeacherSamples, cfg.TeacherFitRetry, cfg.TeacherQuotedRetry = 1, c.fitRetry, c.quoted
+			if c.any {
+				cfg.TeacherFitScope = FitScopeAny
+			}
 		})
 		r := f.runner
 		got := f.teacherTrains(t, c.lone, c.feedback)

@@ -73,8 +73,11 @@ type TeacherSampleSettings struct {
 	// as best of FitRetry, and the best one that fits is kept (as Length
 	// LengthFit would; none: the lone answer), and a turn QuotedRetry
 	// writes again prefers, of the answers it would keep, one that fits;
-	// 0: off.
+	// 0: off. Under FitScope FitScopeQuoted (the default) only where the
+	// budget cuts off the words the feedback quotes.
 	FitRetry int
+	// FitScope is FitScopeQuoted or FitScopeAny ("" is FitScopeQuoted).
+	FitScope string
 	// retryByDefault, fitRetryByDefault: QuotedRetry, FitRetry hold
 	// AddFlags' default, which steps aside where it cannot apply (best of
 	// N on every turn, the judge's choice, no teacher answers); a value
@@ -91,6 +94,19 @@ const (
 	// turn recorded without one, the length of a rated answer cut off at
 	// it (judge.Budget, judge.PreferFit).
 	LengthFit = "fit"
+)
+
+// The scopes of --teacher-fit-retry.
+const (
+	// FitScopeQuoted: an answer is written again for its length only
+	// where the feedback quotes words and the answer says them past the
+	// budget, so that a student that learned its length would be cut off
+	// before them (a sign-off), and a quoted retry's pick moves only
+	// then; where the answer says them within it ("TL;DR:" first) or
+	// nothing is quoted, the cut hides nothing the feedback asked for.
+	FitScopeQuoted = "quoted"
+	// FitScopeAny: every answer that does not end within the budget.
+	FitScopeAny = "any"
 )
 
 // DefaultSelectLength: see BENCHMARKS.md, "Teacher answers that fit the
@@ -155,15 +171,23 @@ const DefaultSelectRelevance = false
 const DefaultQuotedRetry = 4
 
 // DefaultFitRetry: see BENCHMARKS.md, "Teacher answers that fit, written
-// again". On the 1.5B coder's signoff persona at the issue's 8 × 16, a
-// third of the lone teacher answers (29 of 84, 29 of 81 in seeds 5 and 6)
-// ran past the 64-token budget its users' answers were cut at, and the
-// student learned their length (held-out answers 34 → 48 words, the
-// sign-off lost to the cut: 12 → 4 of 20). With 4, signoff seeds 5 and 6
-// ended at 17 and 12 of 20 against 4 and 8, but pooled over rounds 4–8
-// level (104 against 100 of 200), and tldr seed 5 fell at v3 (12 → 0) as
-// no run on the defaults had there: off until more seeds say otherwise.
-const DefaultFitRetry = 0
+// again", "The fit retry on signoff over six seeds" and "The fit retry
+// where the cut hides the quoted words". On the 1.5B coder's signoff
+// persona at the issue's 8 × 16, a third of the lone teacher answers ran
+// past the 64-token budget its users' answers were cut at, and the
+// student learned their length (the sign-off lost to the cut). With 4,
+// signoff ended ahead at v8 in all six seeds (89 against 60 of 120; 383
+// against 311 over rounds 4–8); under DefaultFitScope it acts on no
+// other persona's turns.
+const DefaultFitRetry = 4
+
+// DefaultFitScope: see BENCHMARKS.md, "The fit retry where the cut hides
+// the quoted words". With FitScopeAny, tldr (whose "TL;DR:" comes first)
+// and french (which quotes nothing) fell at seeds 1 and 2 (tldr 14 and 15
+// against 19 and 19 at v8, french 14 against 16) while signoff, whose
+// sign-off the cut takes, gained at all six seeds; FitScopeQuoted
+// writes again only the turns of that kind.
+const DefaultFitScope = FitScopeQuoted
 
 func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Samples, "teacher-samples", 1, "answers the teacher writes per turn for --opd-response teacher|both; with more than 1 they are sampled at --teacher-temperature and --teacher-select keeps the one that best does what the feedback asks (none above --teacher-select-threshold: no teacher sample); whatever the number, an answer that repeats the feedback or has fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own beside the feedback's is never kept")
@@ -177,8 +201,9 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.Quoted, "teacher-select-quoted", false, "with --teacher-samples > 1: when the feedback puts words in double quotes ('Your last words must be \"Hope this helps!\"') and some answers above the threshold say them as written, choose among those only (before --teacher-select-length); words a negation before them in their sentence rules out (\"never say \\\"As an AI\\\"\") are not wanted")
 	fs.IntVar(&s.QuotedRetry, "teacher-quoted-retry", DefaultQuotedRetry, "with --teacher-samples 1 and --teacher-select gain: when the feedback puts words in double quotes and the teacher's one answer does not say them as written (or is refused), write this many answers at --teacher-temperature and choose among them as --teacher-samples N --teacher-select-quoted would, so only such turns pay for best of N (0: off; by default off where it cannot apply: --teacher-samples > 1, --teacher-select judge, --opd-response student)")
 	markGiven(fs, "teacher-quoted-retry", &s.retryByDefault)
-	fs.IntVar(&s.FitRetry, "teacher-fit-retry", DefaultFitRetry, "with --teacher-samples 1 and --teacher-select gain: when the teacher's one answer does not end within the rated turn's token budget (its request's max_tokens, × --teacher-fit-share), so that the student would learn a length its users' answers are cut at, write this many answers at --teacher-temperature, at most the budget long, and keep the best-gaining one that ends within it and says the feedback's quoted words where it quotes any; none: the one answer is kept; a turn --teacher-quoted-retry writes again keeps, of the answers it would keep, one that ends within the budget when one does (0: off; by default off where it cannot apply: --teacher-samples > 1, --teacher-select judge, --opd-response student)")
+	fs.IntVar(&s.FitRetry, "teacher-fit-retry", DefaultFitRetry, "with --teacher-samples 1 and --teacher-select gain: when the teacher's one answer does not end within the rated turn's token budget (its request's max_tokens, × --teacher-fit-share), so that the student would learn a length its users' answers are cut at (with --teacher-fit-retry-scope quoted, the default: only where the feedback quotes words and the answer says them past the budget), write this many answers at --teacher-temperature, at most the budget long, and keep the best-gaining one that ends within it and says the feedback's quoted words where it quotes any; none: the one answer is kept; a turn --teacher-quoted-retry writes again keeps, of the answers it would keep, one that ends within the budget when one does and its own pick runs past it (quoted scope: says the words past it) (0: off; by default off where it cannot apply: --teacher-samples > 1, --teacher-select judge, --opd-response student)")
 	markGiven(fs, "teacher-fit-retry", &s.fitRetryByDefault)
+	fs.StringVar(&s.FitScope, "teacher-fit-retry-scope", DefaultFitScope, "the answers --teacher-fit-retry writes again: quoted (only where the feedback puts words in double quotes and the answer says them past the budget, where a user's answer cut at its limit loses them; a quoted retry's pick moves to one that fits only then) or any (every answer that does not end within the budget)")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
 }
 
@@ -246,6 +271,11 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 	case "", LengthOff, LengthFit:
 	default:
 		return fmt.Errorf("--teacher-select-length %q: want off or fit", s.Length)
+	}
+	switch s.FitScope {
+	case "", FitScopeQuoted, FitScopeAny:
+	default:
+		return fmt.Errorf("--teacher-fit-retry-scope %q: want quoted or any", s.FitScope)
 	}
 	if s.FitShare < 0 || s.FitShare > 1 || (s.FitShare > 0 && s.FitShare < 0.1) {
 		return fmt.Errorf("--teacher-fit-share %g: want a share of the budget in [0.1, 1]", s.FitShare)
@@ -415,7 +445,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			}
 			if m := r.cfg.TeacherFitRetry; m > 1 && gain {
 				l := written{ids: ids}.length(f.StopIDs())
-				if _, _, budget := r.fitBudget(t); budget >= 1 && !l.Fits(budget) {
+				if _, _, budget := r.fitBudget(t); budget >= 1 && !l.Fits(budget) && r.fitRetries(f, ids, hint, budget) {
 					// The lone answer runs past the budget the users'
 					// answers are cut at: a student that learns it
 					// learns their length (--teacher-fit-retry).
@@ -617,7 +647,10 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		// fit retry keeps from the lone answers; when none does, the
 		// quoted retry's pick stands, as without the fit retry.
 		_, _, budget := r.fitBudget(t)
-		if pick := judge.PreferFit(best, scores, threshold, lengths, budget); pick != best && pick != judge.NoPick {
+		if !r.fitRetries(f, ws[best].ids, hint, budget) {
+			// The pick says the quoted words within the budget: its
+			// length cuts nothing the feedback asked for.
+		} else if pick := judge.PreferFit(best, scores, threshold, lengths, budget); pick != best && pick != judge.NoPick {
 			r.count(func(c *Counters) { c.TeacherFitQuoted++ })
 			r.log.Info("a quoted retry's answer that ends within the rated turn's token budget is preferred", "turn", t.ID,
 				"budget", budget, "best_tokens", lengths[best].Tokens, "best_ended", lengths[best].Ended, "pick_tokens", lengths[pick].Tokens)
@@ -641,6 +674,26 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		r.log.Debug("teacher answer selected", "turn", t.ID, "pick", best, "scores", scores, "refused", refused)
 	}
 	return w.ids, w.lps, w.v, nil
+}
+
+// fitRetries reports whether --teacher-fit-retry acts on a teacher answer
+// ids that does not end within budget: always under FitScopeAny; under
+// FitScopeQuoted only when the feedback hint quotes words and ids' first
+// budget tokens do not say them all (a user's answer cut there would lose
+// them).
+func (r *Runner) fitRetries(f engine.Format, ids []int32, hint string, budget int) bool {
+	if r.cfg.TeacherFitScope == FitScopeAny {
+		return true
+	}
+	wanted := judge.WantedQuotes(hint)
+	if len(wanted) == 0 {
+		return false
+	}
+	within := ids[:min(len(ids), budget)]
+	if n := len(within); n > 0 && slices.Contains(f.StopIDs(), within[n-1]) {
+		within = within[:n-1]
+	}
+	return !judge.SaysAll(f.Decode(within), wanted)
 }
 
 // preferFit is judge.PreferFit's pick among answers of lengths for the
@@ -822,9 +875,9 @@ var (
 	teacherQuotedRetryDesc = desc("teacher_quoted_retries_total",
 		"Turns --teacher-quoted-retry wrote again as best of N since start: the feedback put words in double quotes and the teacher's one answer did not say them (or was refused).")
 	teacherFitRetryDesc = desc("teacher_fit_retries_total",
-		"Turns --teacher-fit-retry wrote again as best of N since start (the teacher's one answer did not end within the rated turn's token budget), by result: another answer (one drawn fitted and passed the selector), or kept (none did: the one answer was trained).", "result")
+		"Turns --teacher-fit-retry wrote again as best of N since start (the teacher's one answer did not end within the rated turn's token budget; under --teacher-fit-retry-scope quoted, it said the feedback's quoted words only past it), by result: another answer (one drawn fitted and passed the selector), or kept (none did: the one answer was trained).", "result")
 	teacherFitQuotedDesc = desc("teacher_fit_quoted_total",
-		"Turns --teacher-quoted-retry wrote again whose pick --teacher-fit-retry moved to an answer that ends within the rated turn's token budget since start (the answer it would have kept did not; another it would keep, one that says the quoted words when any does, did).")
+		"Turns --teacher-quoted-retry wrote again whose pick --teacher-fit-retry moved to an answer that ends within the rated turn's token budget since start (the answer it would have kept did not, and under --teacher-fit-retry-scope quoted said the words past it; another it would keep, one that says the quoted words when any does, did).")
 	teacherIrrelevantDesc = desc("teacher_answers_irrelevant_total",
 		"Best-of-N teacher answers --teacher-select-relevance kept from the pick since start: no likelier after the rated turn's question than with the feedback alone (or, with --teacher-select-opening, their first tokens not likely enough).")
 )
