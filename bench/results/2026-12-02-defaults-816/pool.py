@@ -8,7 +8,8 @@ the defaults (the retry a default) found in seed3/ are added; with --rollback,
 tldr's three seeds are the runs with --rollback-drop 0.3 (2026-12-02-rollback/);
 with --seed4, the fourth seed's runs found in 2026-12-02-rollback/seed4/;
 with --seeds56, the fifth and sixth seeds' runs found in 2026-12-02-seeds56/
-(run with the rollback on by default, so none of them needs replacing)."""
+(run with the rollback on by default, so none of them needs replacing);
+with --fit, signoff's six seeds are the runs with --teacher-fit-retry 4 (see below)."""
 import json, math, os, sys
 
 RUNS = {
@@ -52,6 +53,16 @@ if "--seeds56" in sys.argv:
             folder = f"2026-12-02-seeds56/seed{seed}/{persona}-s{seed}"
             if os.path.exists(folder + "/learn.json"):
                 RUNS[(persona, seed)] = folder
+
+if "--fit" in sys.argv:
+    # --teacher-fit-retry 4, a default since the fifty-first session: under
+    # its quoted scope it writes again only turns whose feedback quotes
+    # words the answer says past the budget, signoff's alone of the four
+    # personas (tldr's "TL;DR:" comes first, concise and french quote
+    # nothing), so signoff's six seeds are the runs in 2026-12-03-quoted-fit/
+    # and the others' runs stand.
+    for seed in range(1, 7):
+        RUNS[("signoff", seed)] = f"2026-12-03-quoted-fit/signoff-s{seed}"
 
 def wilson(k, n, z=1.959964):
     p = k / n
