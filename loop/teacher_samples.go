@@ -348,13 +348,18 @@ func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]stri
 	texts := make([]string, len(answers))
 	refused := make([]judge.Refusal, len(answers))
 	for i, ids := range answers {
-		if len(ids) > 0 && slices.Contains(stop, ids[len(ids)-1]) {
-			ids = ids[:len(ids)-1]
-		}
-		texts[i] = f.Decode(ids)
+		texts[i] = answerText(f, stop, ids)
 		refused[i] = judge.Refuse(texts[i], hint)
 	}
 	return texts, refused
+}
+
+// answerText is the text of the answer ids, its stop token left out.
+func answerText(f engine.Format, stop, ids []int32) string {
+	if n := len(ids); n > 0 && slices.Contains(stop, ids[n-1]) {
+		ids = ids[:n-1]
+	}
+	return f.Decode(ids)
 }
 
 // countRefusals counts refused (teacher_answers_refused_total).
@@ -647,14 +652,15 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		// fit retry keeps from the lone answers; when none does, the
 		// quoted retry's pick stands, as without the fit retry.
 		_, _, budget := r.fitBudget(t)
-		if !r.fitRetries(f, ws[best].ids, hint, budget) {
-			// The pick says the quoted words within the budget: its
-			// length cuts nothing the feedback asked for.
-		} else if pick := judge.PreferFit(best, scores, threshold, lengths, budget); pick != best && pick != judge.NoPick {
-			r.count(func(c *Counters) { c.TeacherFitQuoted++ })
-			r.log.Info("a quoted retry's answer that ends within the rated turn's token budget is preferred", "turn", t.ID,
-				"budget", budget, "best_tokens", lengths[best].Tokens, "best_ended", lengths[best].Ended, "pick_tokens", lengths[pick].Tokens)
-			best = pick
+		// Under the quoted scope a pick that says the words within the
+		// budget stays: its length cuts nothing the feedback asked for.
+		if r.fitRetries(f, ws[best].ids, hint, budget) {
+			if pick := judge.PreferFit(best, scores, threshold, lengths, budget); pick != best && pick != judge.NoPick {
+				r.count(func(c *Counters) { c.TeacherFitQuoted++ })
+				r.log.Info("a quoted retry's answer that ends within the rated turn's token budget is preferred", "turn", t.ID,
+					"budget", budget, "best_tokens", lengths[best].Tokens, "best_ended", lengths[best].Ended, "pick_tokens", lengths[pick].Tokens)
+				best = pick
+			}
 		}
 	}
 	w := ws[best]
@@ -689,11 +695,7 @@ func (r *Runner) fitRetries(f engine.Format, ids []int32, hint string, budget in
 	if len(wanted) == 0 {
 		return false
 	}
-	within := ids[:min(len(ids), budget)]
-	if n := len(within); n > 0 && slices.Contains(f.StopIDs(), within[n-1]) {
-		within = within[:n-1]
-	}
-	return !judge.SaysAll(f.Decode(within), wanted)
+	return !judge.SaysAll(answerText(f, f.StopIDs(), ids[:min(len(ids), budget)]), wanted)
 }
 
 // preferFit is judge.PreferFit's pick among answers of lengths for the
