@@ -1,0 +1,55 @@
+"""serve's defaults at a644339 (bin-s52, run.sh), PERSONA-sSEED in this folder or RUNS, against
+the same seed's run in the six-seed pool on serve's defaults (../2026-12-02-defaults-816/pool.py
+--retry --seed3 --rollback-default --seed4 --seeds56 --fit), which were made on older binaries.
+Run from this folder:
+
+    python3 compare.py [RUNS]
+
+Per run: held-out k/20 by round ('=': the version served did not change), at v8 and over rounds
+4-8; the turns the fit retry wrote again; held steps; rejected versions; and how many rounds
+gave the same 20 held-out answers as the pooled run, word for word."""
+import json, os, sys, glob
+here = os.path.dirname(os.path.abspath(__file__))
+runs = sys.argv[1] if len(sys.argv) > 1 else here
+R = os.path.join(here, '..')
+POOL = {
+    ('tldr', 1): '2026-12-02-defaults-816/tldr-s1-retry', ('tldr', 2): '2026-12-02-defaults-816/tldr-s2-retry',
+    ('tldr', 3): '2026-12-02-rollback/tldr-s3-rollback', ('tldr', 4): '2026-12-02-rollback/seed4/tldr-s4',
+    ('tldr', 5): '2026-12-02-seeds56/seed5/tldr-s5', ('tldr', 6): '2026-12-02-seeds56/seed6/tldr-s6',
+}
+POOL.update({('signoff', s): f'2026-12-03-quoted-fit/signoff-s{s}' for s in range(1, 7)})
+
+def read(d):
+    j = json.load(open(os.path.join(d, 'learn.json')))
+    run = next(x for x in j['runs'] if x['method'] != 'off')
+    ev = run['evals']
+    log = ''.join(open(f).read() for f in glob.glob(d + '/serve-combine-*.log'))
+    return dict(held_out=[[h['text'] for h in e['held_out']] for e in ev], sat=[e['satisfied'] for e in ev],
+                ver=[e['policy_version'] for e in ev], ret=min(e['retention_right'] for e in ev),
+                fit=log.count('does not end within the rated turn'),
+                held=log.count('msg="step held"'), rejected=log.count('msg="version rejected"'))
+
+def line(r):
+    out, prev = [], -1
+    for s, v in zip(r['sat'], r['ver']):
+        out.append(('=' if v == prev else '') + str(s))
+        prev = v
+    return ','.join(out)
+
+tot = {'new': [0, 0], 'pool': [0, 0]}
+for persona in ('tldr', 'signoff'):
+    for seed in range(1, 7):
+        d = os.path.join(runs, f'{persona}-s{seed}')
+        if not os.path.exists(os.path.join(d, 'learn.json')):
+            continue
+        a, b = read(d), read(os.path.join(R, POOL[(persona, seed)]))
+        same = sum(x == y for x, y in zip(a['held_out'], b['held_out']))
+        for k, r in (('new', a), ('pool', b)):
+            tot[k][0] += r['sat'][-1]
+            tot[k][1] += sum(r['sat'][4:])
+        print(f"{persona} seed {seed}: rounds with the same 20 answers {same} of {len(b['held_out'])}")
+        print(f"  a644339  {line(a):40s} v8 {a['sat'][-1]:2d}  r4-8 {sum(a['sat'][4:]):3d}  ret {a['ret']}/8"
+              f"  fit retries {a['fit']}  held {a['held']}  rejected {a['rejected']}")
+        print(f"  pool     {line(b):40s} v8 {b['sat'][-1]:2d}  r4-8 {sum(b['sat'][4:]):3d}  ret {b['ret']}/8"
+              f"  fit retries {b['fit']}  held {b['held']}  rejected {b['rejected']}")
+print(f"total: v8 {tot['new'][0]} against the pool's {tot['pool'][0]}; rounds 4-8 {tot['new'][1]} against {tot['pool'][1]}")
