@@ -1,4 +1,4 @@
-"""serve's defaults at a644339 (bin-s52, run.sh), PERSONA-sSEED in this folder or RUNS, against
+"""serve's defaults at a644339 (bin-s52, run.sh and run2.sh), PERSONA-sSEED in this folder or RUNS, against
 the same seed's run in the six-seed pool on serve's defaults (../2026-12-02-defaults-816/pool.py
 --retry --seed3 --rollback-default --seed4 --seeds56 --fit), which were made on older binaries.
 Run from this folder:
@@ -18,6 +18,12 @@ POOL = {
     ('tldr', 5): '2026-12-02-seeds56/seed5/tldr-s5', ('tldr', 6): '2026-12-02-seeds56/seed6/tldr-s6',
 }
 POOL.update({('signoff', s): f'2026-12-03-quoted-fit/signoff-s{s}' for s in range(1, 7)})
+POOL.update({
+    ('concise', 1): '2026-12-02-avoid-default/target-concise-s1-defaults',
+    ('concise', 2): '2026-12-02-avoid-default/target-concise-s2-defaults',
+    ('concise', 3): '2026-12-02-defaults-816/seed3/concise-s3', ('concise', 4): '2026-12-02-rollback/seed4/concise-s4',
+    ('concise', 5): '2026-12-02-seeds56/seed5/concise-s5', ('concise', 6): '2026-12-02-seeds56/seed6/concise-s6',
+})
 
 def read(d):
     j = json.load(open(os.path.join(d, 'learn.json')))
@@ -37,7 +43,7 @@ def line(r):
     return ','.join(out)
 
 tot = {'new': [0, 0], 'pool': [0, 0]}
-for persona in ('tldr', 'signoff'):
+for persona in ('tldr', 'signoff', 'concise'):
     for seed in range(1, 7):
         d = os.path.join(runs, f'{persona}-s{seed}')
         if not os.path.exists(os.path.join(d, 'learn.json')):
