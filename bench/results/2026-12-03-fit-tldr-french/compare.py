@@ -43,33 +43,34 @@ def line(r):
         prev = v
     return ','.join(out)
 
-tot = {'fit': [0, 0], 'def': [0, 0]}
-for persona in ('tldr', 'french'):
-    for seed in (1, 2, 3, 4):
-        d = os.path.join(runs, f'{persona}-s{seed}')
-        if not os.path.exists(os.path.join(d, 'learn.json')):
-            continue
-        a, b = read(d), read(os.path.join(R, DEFAULTS[(persona, seed)]))
-        for k, r in (('fit', a), ('def', b)):
-            tot[k][0] += r['sat'][-1]
-            tot[k][1] += sum(r['sat'][4:])
-        print(f"{persona} seed {seed}")
-        print(f"  fit retry  {line(a):40s} v8 {a['sat'][-1]:2d}  r4-8 {sum(a['sat'][4:]):3d}  {a['words']:.0f}w  ret {a['ret']}/8"
-              f"  fit retries {a['fit']} (one answer kept {a['kept']})  held {a['held']}  rejected {a['rejected']}")
-        print(f"  defaults   {line(b):40s} v8 {b['sat'][-1]:2d}  r4-8 {sum(b['sat'][4:]):3d}  {b['words']:.0f}w  ret {b['ret']}/8"
-              f"  held {b['held']}  rejected {b['rejected']}")
-for persona in ('tldr', 'signoff', 'french'):
-    for seed in (1, 2, 3, 4):
-        d = os.path.join(runs, f'scoped-{persona}-s{seed}')
-        if not os.path.exists(os.path.join(d, 'learn.json')) or (persona, seed) not in DEFAULTS:
-            continue
-        a, b = read(d), read(os.path.join(R, DEFAULTS[(persona, seed)]))
-        same = sum(x == y for x, y in zip(a['held_out'], b['held_out']))
-        print(f"{persona} seed {seed}, the new defaults (scope quoted)")
-        print(f"  scoped     {line(a):40s} v8 {a['sat'][-1]:2d}  r4-8 {sum(a['sat'][4:]):3d}  fit retries {a['fit']}  held {a['held']}  rejected {a['rejected']}")
-        print(f"  defaults   {line(b):40s} v8 {b['sat'][-1]:2d}  r4-8 {sum(b['sat'][4:]):3d}  rounds with the same 20 answers: {same} of {len(b['held_out'])}")
-        if (persona, seed) in FIT_ANY:
-            c = read(os.path.join(R, FIT_ANY[(persona, seed)]))
-            same = sum(x == y for x, y in zip(a['held_out'], c['held_out']))
-            print(f"  scope any  {line(c):40s} v8 {c['sat'][-1]:2d}  r4-8 {sum(c['sat'][4:]):3d}  fit retries {c['fit']}  rounds with the same 20 answers: {same} of {len(c['held_out'])}")
-print(f"total (scope any): v8 {tot['fit'][0]} against {tot['def'][0]}; rounds 4-8 {tot['fit'][1]} against {tot['def'][1]}")
+if __name__ == '__main__':  # read() and line() are shared with ../2026-12-03-single-binary/compare.py
+    tot = {'fit': [0, 0], 'def': [0, 0]}
+    for persona in ('tldr', 'french'):
+        for seed in (1, 2, 3, 4):
+            d = os.path.join(runs, f'{persona}-s{seed}')
+            if not os.path.exists(os.path.join(d, 'learn.json')):
+                continue
+            a, b = read(d), read(os.path.join(R, DEFAULTS[(persona, seed)]))
+            for k, r in (('fit', a), ('def', b)):
+                tot[k][0] += r['sat'][-1]
+                tot[k][1] += sum(r['sat'][4:])
+            print(f"{persona} seed {seed}")
+            print(f"  fit retry  {line(a):40s} v8 {a['sat'][-1]:2d}  r4-8 {sum(a['sat'][4:]):3d}  {a['words']:.0f}w  ret {a['ret']}/8"
+                  f"  fit retries {a['fit']} (one answer kept {a['kept']})  held {a['held']}  rejected {a['rejected']}")
+            print(f"  defaults   {line(b):40s} v8 {b['sat'][-1]:2d}  r4-8 {sum(b['sat'][4:]):3d}  {b['words']:.0f}w  ret {b['ret']}/8"
+                  f"  held {b['held']}  rejected {b['rejected']}")
+    for persona in ('tldr', 'signoff', 'french'):
+        for seed in (1, 2, 3, 4):
+            d = os.path.join(runs, f'scoped-{persona}-s{seed}')
+            if not os.path.exists(os.path.join(d, 'learn.json')) or (persona, seed) not in DEFAULTS:
+                continue
+            a, b = read(d), read(os.path.join(R, DEFAULTS[(persona, seed)]))
+            same = sum(x == y for x, y in zip(a['held_out'], b['held_out']))
+            print(f"{persona} seed {seed}, the new defaults (scope quoted)")
+            print(f"  scoped     {line(a):40s} v8 {a['sat'][-1]:2d}  r4-8 {sum(a['sat'][4:]):3d}  fit retries {a['fit']}  held {a['held']}  rejected {a['rejected']}")
+            print(f"  defaults   {line(b):40s} v8 {b['sat'][-1]:2d}  r4-8 {sum(b['sat'][4:]):3d}  rounds with the same 20 answers: {same} of {len(b['held_out'])}")
+            if (persona, seed) in FIT_ANY:
+                c = read(os.path.join(R, FIT_ANY[(persona, seed)]))
+                same = sum(x == y for x, y in zip(a['held_out'], c['held_out']))
+                print(f"  scope any  {line(c):40s} v8 {c['sat'][-1]:2d}  r4-8 {sum(c['sat'][4:]):3d}  fit retries {c['fit']}  rounds with the same 20 answers: {same} of {len(c['held_out'])}")
+    print(f"total (scope any): v8 {tot['fit'][0]} against {tot['def'][0]}; rounds 4-8 {tot['fit'][1]} against {tot['def'][1]}")

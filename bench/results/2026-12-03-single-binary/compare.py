@@ -8,7 +8,7 @@ Run from this folder:
 Per run: held-out k/20 by round ('=': the version served did not change), at v8 and over rounds
 4-8; the turns the fit retry wrote again; held steps; rejected versions; and how many rounds
 gave the same 20 held-out answers as the pooled run, word for word."""
-import json, os, sys, glob
+import os, sys
 here = os.path.dirname(os.path.abspath(__file__))
 runs = sys.argv[1] if len(sys.argv) > 1 else here
 R = os.path.join(here, '..')
@@ -25,22 +25,10 @@ POOL.update({
     ('concise', 5): '2026-12-02-seeds56/seed5/concise-s5', ('concise', 6): '2026-12-02-seeds56/seed6/concise-s6',
 })
 
-def read(d):
-    j = json.load(open(os.path.join(d, 'learn.json')))
-    run = next(x for x in j['runs'] if x['method'] != 'off')
-    ev = run['evals']
-    log = ''.join(open(f).read() for f in glob.glob(d + '/serve-combine-*.log'))
-    return dict(held_out=[[h['text'] for h in e['held_out']] for e in ev], sat=[e['satisfied'] for e in ev],
-                ver=[e['policy_version'] for e in ev], ret=min(e['retention_right'] for e in ev),
-                fit=log.count('does not end within the rated turn'),
-                held=log.count('msg="step held"'), rejected=log.count('msg="version rejected"'))
-
-def line(r):
-    out, prev = [], -1
-    for s, v in zip(r['sat'], r['ver']):
-        out.append(('=' if v == prev else '') + str(s))
-        prev = v
-    return ','.join(out)
+# read(): a run's held-out answers, k per round, versions, retention and the loop's log counts
+# (fit retries, held steps, rejected versions); line(): k by round with '=' for a version unchanged.
+sys.path.insert(0, os.path.join(R, '2026-12-03-fit-tldr-french'))
+from compare import read, line  # noqa: E402
 
 tot = {'new': [0, 0], 'pool': [0, 0]}
 for persona in ('tldr', 'signoff', 'concise'):
