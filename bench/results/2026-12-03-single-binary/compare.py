@@ -1,4 +1,5 @@
-"""serve's defaults at a644339 (bin-s52, run.sh and run2.sh), PERSONA-sSEED in this folder or RUNS, against
+"""serve's defaults at a644339 (bin-s52, run.sh and run2.sh; run3.sh's french seeds 1-5 on bin-s53 = ab4b3eb,
+whose Go code is a644339's, so they print under that name), PERSONA-sSEED in this folder or RUNS, against
 the same seed's run in the six-seed pool on serve's defaults (../2026-12-02-defaults-816/pool.py
 --retry --seed3 --rollback-default --seed4 --seeds56 --fit), which were made on older binaries.
 Run from this folder:
@@ -23,6 +24,10 @@ POOL.update({
     ('concise', 2): '2026-12-02-avoid-default/target-concise-s2-defaults',
     ('concise', 3): '2026-12-02-defaults-816/seed3/concise-s3', ('concise', 4): '2026-12-02-rollback/seed4/concise-s4',
     ('concise', 5): '2026-12-02-seeds56/seed5/concise-s5', ('concise', 6): '2026-12-02-seeds56/seed6/concise-s6',
+    ('french', 1): '2026-12-02-avoid-default/target-french-s1-defaults',
+    ('french', 2): '2026-12-02-avoid-default/target-french-s2-defaults-avoid',
+    ('french', 3): '2026-12-02-defaults-816/seed3/french-s3', ('french', 4): '2026-12-02-rollback/seed4/french-s4',
+    ('french', 5): '2026-12-02-seeds56/seed5/french-s5', ('french', 6): '2026-12-02-seeds56/seed6/french-s6',
 })
 
 # read(): a run's held-out answers, k per round, versions, retention and the loop's log counts
@@ -31,7 +36,7 @@ sys.path.insert(0, os.path.join(R, '2026-12-03-fit-tldr-french'))
 from compare import read, line  # noqa: E402
 
 tot = {'new': [0, 0], 'pool': [0, 0]}
-for persona in ('tldr', 'signoff', 'concise'):
+for persona in ('tldr', 'signoff', 'concise', 'french'):
     for seed in range(1, 7):
         d = os.path.join(runs, f'{persona}-s{seed}')
         if not os.path.exists(os.path.join(d, 'learn.json')):
