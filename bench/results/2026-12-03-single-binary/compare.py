@@ -13,22 +13,10 @@ import os, sys
 here = os.path.dirname(os.path.abspath(__file__))
 runs = sys.argv[1] if len(sys.argv) > 1 else here
 R = os.path.join(here, '..')
-POOL = {
-    ('tldr', 1): '2026-12-02-defaults-816/tldr-s1-retry', ('tldr', 2): '2026-12-02-defaults-816/tldr-s2-retry',
-    ('tldr', 3): '2026-12-02-rollback/tldr-s3-rollback', ('tldr', 4): '2026-12-02-rollback/seed4/tldr-s4',
-    ('tldr', 5): '2026-12-02-seeds56/seed5/tldr-s5', ('tldr', 6): '2026-12-02-seeds56/seed6/tldr-s6',
-}
-POOL.update({('signoff', s): f'2026-12-03-quoted-fit/signoff-s{s}' for s in range(1, 7)})
-POOL.update({
-    ('concise', 1): '2026-12-02-avoid-default/target-concise-s1-defaults',
-    ('concise', 2): '2026-12-02-avoid-default/target-concise-s2-defaults',
-    ('concise', 3): '2026-12-02-defaults-816/seed3/concise-s3', ('concise', 4): '2026-12-02-rollback/seed4/concise-s4',
-    ('concise', 5): '2026-12-02-seeds56/seed5/concise-s5', ('concise', 6): '2026-12-02-seeds56/seed6/concise-s6',
-    ('french', 1): '2026-12-02-avoid-default/target-french-s1-defaults',
-    ('french', 2): '2026-12-02-avoid-default/target-french-s2-defaults-avoid',
-    ('french', 3): '2026-12-02-defaults-816/seed3/french-s3', ('french', 4): '2026-12-02-rollback/seed4/french-s4',
-    ('french', 5): '2026-12-02-seeds56/seed5/french-s5', ('french', 6): '2026-12-02-seeds56/seed6/french-s6',
-})
+# The pool's runs, (persona, seed) -> folder, as pool.py reads them for the six-seed figure.
+sys.path.insert(0, os.path.join(R, '2026-12-02-defaults-816'))
+from pool import pool_runs  # noqa: E402
+POOL = pool_runs(['--retry', '--seed3', '--rollback-default', '--seed4', '--seeds56', '--fit'], R)
 
 # read(): a run's held-out answers, k per round, versions, retention and the loop's log counts
 # (fit retries, held steps, rejected versions); line(): k by round with '=' for a version unchanged.
