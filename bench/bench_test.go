@@ -97,6 +97,21 @@ func TestPersonaChecks(t *testing.T) {
 		{"french", "Bien sûr, je peux vous parler de ce que mangent les chiens.", true, false},
 		{"french", "Bien sûr, je peux vous donner des informations sur l'océan. Il couvre 71 % de la Terre.", true, true},
 		{"concise", "I can give you information about the moon.", true, false},
+		// Offers that ask back what the question already said, which the
+		// simulated french users liked until the fifty-fourth session
+		// (trained as liked answers in all six seeds of the six-seed pool,
+		// 12 of its 405 held-out answers liked at v8; BENCHMARKS.md, "Offers
+		// that ask back").
+		{"french", "Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la lune ?", true, false},
+		{"french", "Bien sûr, je serai ravi de vous aider. Quel est votre question sur le océan ?", true, false},
+		{"french", "// Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la wind ?", true, false},
+		{"french", "Bien sûr, je peux vous aider à répondre à votre question en français. Quel est votre question sur les rivières ? Est-ce sur leur histoire, leur importance ou leurs caractéristiques ?", true, false},
+		{"concise", "I'd be happy to help. What would you like to know about the moon?", true, false},
+		// ... but an answer after the question answers, and so does one cut
+		// mid-sentence after it (the cut sentence is not a question).
+		{"french", "Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la lune ? Elle tourne autour de la Terre en 27 jours.", true, true},
+		{"french", "Bien sûr ! Que voulez-vous savoir ? La lune est le seul satellite naturel de la Terre et elle", false, true},
+		{"tldr", "TL;DR: What is rain?TL;DR: Rain is water falling from clouds.", true, true},
 	}
 	for _, c := range cases {
 		if got := ps[c.persona].Satisfied(Answer{Text: c.answer, Finished: c.finished}); got != c.want {
@@ -109,7 +124,8 @@ func TestPersonaChecks(t *testing.T) {
 // answer nor its apostrophes' typography change it.
 func FuzzEvades(f *testing.F) {
 	for _, s := range []string{"I'm sorry, but I can't assist with that.", "Bien sûr, je peux vous répondre en français.", "Paris.", "", "éééé’’’", "İ sorry",
-		"Bien sûr, je peux vous aider. Les chats dorment.", "Quoi ? Pourquoi ?", "?"} {
+		"Bien sûr, je peux vous aider. Les chats dorment.", "Quoi ? Pourquoi ?", "?",
+		"Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la lune ?", "Que voulez-vous savoir ? La lune tourne"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -121,27 +121,38 @@ var (
 // Evades reports whether the answer does not answer: its first sentence
 // refuses ("I'm sorry, but I can't assist with that.", "Je ne peux pas
 // répondre à cette question."), or every sentence of it only talks about
-// answering ("Bien sûr, je peux vous répondre en français.", "I'm sorry for
-// any confusion. I'm here to help with your questions. Hope this helps!").
-// Nor does an answer made only of questions answer ("Quelle est ta saison
-// préférée et pourquoi ?" to "What is your favourite season?").
+// answering or asks the user something ("Bien sûr, je peux vous répondre en
+// français.", "I'm sorry for any confusion. I'm here to help with your
+// questions. Hope this helps!", "Quelle est ta saison préférée et pourquoi
+// ?" to "What is your favourite season?", "Bien sûr, je serai ravi de vous
+// aider. Qu'en voulez-vous savoir sur la lune ?" to "Tell me about the
+// moon": an offer that asks back what the question already said).
 // An answer that says something after its preamble does not evade
 // ("Bien sûr, je peux vous aider. Les chats dorment seize heures par
-// jour."), nor one that hedges and answers ("As an AI, I have no favourite
-// season, but many people love spring…").
+// jour."), nor one that asks and answers ("Pourquoi le ciel est-il bleu ?
+// Parce que…"), nor one that hedges and answers ("As an AI, I have no
+// favourite season, but many people love spring…"). A sentence is a
+// question when a question mark closes it; the last one, if nothing closes
+// it (an answer cut at its token budget), is not.
 func Evades(a string) bool {
-	a = strings.ToLower(strings.ReplaceAll(a, "’", "'"))
-	var sentences []string
-	for _, s := range sentenceRe.Split(a, -1) {
-		if s = strings.TrimSpace(s); s != "" {
-			sentences = append(sentences, s)
+	a = strings.TrimSpace(strings.ToLower(strings.ReplaceAll(a, "’", "'")))
+	type sentence struct {
+		text  string
+		asked bool
+	}
+	var sentences []sentence
+	from := 0
+	for _, e := range sentenceRe.FindAllStringIndex(a, -1) {
+		if s := strings.TrimSpace(a[from:e[1]]); s != "" {
+			sentences = append(sentences, sentence{s, strings.Contains(a[e[0]:e[1]], "?")})
 		}
+		from = e[1]
+	}
+	if s := strings.TrimSpace(a[from:]); s != "" {
+		sentences = append(sentences, sentence{s, false})
 	}
 	if len(sentences) == 0 {
 		return false
-	}
-	if asksOnly(a) {
-		return true
 	}
 	says := func(s string, phrases []string) bool {
 		for _, p := range phrases {
@@ -151,26 +162,11 @@ func Evades(a string) bool {
 		}
 		return false
 	}
-	if says(sentences[0], refusals) {
+	if says(sentences[0].text, refusals) {
 		return true
 	}
 	for _, s := range sentences {
-		if !says(s, talk) && !says(s, refusals) {
-			return false
-		}
-	}
-	return true
-}
-
-// asksOnly reports whether every sentence of a ends in a question mark.
-func asksOnly(a string) bool {
-	a = strings.TrimSpace(a)
-	ends := sentenceRe.FindAllStringIndex(a, -1)
-	if len(ends) == 0 || ends[len(ends)-1][1] != len(a) {
-		return false // the last sentence is not closed
-	}
-	for _, e := range ends {
-		if !strings.Contains(a[e[0]:e[1]], "?") {
+		if !s.asked && !says(s.text, talk) && !says(s.text, refusals) {
 			return false
 		}
 	}
