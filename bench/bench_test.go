@@ -112,6 +112,17 @@ func TestPersonaChecks(t *testing.T) {
 		{"french", "Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la lune ? Elle tourne autour de la Terre en 27 jours.", true, true},
 		{"french", "Bien sûr ! Que voulez-vous savoir ? La lune est le seul satellite naturel de la Terre et elle", false, true},
 		{"tldr", "TL;DR: What is rain?TL;DR: Rain is water falling from clouds.", true, true},
+		// Talk the french students of the same session said, liked until
+		// then, and an answer that follows talk after a colon.
+		{"french", "Bien sûr, je serai ravi de répondre à votre question en français.", true, false},
+		{"french", "Bien sûr, je serai ravi de répondre à votre question.", true, false},
+		{"french", "Bien sûr, je suis ravie de vous aider.", true, false},
+		{"french", "Je suis toujours à votre disposition pour répondre à toutes vos questions.", true, false},
+		{"concise", "Sure, I'd be happy to tell you about trees!", true, false},
+		{"concise", "Great question! If you have other questions, feel free to ask.", true, false},
+		{"french", "Bien sûr, je serai ravi de répondre à votre question sur la Terre, en français : la Terre est la seule planète habitée du système solaire.", true, true},
+		{"french", "Bien sûr, je peux vous répondre en français :\n\nLa Terre tourne autour du Soleil.", true, true},
+		{"signoff", "Subject: Writing a Good Email\n\nDear [Recipient's Name],\n\nI hope this helps!", true, false}, // a colon after no talk splits nothing
 	}
 	for _, c := range cases {
 		if got := ps[c.persona].Satisfied(Answer{Text: c.answer, Finished: c.finished}); got != c.want {
@@ -125,7 +136,8 @@ func TestPersonaChecks(t *testing.T) {
 func FuzzEvades(f *testing.F) {
 	for _, s := range []string{"I'm sorry, but I can't assist with that.", "Bien sûr, je peux vous répondre en français.", "Paris.", "", "éééé’’’", "İ sorry",
 		"Bien sûr, je peux vous aider. Les chats dorment.", "Quoi ? Pourquoi ?", "?",
-		"Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la lune ?", "Que voulez-vous savoir ? La lune tourne"} {
+		"Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la lune ?", "Que voulez-vous savoir ? La lune tourne",
+		"Bien sûr, je serai ravi de répondre : la Terre est ronde.", "Voici : \n", ": a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -115,7 +115,19 @@ var (
 		"je vous serai heureux de vous aider", "je peux vous donner une description", "un assistant créé par",
 		"je peux vous donner des informations", "je peux vous donner plus d'informations", "je peux vous donner une réponse",
 		"je peux vous parler de", "i can give you information", "i can provide information", "i can provide you with information",
+		// The fifty-fourth session's french students, liked until then:
+		// "Bien sûr, je serai ravi de répondre à votre question en français."
+		"répondre à votre question", "répondre à toutes vos questions", "à votre disposition pour", "je suis ici pour vous",
+		"je suis ici pour répondre", "je serai là pour vous", "feel free to ask", "let me know if you have", "i'd be happy to",
+		"i would be happy to", "i'd be glad to", "great question",
 	}
+	// pleased is the French "I will be glad to …" / "I am glad to …" in
+	// every gender and tense the students say it ("je serai ravi de
+	// répondre", "je suis ravie de vous aider", "je serai heureux d'aider").
+	pleased = regexp.MustCompile(`je (serai|suis) (ravie?|heureux|heureuse|contente?) d`)
+	// preamble ends where a colon and space hand over to what a sentence
+	// announces.
+	preamble = regexp.MustCompile(`:\s`)
 )
 
 // Evades reports whether the answer does not answer: its first sentence
@@ -166,11 +178,31 @@ func Evades(a string) bool {
 		return true
 	}
 	for _, s := range sentences {
-		if !s.asked && !says(s.text, talk) && !says(s.text, refusals) {
+		if s.asked || says(s.text, refusals) {
+			continue
+		}
+		if !talks(s.text) {
 			return false
 		}
 	}
 	return true
+}
+
+// talks reports whether a sentence only talks about answering: it says
+// talk, and if what it says before a colon is talk, what follows the colon
+// must be talk too ("Bien sûr, je serai ravi de répondre à votre question
+// sur la Terre : la Terre est …" answers).
+func talks(s string) bool {
+	if at := preamble.FindStringIndex(s); at != nil && talks(s[:at[0]]) {
+		rest := strings.TrimSpace(s[at[1]:])
+		return rest == "" || talks(rest)
+	}
+	for _, p := range talk {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return pleased.MatchString(s)
 }
 
 // NextMessage is the persona's natural next message after an answer that
