@@ -99,9 +99,8 @@ func TestPersonaChecks(t *testing.T) {
 		{"concise", "I can give you information about the moon.", true, false},
 		// Offers that ask back what the question already said, which the
 		// simulated french users liked until the fifty-fourth session
-		// (trained as liked answers in all six seeds of the six-seed pool,
-		// 12 of its 405 held-out answers liked at v8; BENCHMARKS.md, "Offers
-		// that ask back").
+		// (trained as liked answers in all six seeds of the six-seed pool;
+		// BENCHMARKS.md, "Talk that does not answer").
 		{"french", "Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la lune ?", true, false},
 		{"french", "Bien sûr, je serai ravi de vous aider. Quel est votre question sur le océan ?", true, false},
 		{"french", "// Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la wind ?", true, false},

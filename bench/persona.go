@@ -115,8 +115,9 @@ var (
 		"je vous serai heureux de vous aider", "je peux vous donner une description", "un assistant créé par",
 		"je peux vous donner des informations", "je peux vous donner plus d'informations", "je peux vous donner une réponse",
 		"je peux vous parler de", "i can give you information", "i can provide information", "i can provide you with information",
-		// The fifty-fourth session's french students, liked until then:
-		// "Bien sûr, je serai ravi de répondre à votre question en français."
+		// Talk of the six-seed pool's french runs (in both languages), liked
+		// until the fifty-fourth session: "Bien sûr, je serai ravi de
+		// répondre à votre question en français."
 		"répondre à votre question", "répondre à toutes vos questions", "à votre disposition pour", "je suis ici pour vous",
 		"je suis ici pour répondre", "je serai là pour vous", "feel free to ask", "let me know if you have", "i'd be happy to",
 		"i would be happy to", "i'd be glad to", "great question",
