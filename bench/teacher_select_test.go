@@ -135,15 +135,18 @@ func TestMeasureSelectedThroughGateway(t *testing.T) {
 // of the feedback's words"; before the rule: 12, and 2, 18, 16, 17), less
 // the picks that do not answer (Evades, "Answers that do not answer"):
 // one signoff pick, and four french ones before the rule and after it
-// ("Je suis désolé, mais je ne peux pas vous aider avec cette demande.").
+// ("Je suis désolé, mais je ne peux pas vous aider avec cette demande."),
+// and a fifth since the fifty-fourth session, an offer that asks back
+// ("Oui, je suis prêt à répondre. Que puis-je vous aider aujourd'hui ?",
+// BENCHMARKS.md, "Talk that does not answer").
 func TestRefuseOnRecordedDraws(t *testing.T) {
 	for _, c := range []struct {
 		file             string
 		selected, before map[string]int
 	}{
 		{"results/2026-11-25-qwen-student/teacher-1.5b-signoff/n4-signoff.json", map[string]int{"signoff": 13}, map[string]int{"signoff": 11}},
-		{"results/2026-11-25-qwen-student/teacher-self/n4.json", map[string]int{"signoff": 5, "concise": 18, "french": 14, "tldr": 17},
-			map[string]int{"signoff": 2, "concise": 18, "french": 12, "tldr": 17}},
+		{"results/2026-11-25-qwen-student/teacher-self/n4.json", map[string]int{"signoff": 5, "concise": 18, "french": 13, "tldr": 17},
+			map[string]int{"signoff": 2, "concise": 18, "french": 11, "tldr": 17}},
 	} {
 		raw, err := os.ReadFile(c.file)
 		if err != nil {
