@@ -167,14 +167,6 @@ func Evades(a string) bool {
 	if len(sentences) == 0 {
 		return false
 	}
-	says := func(s string, phrases []string) bool {
-		for _, p := range phrases {
-			if strings.Contains(s, p) {
-				return true
-			}
-		}
-		return false
-	}
 	if says(sentences[0].text, refusals) {
 		return true
 	}
@@ -198,12 +190,17 @@ func talks(s string) bool {
 		rest := strings.TrimSpace(s[at[1]:])
 		return rest == "" || talks(rest)
 	}
-	for _, p := range talk {
+	return says(s, talk) || pleased.MatchString(s)
+}
+
+// says reports whether s contains one of the phrases.
+func says(s string, phrases []string) bool {
+	for _, p := range phrases {
 		if strings.Contains(s, p) {
 			return true
 		}
 	}
-	return pleased.MatchString(s)
+	return false
 }
 
 // NextMessage is the persona's natural next message after an answer that

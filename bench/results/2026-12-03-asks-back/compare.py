@@ -38,10 +38,11 @@ rerun = 0
 for persona in ('concise', 'signoff', 'tldr', 'french'):
     for seed in range(1, 7):
         folder = POOL[(persona, seed)]
-        recorded, reread = REREAD[folder]
+        reread = REREAD[folder][1]
         d = os.path.join(runs, f'{persona}-s{seed}')
-        if persona == 'french' and os.path.exists(os.path.join(d, 'learn.json')) and len(read(d)['sat']) == 9:
-            a, b = read(d), read(os.path.join(R, folder))
+        a = read(d) if persona == 'french' and os.path.exists(os.path.join(d, 'learn.json')) else None
+        if a is not None and len(a['sat']) == 9:  # a finished rerun
+            b = read(os.path.join(R, folder))
             same = sum(x == y for x, y in zip(a['held_out'], b['held_out']))
             print(f"french seed {seed}: rounds with the pooled run's 20 held-out answers {same} of {len(b['held_out'])}")
             print(f"  today's users  {line(a):40s} v8 {a['sat'][-1]:2d}  r4-8 {sum(a['sat'][4:]):3d}  ret {a['ret']}/8"
