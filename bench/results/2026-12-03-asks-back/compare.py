@@ -1,6 +1,7 @@
 """French on serve's defaults with simulated users that no longer like talk that does not answer or asks back
 ("Bien sûr, je serai ravi de répondre à votre question.", "Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous
-savoir sur la lune ?"; bench.Evades at 30c023e): french-sSEED in this folder (bin-s54, run.sh), or RUNS, against the same seed's run in the
+savoir sur la lune ?"; bench.Evades at 30c023e): french-sSEED in this folder (seeds 1-2 on bin-s54 = 30c023e, seeds 3-6
+on bin-s55 = fd91096, whose users are the same; run.sh), or RUNS, against the same seed's run in the
 six-seed pool (../2026-12-02-defaults-816/pool.py --retry --seed3 --rollback-default --seed4 --seeds56
 --fit), as recorded and as its held-out answers read with today's check (reread.txt, written by
 `go run ./bench/results/2026-11-28-repair/_rescore` on the pool's 24 learn.json files).
@@ -10,8 +11,8 @@ Run from this folder:
 
 Then the six-seed pool as today's users score it: concise, signoff and tldr are the pool's runs
 (no answer of theirs, rated or held out, changes verdict under the fix, so a rerun is the same
-run), french the runs here where there is one and otherwise the pooled run re-read (a composite:
-that run was trained by users who liked its offers)."""
+run), french the runs here where there is one (all six since the fifty-fifth session) and otherwise the
+pooled run re-read (a composite: that run was trained by users who liked its offers)."""
 import json, math, os, re, sys
 here = os.path.dirname(os.path.abspath(__file__))
 runs = sys.argv[1] if len(sys.argv) > 1 else here
@@ -34,6 +35,7 @@ def retention(d):
     return [(e['retention_right'], e['retention_asked']) for e in run['evals']]
 
 rounds = [[0, 0, 0, 0] for _ in range(9)]  # liked, asked, retention right, retention asked
+last = {}  # persona -> liked at v8 over its six seeds
 rerun = 0
 for persona in ('concise', 'signoff', 'tldr', 'french'):
     for seed in range(1, 7):
@@ -53,12 +55,15 @@ for persona in ('concise', 'signoff', 'tldr', 'french'):
             rerun += 1
         else:
             ks, ret = reread, retention(os.path.join(R, folder))
+        last[persona] = last.get(persona, 0) + ks[-1]
         for r in range(9):
             rounds[r][0] += ks[r]
             rounds[r][1] += 20
             rounds[r][2] += ret[r][0]
             rounds[r][3] += ret[r][1]
-print(f"\nthe six-seed pool as today's users score it (french: {rerun} of 6 seeds rerun, the rest re-read):")
+rest = ', the rest re-read' if rerun < 6 else ''
+print(f"\nthe six-seed pool as today's users score it (french: {rerun} of 6 seeds rerun{rest}):")
 for r, (k, n, ret, rn) in enumerate(rounds):
     lo, hi = wilson(k, n)
     print(f"round {r}: {k}/{n} = {k/n:.2f} [{lo:.2f}, {hi:.2f}]  retention {ret}/{rn}")
+print('at v8 by persona: ' + ', '.join(f'{p} {k}/120' for p, k in last.items()))
