@@ -13,7 +13,7 @@ Then the six-seed pool as today's users score it: concise, signoff and tldr are 
 (no answer of theirs, rated or held out, changes verdict under the fix, so a rerun is the same
 run), french the runs here where there is one (all six since the fifty-fifth session) and otherwise the
 pooled run re-read (a composite: that run was trained by users who liked its offers)."""
-import json, math, os, re, sys
+import json, os, re, sys
 here = os.path.dirname(os.path.abspath(__file__))
 runs = sys.argv[1] if len(sys.argv) > 1 else here
 R = os.path.join(here, '..')
