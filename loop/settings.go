@@ -106,6 +106,10 @@ type Settings struct {
 	// DistillCoef: cross-entropy weight of teacher-written responses
 	// (rl.StepConfig.DistillCoef); 0 trains them through the PPO objective.
 	DistillCoef float64
+	// DistillFocus weighs the cross-entropy of a teacher-written token by
+	// how much the hint makes it likelier to the policy
+	// (rl.StepConfig.DistillFocus); 0, the default, weighs them alike.
+	DistillFocus float64
 	// Promotion: the retention gate (see rl.RetentionConfig).
 	NoRetentionGate  bool
 	RetentionMaxLost int
@@ -200,6 +204,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
 	fs.StringVar(&s.OPDResponse, "opd-response", DefaultOPDResponse, "which response OPD trains on: student (the teacher re-scores the policy's sampled answer), teacher (the teacher, shown the hint, writes the answer: context distillation) or both (one turn trains on the two)")
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")
+	fs.Float64Var(&s.DistillFocus, "distill-focus", 0, "weigh each token of a teacher-written response trained by cross-entropy by 1 + this × the nats (at most 4) by which the hint makes it likelier to the policy, so the words that do what the feedback asks weigh more than the rest of the teacher's text, as when the teacher is a larger model whose style the student does not share (0: every token weighs the same)")
 	fs.Float64Var(&s.DistillCoef, "distill-coef", DefaultDistillCoef, "train teacher-written responses (--opd-response teacher or both) by this weight × their tokens' cross-entropy, unclipped (0: through the PPO objective with the clipped teacher − old advantage)")
 	fs.IntVar(&s.Epochs, "ppo-epochs", DefaultEpochs, "optimizer steps per batch (PPO epochs: π_old is fixed by the first, the clip bounds the others)")
 	fs.StringVar(&s.LossMean, "loss-mean", string(rl.MeanToken), "how a step averages its answers' token losses: token (over every token of the step, so the longest answers weigh most) or sample (each answer's mean, then the answers', so every answer weighs the same)")
@@ -432,6 +437,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	if s.DistillCoef < 0 {
 		return nil, fmt.Errorf("--distill-coef %g: want ≥ 0", s.DistillCoef)
+	}
+	if s.DistillFocus < 0 || math.IsNaN(s.DistillFocus) {
+		return nil, fmt.Errorf("--distill-focus %g: want ≥ 0", s.DistillFocus)
 	}
 	if s.MomentumReset != "" {
 		if _, err := rl.ParseMomentumReset(s.MomentumReset); err != nil {
@@ -691,6 +699,10 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 		return step, fmt.Errorf("--distill-coef %g: want ≥ 0", s.DistillCoef)
 	}
 	step.DistillCoef = s.DistillCoef
+	if s.DistillFocus < 0 || math.IsNaN(s.DistillFocus) {
+		return step, fmt.Errorf("--distill-focus %g: want ≥ 0", s.DistillFocus)
+	}
+	step.DistillFocus = s.DistillFocus
 	return step, nil
 }
 

@@ -470,6 +470,35 @@ func TestDistillCoefFlag(t *testing.T) {
 	}
 }
 
+// TestDistillFocusFlag: --distill-focus reaches the step configuration
+// (rl.StepConfig.DistillFocus), 0 unset; a negative value is refused with
+// the flag's name.
+func TestDistillFocusFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want float64
+		err  string
+	}{
+		{nil, 0, ""},
+		{[]string{"--distill-focus", "1.5"}, 1.5, ""},
+		{[]string{"--distill-focus", "-1"}, 0, "--distill-focus -1: want ≥ 0"},
+	} {
+		var s Settings
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		s.AddFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		step, err := s.stepConfig()
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%v: error %v, want %q", c.args, err, c.err)
+		case c.err == "" && (err != nil || step.DistillFocus != c.want):
+			t.Errorf("%v: DistillFocus %g, %v; want %g", c.args, step.DistillFocus, err, c.want)
+		}
+	}
+}
+
 // TestStepFlags: --momentum-reset, --loss-mean and --rehearsal-scale reach the step
 // configuration; unset they are the defaults (keep, the token mean, fixed); a bad
 // value is refused with the flag's name.

@@ -17,18 +17,39 @@ package rl
 // the forward KL from the hint-conditioned teacher to the student; it needs no
 // teacher log-probabilities, so any teacher's token ids will do.
 
-// distillLoss writes the gradient of −coef·Σ log p into dlogp and returns
-// the summed loss and its stats.
-func distillLoss(coef float64, logp, dlogp, dentropy []float32) (float64, TokenStats) {
+// distillLoss writes the gradient of −coef·Σ w_t·log p_t into dlogp and
+// returns the summed loss and its stats. w_t is focusWeight's (1 for every
+// token when focus is 0 or the sample has no teacher log-probabilities).
+func distillLoss(coef, focus float64, teacher, logp, dlogp, dentropy []float32) (float64, TokenStats) {
 	st := TokenStats{Tokens: len(logp)}
 	var sum float64
 	for t, lp := range logp {
-		sum -= coef * float64(lp)
-		dlogp[t] = float32(-coef)
+		c := coef
+		if focus != 0 && teacher != nil {
+			c *= focusWeight(focus, teacher[t], lp)
+		}
+		sum -= c * float64(lp)
+		dlogp[t] = float32(-c)
 		dentropy[t] = 0
 	}
 	st.PolicyLoss = sum
 	return sum, st
+}
+
+// FocusCap bounds the gap focusWeight reads, in nats: a token the hint
+// makes 4 nats likelier or more weighs 1 + 4·focus.
+const FocusCap = 4.0
+
+// focusWeight is a teacher-written token's cross-entropy weight under
+// StepConfig.DistillFocus: 1 + focus·clamp(teacher − logp, 0, FocusCap),
+// where teacher is the policy's own log-probability of the token with the
+// hint in context (the sample's TeacherLogprobs) and logp the current
+// policy's without it, read as a constant (no gradient flows through the
+// weight). The tokens the hint explains, the ones that carry what the user
+// asked for, weigh more than the rest of the teacher's text; as the
+// student learns them the gap closes and the weight returns to 1.
+func focusWeight(focus float64, teacher, logp float32) float64 {
+	return 1 + focus*min(max(float64(teacher)-float64(logp), 0), FocusCap)
 }
 
 // distillCoef is the cross-entropy weight a sample is trained with, or 0

@@ -41,6 +41,8 @@ func (g *gradStepper) Step(ctx context.Context, seqs []train.Sequence, obj train
 // clipped teacher − old advantage, and a teacher-written response with no
 // teacher log-probabilities falls back to cross-entropy of weight 1. Under
 // LossMean "sample" each response weighs the same whatever its length.
+// Under DistillFocus each teacher-written token's cross-entropy weighs
+// 1 + focus × the hint's gain on it, clamped to [0, FocusCap] nats.
 func TestDistillGradientsTorch(t *testing.T) {
 	dir := filepath.Join("..", "train", "testdata", "llama")
 	raw, err := os.ReadFile(filepath.Join(dir, "inputs.json"))
@@ -63,6 +65,7 @@ func TestDistillGradientsTorch(t *testing.T) {
 	}
 	var ref struct {
 		Coef   float64            `json:"coef"`
+		Focus  float64            `json:"focus"`
 		Losses map[string]float64 `json:"losses"`
 	}
 	if err := json.Unmarshal(raw, &ref); err != nil {
@@ -95,12 +98,14 @@ func TestDistillGradientsTorch(t *testing.T) {
 	cases := []struct {
 		name  string
 		coef  float64
+		focus float64
 		mean  LossMean
 		batch []TrainSample
 	}{
-		{"distill", ref.Coef, MeanToken, []TrainSample{rated, written, anchor}},
-		{"ppo", 0, "", []TrainSample{rated, written, bare}},
-		{"sample_mean", ref.Coef, MeanSample, []TrainSample{rated, written, anchor}},
+		{"distill", ref.Coef, 0, MeanToken, []TrainSample{rated, written, anchor}},
+		{"ppo", 0, 0, "", []TrainSample{rated, written, bare}},
+		{"sample_mean", ref.Coef, 0, MeanSample, []TrainSample{rated, written, anchor}},
+		{"focus", ref.Coef, ref.Focus, MeanToken, []TrainSample{rated, written, anchor}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,6 +116,7 @@ func TestDistillGradientsTorch(t *testing.T) {
 			g := &gradStepper{Trainer: tr}
 			cfg := DefaultStepConfig()
 			cfg.Advantage.OPDClip, cfg.Advantage.Baseline, cfg.DistillCoef, cfg.LossMean = 1, BaselineNone, tc.coef, tc.mean
+			cfg.DistillFocus = tc.focus
 			if _, err := PolicyStep(context.Background(), g, cfg, tc.batch); err != nil {
 				t.Fatal(err)
 			}
@@ -206,5 +212,23 @@ func TestDistillIsUnclipped(t *testing.T) {
 	}
 	if !(ce4 > ppo4+0.1) {
 		t.Errorf("four epochs: log-prob gain %g by cross-entropy, %g through the clipped PPO (one epoch %g); want the clip to hold PPO back", ce4, ppo4, ppo1)
+	}
+}
+
+// TestFocusWeight: 1 where the hint does not make the token likelier, 1 +
+// focus × the gap in between, 1 + focus × FocusCap past the cap.
+func TestFocusWeight(t *testing.T) {
+	for _, c := range []struct {
+		teacher, logp float32
+		want          float64
+	}{
+		{-3, -1, 1},                    // the hint makes it less likely
+		{-2, -2, 1},                    // no gain
+		{-1, -3, 1 + 0.5*2},            // 2 nats
+		{-0.5, -9.5, 1 + 0.5*FocusCap}, // 9 nats, capped
+	} {
+		if got := focusWeight(0.5, c.teacher, c.logp); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("focusWeight(0.5, %g, %g) = %g, want %g", c.teacher, c.logp, got, c.want)
+		}
 	}
 }

@@ -70,6 +70,13 @@ type StepConfig struct {
 	// DistillCoef × their tokens' cross-entropy (distill.go) instead of the
 	// clipped teacher − old advantage under the PPO objective.
 	DistillCoef float64
+	// DistillFocus, when > 0, weighs each token of a teacher-written
+	// sample trained by cross-entropy by 1 + DistillFocus × how many nats
+	// (at most FocusCap) the hint makes it likelier to the policy
+	// (TeacherLogprobs − the current log-probability; focusWeight), so the
+	// tokens that carry what the feedback asked for weigh more than the
+	// rest of the teacher's text. 0: every token weighs the same.
+	DistillFocus float64
 	// MomentumReset says when the step zeroes the optimizer's first
 	// moment (Stepper.ResetMomentum) before it updates: MomentumNoSignal,
 	// MomentumEveryStep, or never ("" or MomentumKeep, the default).
@@ -295,6 +302,7 @@ type batchObjective struct {
 	// anchorScale multiplies every anchor's advantage (AnchorScale).
 	anchorScale float64
 	distill     []float64   // per sample: cross-entropy weight, 0 = PPO
+	focus       float64     // StepConfig.DistillFocus
 	bounds      []float64   // per sample: TrainSample.Bound
 	bases       [][]float32 // per sample with a bound: the base model's logprobs
 	// weights[i] scales sample i's loss and gradients (sampleWeights);
@@ -321,7 +329,7 @@ func (o *batchObjective) TokenLoss(i int, logp, entropy, dlogp, dentropy []float
 
 func (o *batchObjective) tokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float64 {
 	if o.distill != nil && o.distill[i] != 0 {
-		l, st := distillLoss(o.distill[i], logp, dlogp, dentropy)
+		l, st := distillLoss(o.distill[i], o.focus, o.teachers[i], logp, dlogp, dentropy)
 		o.stats.Add(st)
 		return l
 	}
@@ -486,7 +494,8 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
 		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples)),
 		anchors: make([]float64, len(samples)), distill: make([]float64, len(samples)),
-		bounds: make([]float64, len(samples)), bases: bases, weights: sampleWeights(cfg.LossMean, seqs), anchorScale: 1}
+		bounds: make([]float64, len(samples)), bases: bases, weights: sampleWeights(cfg.LossMean, seqs), anchorScale: 1,
+		focus: cfg.DistillFocus}
 	if cfg.AnchorScale == AnchorSignal {
 		obj.anchorScale = stepSignalShare(cfg.Advantage, samples, rewards)
 	}
@@ -495,6 +504,10 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 			continue
 		}
 		if obj.distill[i] = distillCoef(cfg, s); obj.distill[i] != 0 {
+			if cfg.DistillFocus != 0 && s.TeacherLogprobs != nil && len(s.TeacherLogprobs) != len(s.ResponseIDs) {
+				return Metrics{}, fmt.Errorf("policy step: sample %d: %d teacher logprobs for %d response tokens", i, len(s.TeacherLogprobs), len(s.ResponseIDs))
+			}
+			obj.teachers[i] = s.TeacherLogprobs // read by DistillFocus
 			continue
 		}
 		o := old[i]

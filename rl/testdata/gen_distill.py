@@ -25,6 +25,9 @@ clipped to +-1, no reward baseline; the loss averaged over all response tokens):
     seq 2  teacher-written, no teacher log-probs: 1 x cross-entropy (the fallback)
   case "sample_mean" (StepConfig.LossMean = "sample"): the "distill" batch, each
     sequence's loss averaged over its own tokens and then over the three sequences
+  case "focus" (StepConfig.DistillFocus = 1.5): the "distill" batch, seq 1's
+    cross-entropy weighted per token by 1 + 1.5 x clamp(teacher - logp, 0, 4),
+    logp detached (rl.focusWeight)
 
 Writes rl/testdata/distill_grads.safetensors ("<case>/<peft tensor name>") and
 rl/testdata/distill_loss.json (the two losses).
@@ -41,6 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 LLAMA = os.path.join(ROOT, "train", "testdata", "llama")
 COEF = 2.5
+FOCUS = 1.5
 
 
 def logps(model, seqs):
@@ -73,8 +77,10 @@ def main():
     gap = lambda i, lp: torch.clamp(teacher[i] - lp.detach(), -1, 1)
     # Each case gives its three sequences' summed losses.
     distill = lambda lp: [ppo(lp[0], 1 + gap(0, lp[0])), COEF * (-lp[1]).sum(), ppo(lp[2], torch.ones_like(lp[2]))]
+    focus = lambda lp: COEF * (-(1 + FOCUS * torch.clamp(teacher[1] - lp[1].detach(), 0, 4)) * lp[1]).sum()
     cases = {
         "distill": (distill, "token"),
+        "focus": (lambda lp: [ppo(lp[0], 1 + gap(0, lp[0])), focus(lp), ppo(lp[2], torch.ones_like(lp[2]))], "token"),
         "ppo": (lambda lp: [ppo(lp[0], 1 + gap(0, lp[0])), ppo(lp[1], gap(1, lp[1])), (-lp[2]).sum()], "token"),
         "sample_mean": (distill, "sample"),
     }
@@ -92,7 +98,7 @@ def main():
             if "lora_" in pn:
                 grads[f"{name}/{pn.replace('.default', '')}"] = p.grad.detach().clone().contiguous()
     save_file(grads, os.path.join(HERE, "distill_grads.safetensors"))
-    json.dump({"coef": COEF, "losses": losses}, open(os.path.join(HERE, "distill_loss.json"), "w"), indent=1)
+    json.dump({"coef": COEF, "focus": FOCUS, "losses": losses}, open(os.path.join(HERE, "distill_loss.json"), "w"), indent=1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,43 @@
+"""The demo model's default grid (3 versions of 8) by teacher: its own (the recorded grid,
+../2026-12-03-fit-tldr-french/grid-fit, serve's defaults on bin-s51b), Qwen2.5-Coder-1.5B
+through --teacher-serve (grid-s1, pair-s2's combine arm), and the 1.5B with --distill-focus 1
+(focus1-s1, pair-s2's focus1 arm), and its own teacher with --distill-focus 1 (own-focus1). Held-out k of 20 by round 0-3, with the mean words; "="
+where the served version did not change (the step rejected or held). Run from this folder:
+
+    python3 compare.py
+"""
+import json, os
+here = os.path.dirname(os.path.abspath(__file__))
+SOURCES = [('own teacher (recorded)', os.path.join(here, '..', '2026-12-03-fit-tldr-french', 'grid-fit'), 'combine'),
+           ('1.5B teacher', os.path.join(here, 'grid-s1'), 'combine'),
+           ('1.5B teacher', os.path.join(here, 'pair-s2'), 'combine'),
+           ('1.5B teacher, --distill-focus 1', os.path.join(here, 'focus1-s1'), 'focus1'),
+           ('1.5B teacher, --distill-focus 1', os.path.join(here, 'pair-s2'), 'focus1'),
+           ('own teacher, --distill-focus 1', os.path.join(here, 'own-focus1'), 'focus1')]
+rows = {}
+for label, d, arm in SOURCES:
+    p = os.path.join(d, 'learn.json')
+    if not os.path.exists(p):
+        continue
+    for run in json.load(open(p))['runs']:
+        if run['arm'] != arm:
+            continue
+        ev, ks = run['evals'], []
+        for i, e in enumerate(ev):
+            same = i > 0 and e['policy_version'] == ev[i - 1]['policy_version']
+            ks.append(('=' if same else '') + str(e['satisfied']))
+        rows.setdefault(label, []).append((run['persona'], run['seed'], ks, ev[-1]['satisfied'], ev[-1]['mean_words'],
+                                           ev[-1]['retention_right'], ev[-1]['retention_asked']))
+for label, rs in rows.items():
+    print(label)
+    for persona, seed, ks, last, words, rr, ra in sorted(rs, key=lambda r: (r[1], r[0])):
+        print(f"  {persona:8s} seed {seed}  {','.join(ks):16s} v3 {last:2d}  words {words:5.1f}  retention {rr}/{ra}")
+print()
+print('concise and signoff at v3, by seed:')
+for label, rs in rows.items():
+    by = {}
+    for persona, seed, ks, last, *_ in rs:
+        if persona in ('concise', 'signoff'):
+            by.setdefault(seed, 0)
+            by[seed] += last
+    print(f"  {label:32s} " + '  '.join(f"seed {s}: {k}/40" for s, k in sorted(by.items())))
