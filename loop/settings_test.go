@@ -470,48 +470,20 @@ func TestDistillCoefFlag(t *testing.T) {
 	}
 }
 
-// TestDistillFocusFlag: --distill-focus reaches the step configuration
-// (rl.StepConfig.DistillFocus), 0 unset; a negative value is refused with
-// the flag's name.
-func TestDistillFocusFlag(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want float64
-		err  string
-	}{
-		{nil, 0, ""},
-		{[]string{"--distill-focus", "1.5"}, 1.5, ""},
-		{[]string{"--distill-focus", "-1"}, 0, "--distill-focus -1: want ≥ 0"},
-	} {
-		var s Settings
-		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-		s.AddFlags(fs)
-		if err := fs.Parse(c.args); err != nil {
-			t.Fatal(err)
-		}
-		step, err := s.stepConfig()
-		switch {
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%v: error %v, want %q", c.args, err, c.err)
-		case c.err == "" && (err != nil || step.DistillFocus != c.want):
-			t.Errorf("%v: DistillFocus %g, %v; want %g", c.args, step.DistillFocus, err, c.want)
-		}
-	}
-}
-
-// TestStepFlags: --momentum-reset, --loss-mean and --rehearsal-scale reach the step
-// configuration; unset they are the defaults (keep, the token mean, fixed); a bad
-// value is refused with the flag's name.
+// TestStepFlags: --momentum-reset, --loss-mean, --rehearsal-scale and --distill-focus
+// reach the step configuration; unset they are the defaults (keep, the token mean,
+// fixed, 0); a bad value is refused with the flag's name.
 func TestStepFlags(t *testing.T) {
 	for _, c := range []struct {
 		args     []string
 		momentum rl.MomentumReset
 		mean     rl.LossMean
 		anchors  rl.AnchorScale
+		focus    float64
 	}{
-		{nil, rl.MomentumKeep, rl.MeanToken, rl.AnchorFixed},
-		{[]string{"--momentum-reset", "no-signal"}, rl.MomentumNoSignal, rl.MeanToken, rl.AnchorFixed},
-		{[]string{"--momentum-reset", "every-step", "--loss-mean", "sample", "--rehearsal-scale", "signal"}, rl.MomentumEveryStep, rl.MeanSample, rl.AnchorSignal},
+		{nil, rl.MomentumKeep, rl.MeanToken, rl.AnchorFixed, 0},
+		{[]string{"--momentum-reset", "no-signal"}, rl.MomentumNoSignal, rl.MeanToken, rl.AnchorFixed, 0},
+		{[]string{"--momentum-reset", "every-step", "--loss-mean", "sample", "--rehearsal-scale", "signal", "--distill-focus", "1.5"}, rl.MomentumEveryStep, rl.MeanSample, rl.AnchorSignal, 1.5},
 	} {
 		var s Settings
 		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -520,11 +492,11 @@ func TestStepFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		step, err := s.stepConfig()
-		if err != nil || step.MomentumReset != c.momentum || step.LossMean != c.mean || step.AnchorScale != c.anchors {
-			t.Fatalf("%v: momentum reset %q, loss mean %q, anchors %q, %v; want %q, %q, %q", c.args, step.MomentumReset, step.LossMean, step.AnchorScale, err, c.momentum, c.mean, c.anchors)
+		if err != nil || step.MomentumReset != c.momentum || step.LossMean != c.mean || step.AnchorScale != c.anchors || step.DistillFocus != c.focus {
+			t.Fatalf("%v: momentum reset %q, loss mean %q, anchors %q, focus %g, %v; want %q, %q, %q, %g", c.args, step.MomentumReset, step.LossMean, step.AnchorScale, step.DistillFocus, err, c.momentum, c.mean, c.anchors, c.focus)
 		}
 	}
-	for flag, bad := range map[string]Settings{"--momentum-reset": {MomentumReset: "sometimes"}, "--loss-mean": {LossMean: "median"}, "--rehearsal-scale": {RehearsalScale: "loud"}} {
+	for flag, bad := range map[string]Settings{"--momentum-reset": {MomentumReset: "sometimes"}, "--loss-mean": {LossMean: "median"}, "--rehearsal-scale": {RehearsalScale: "loud"}, "--distill-focus": {DistillFocus: -1}} {
 		if _, err := bad.stepConfig(); err == nil || !strings.Contains(err.Error(), flag) {
 			t.Fatalf("a bad %s: %v", flag, err)
 		}
