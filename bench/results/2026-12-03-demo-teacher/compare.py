@@ -1,7 +1,8 @@
 """The demo model's default grid (3 versions of 8) by teacher: its own (the recorded grid,
 ../2026-12-03-fit-tldr-french/grid-fit, serve's defaults on bin-s51b), Qwen2.5-Coder-1.5B
 through --teacher-serve (grid-s1, pair-s2's combine arm), and the 1.5B with --distill-focus 1
-(focus1-s1, pair-s2's focus1 arm), and its own teacher with --distill-focus 1 (own-focus1). Held-out k of 20 by round 0-3, with the mean words; "="
+(focus1-s1, pair-s2's focus1 arm), and its own teacher with --distill-focus 1 (own-focus1). Then signoff seed 1 over 6 versions of 8 with and without --distill-focus 1
+(focus1-signoff6-s1, base-signoff6-s1). Held-out k of 20 by round, with the mean words; "="
 where the served version did not change (the step rejected or held). Run from this folder:
 
     python3 compare.py
@@ -13,7 +14,9 @@ SOURCES = [('own teacher (recorded)', os.path.join(here, '..', '2026-12-03-fit-t
            ('1.5B teacher', os.path.join(here, 'pair-s2'), 'combine'),
            ('1.5B teacher, --distill-focus 1', os.path.join(here, 'focus1-s1'), 'focus1'),
            ('1.5B teacher, --distill-focus 1', os.path.join(here, 'pair-s2'), 'focus1'),
-           ('own teacher, --distill-focus 1', os.path.join(here, 'own-focus1'), 'focus1')]
+           ('own teacher, --distill-focus 1', os.path.join(here, 'own-focus1'), 'focus1'),
+           ('1.5B teacher, 6 versions', os.path.join(here, 'base-signoff6-s1'), 'combine'),
+           ('1.5B teacher, --distill-focus 1, 6 versions', os.path.join(here, 'focus1-signoff6-s1'), 'focus1')]
 rows = {}
 for label, d, arm in SOURCES:
     p = os.path.join(d, 'learn.json')
@@ -31,10 +34,12 @@ for label, d, arm in SOURCES:
 for label, rs in rows.items():
     print(label)
     for persona, seed, ks, last, words, rr, ra in sorted(rs, key=lambda r: (r[1], r[0])):
-        print(f"  {persona:8s} seed {seed}  {','.join(ks):16s} v3 {last:2d}  words {words:5.1f}  retention {rr}/{ra}")
+        print(f"  {persona:8s} seed {seed}  {','.join(ks):16s} last {last:2d}  words {words:5.1f}  retention {rr}/{ra}")
 print()
 print('concise and signoff at v3, by seed:')
 for label, rs in rows.items():
+    if '6 versions' in label:
+        continue
     by = {}
     for persona, seed, ks, last, *_ in rs:
         if persona in ('concise', 'signoff'):

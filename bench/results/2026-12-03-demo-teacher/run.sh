@@ -19,3 +19,8 @@ nice -n 5 $BIN bench learn --model smollm2 --teacher-serve qwen2.5-coder-1.5b --
 # its own teacher (no --teacher-serve: serve's default grid), --distill-focus 1, seeds 1-2
 nice -n 5 $BIN bench learn --model smollm2 --personas concise,signoff --seeds 2 --first-seed 1 --keep-data \
   --arms "focus1:combine:--distill-focus=1" --out own-focus1 > own-focus1.log 2>&1
+# signoff, seed 1, 6 versions of 8, the 1.5B teacher with --distill-focus 1 and without (bin-s56f)
+nice -n 5 $BIN bench learn --model smollm2 --teacher-serve qwen2.5-coder-1.5b --personas signoff --versions 6 --seeds 1 \
+  --first-seed 1 --keep-data --arms "focus1:combine:$T:--distill-focus=1" --out focus1-signoff6-s1 > focus1-signoff6-s1.log 2>&1
+nice -n 5 $BIN bench learn --model smollm2 --teacher-serve qwen2.5-coder-1.5b --personas signoff --versions 6 --seeds 1 \
+  --first-seed 1 --keep-data --arms "combine:combine:$T" --out base-signoff6-s1 > base-signoff6-s1.log 2>&1
