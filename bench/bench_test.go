@@ -222,7 +222,7 @@ func TestSummariseAndRender(t *testing.T) {
 		{Arm: "off", Method: "off", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
 			{Round: 1, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
 		{Arm: "rl", Method: "rl", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
-			{Round: 1, Satisfied: 6, Asked: 10, RetentionRight: 7, RetentionAsked: 8}}},
+			{Round: 1, Satisfied: 6, Asked: 10, RetentionRight: 7, RetentionAsked: 8, Unfocused: true}}},
 		{Arm: "rl", Method: "rl", Persona: "concise", Seed: 2, Stalled: "round 2", Evals: []Eval{{Round: 0, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
 			{Round: 1, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8, Held: true}}},
 	}
@@ -231,11 +231,11 @@ func TestSummariseAndRender(t *testing.T) {
 		t.Fatalf("arms %+v", sums)
 	}
 	rl := sums[1]
-	if rl.Stalled != 1 || rl.Held != 1 || rl.Cells[0].Satisfied.K != 5 || rl.Cells[0].Satisfied.N != 20 || rl.Last().Satisfied.K != 9 || rl.Last().Runs != 2 {
+	if rl.Stalled != 1 || rl.Held != 1 || rl.Unfocused != 1 || rl.Cells[0].Satisfied.K != 5 || rl.Cells[0].Satisfied.N != 20 || rl.Last().Satisfied.K != 9 || rl.Last().Runs != 2 {
 		t.Errorf("rl summary %+v", rl)
 	}
 	md := Markdown(sums)
-	if !strings.Contains(md, "| rl | 0.25 [") || !strings.Contains(md, "| v0 | v1 |") || !strings.Contains(md, "| 1 | 0 (1 held) |") {
+	if !strings.Contains(md, "| rl | 0.25 [") || !strings.Contains(md, "| v0 | v1 |") || !strings.Contains(md, "| 1 | 0 (1 held, 1 unfocused) |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	svg := SVG(sums, "a & b")
@@ -306,11 +306,12 @@ clawrl_loop_samples_trained 8
 clawrl_loop_samples_ready 2
 clawrl_loop_train_steps_total 1
 clawrl_loop_train_steps_held_total 2
+clawrl_loop_train_steps_unfocused_total 1
 clawrl_loop_policy_version 1
 garbage line
 clawrl_loop_samples_trained NaNx
 `)
-	if m != (LoopMetrics{Judged: 13, SamplesBuilt: 8, SamplesTrained: 8, SamplesReady: 2, TrainSteps: 1, HeldSteps: 2,
+	if m != (LoopMetrics{Judged: 13, SamplesBuilt: 8, SamplesTrained: 8, SamplesReady: 2, TrainSteps: 1, HeldSteps: 2, UnfocusedSteps: 1,
 		Verdicts: Verdicts{Negative: 8, Neutral: 2, Positive: 3, Hints: 6, Revised: 1}}) {
 		t.Errorf("parseLoopMetrics = %+v", m)
 	}

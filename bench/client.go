@@ -187,6 +187,9 @@ type LoopMetrics struct {
 	// RolledBackSteps: steps trained from the version before the served
 	// one, its users having liked its answers far less (--rollback-drop).
 	RolledBackSteps int
+	// UnfocusedSteps: steps taken again without --distill-focus, the
+	// gate having rejected the focused one.
+	UnfocusedSteps int
 	// Verdicts are the judged turns by their first score, the hints the
 	// judge accepted and the judgments revised by later feedback.
 	Verdicts Verdicts
@@ -292,6 +295,8 @@ func parseLoopMetrics(text string) LoopMetrics {
 			m.HeldSteps += int(v)
 		case "clawrl_loop_train_steps_rolled_back_total":
 			m.RolledBackSteps += int(v)
+		case "clawrl_loop_train_steps_unfocused_total":
+			m.UnfocusedSteps += int(v)
 		}
 	}
 	return m

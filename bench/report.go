@@ -67,7 +67,10 @@ type ArmSummary struct {
 	// RolledBack counts rounds whose version was trained from the one
 	// before the served version (--rollback-drop).
 	RolledBack int `json:"rolled_back,omitempty"`
-	Failed     int `json:"failed"`
+	// Unfocused counts rounds whose focused step the gate rejected, so the
+	// round's version is the step without --distill-focus.
+	Unfocused int `json:"unfocused,omitempty"`
+	Failed    int `json:"failed"`
 	// PVsControl is the one-sided Fisher exact p-value that the arm's last
 	// round satisfies more often than the control's last round (1 for the
 	// control itself, or when there is none).
@@ -113,6 +116,9 @@ func Summarise(runs []Run) []ArmSummary {
 				}
 				if e.RolledBack {
 					s.RolledBack++
+				}
+				if e.Unfocused {
+					s.Unfocused++
 				}
 				for len(rounds) <= e.Round {
 					rounds = append(rounds, acc{})
@@ -198,13 +204,17 @@ func Markdown(sums []ArmSummary) string {
 				pv = fmt.Sprintf("%.3g", s.PVsControl)
 			}
 			rejected := strconv.Itoa(s.Rejected)
-			switch {
-			case s.Held > 0 && s.RolledBack > 0:
-				rejected += fmt.Sprintf(" (%d held, %d rolled back)", s.Held, s.RolledBack)
-			case s.Held > 0:
-				rejected += fmt.Sprintf(" (%d held)", s.Held)
-			case s.RolledBack > 0:
-				rejected += fmt.Sprintf(" (%d rolled back)", s.RolledBack)
+			var also []string
+			for _, n := range []struct {
+				count int
+				what  string
+			}{{s.Held, "held"}, {s.RolledBack, "rolled back"}, {s.Unfocused, "unfocused"}} {
+				if n.count > 0 {
+					also = append(also, fmt.Sprintf("%d %s", n.count, n.what))
+				}
+			}
+			if len(also) > 0 {
+				rejected += " (" + strings.Join(also, ", ") + ")"
 			}
 			fmt.Fprintf(&b, " %d | %s | %s |\n", s.Stalled, rejected, pv)
 		}

@@ -128,7 +128,10 @@ type Eval struct {
 	// RolledBack: the round's version was trained from the version before
 	// the one served in the round, whose users liked its answers far less
 	// often (--rollback-drop).
-	RolledBack     bool    `json:"rolled_back,omitempty"`
+	RolledBack bool `json:"rolled_back,omitempty"`
+	// Unfocused: the gate rejected the round's step with --distill-focus,
+	// and the round's version is the step without it (or was rejected too).
+	Unfocused      bool    `json:"unfocused,omitempty"`
 	Satisfied      int     `json:"satisfied"`
 	Asked          int     `json:"asked"`
 	RetentionRight int     `json:"retention_right"`
@@ -355,10 +358,11 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 		}
 		ev.Rejected, ev.Held = kept == keptRejected, kept == keptHeld
 		ev.RolledBack = m1.RolledBackSteps > m0.RolledBackSteps
+		ev.Unfocused = m1.UnfocusedSteps > m0.UnfocusedSteps
 		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
 		r.Evals = append(r.Evals, ev)
 		log.Info("evaluated", "round", round, "version", ev.PolicyVersion, "satisfied", ev.Satisfied, "asked", ev.Asked,
-			"retention", ev.RetentionRight, "words", ev.MeanWords, "held", ev.Held, "rolled_back", ev.RolledBack, "train_satisfied", satRound, "rated", ratedRound, "wait_s", wait)
+			"retention", ev.RetentionRight, "words", ev.MeanWords, "held", ev.Held, "rolled_back", ev.RolledBack, "unfocused", ev.Unfocused, "train_satisfied", satRound, "rated", ratedRound, "wait_s", wait)
 	}
 	return nil
 }

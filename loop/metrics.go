@@ -32,6 +32,7 @@ var (
 	staleDesc        = desc("train_dropped_stale_total", "Samples refused as more than K versions stale since start.")
 	publishErrDesc   = desc("publish_errors_total", "Failed attempts to publish a version to the engine.")
 	heldDesc         = desc("train_steps_held_total", "Steps not trained since start because their users liked at least --hold-liked of their rated answers (their turns dropped, the served version kept).")
+	unfocusedDesc    = desc("train_steps_unfocused_total", "Steps taken again without --distill-focus since start, because the retention check rejected the focused step (rl.Focuser).")
 	rolledBackDesc   = desc("train_steps_rolled_back_total", "Steps trained since start from the version before the served one, because the served version's users liked its answers far less often (--rollback-drop).")
 	rejectedDesc     = desc("versions_rejected_total", "Versions the retention check refused to serve since start.")
 	servedDesc       = desc("served_version", "The policy version the engine serves: the newest promoted one (0: base weights).")
@@ -49,7 +50,7 @@ var (
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{judgedDesc, hintsDesc, samplesDesc, droppedNowDesc, revisedDesc, roundErrDesc, stepsDesc,
-		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, heldDesc, rolledBackDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, stepScaleDesc, readyDesc, pendingDesc, trainedDesc,
+		failedStepsDesc, staleDesc, publishErrDesc, rejectedDesc, heldDesc, rolledBackDesc, unfocusedDesc, servedDesc, versionDesc, versionAgeDesc, lastDesc, stepScaleDesc, readyDesc, pendingDesc, trainedDesc,
 		droppedByDesc, servingDesc, learningErrsDesc} {
 		ch <- d
 	}
@@ -83,6 +84,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(rejectedDesc, s.Rejected)
 		counter(heldDesc, s.Held)
 		counter(rolledBackDesc, s.RolledBack)
+		counter(unfocusedDesc, s.Unfocused)
 		gauge(servedDesc, float64(r.scheduler.Served().Version))
 	}
 

@@ -62,6 +62,7 @@ type Rehearser interface {
 
 var (
 	_ Rehearser = (*PolicyTrainer)(nil)
+	_ Focuser   = (*PolicyTrainer)(nil)
 	_ Trainer   = (*PolicyTrainer)(nil)
 	_ Evaluator = (*PolicyTrainer)(nil)
 )
@@ -81,6 +82,13 @@ func NewPolicyTrainer(st Stepper, cfg StepConfig) *PolicyTrainer {
 	}
 	return &PolicyTrainer{st: st, cfg: cfg}
 }
+
+// DistillFocus implements Focuser.
+func (p *PolicyTrainer) DistillFocus() float64 { return p.cfg.DistillFocus }
+
+// SetDistillFocus implements Focuser: the steps after it weigh
+// teacher-written tokens by focus (0: alike).
+func (p *PolicyTrainer) SetDistillFocus(focus float64) { p.cfg.DistillFocus = focus }
 
 // Stepper is the wrapped trainer.
 func (p *PolicyTrainer) Stepper() Stepper { return p.st }

@@ -88,6 +88,21 @@ type Repairer interface {
 	Repair(ctx context.Context) (StepMetrics, error)
 }
 
+// Focuser is implemented by trainers whose steps can weigh teacher-written
+// tokens by how much the hint makes them likelier (StepConfig.DistillFocus,
+// `--distill-focus`). Focus helps a preference said at the end of an answer
+// (a sign-off, a length) and can break one said at its start: the opening
+// tokens the hint asks for ("TL;DR:") gain the most and weigh the most, and
+// a step that moves every answer's first tokens that hard loses facts. So a
+// focused step the gate rejects, after its repairs and line search, is
+// taken again on the same batch from the same weights (and optimizer state)
+// with focus off, and that step is gated as any step is; the version
+// records it (VersionMetrics.Unfocused). Focus stays on for the next step.
+type Focuser interface {
+	DistillFocus() float64
+	SetDistillFocus(focus float64)
+}
+
 // ErrNoAnchors: a repair step was asked of a trainer with no rehearsal
 // anchors (--rehearsal 0, or every question dropped).
 var ErrNoAnchors = errors.New("no rehearsal anchors to repair with")

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -163,6 +164,7 @@ type SchedulerStats struct {
 	Rejected      int // versions the retention check refused
 	Held          int // steps not trained because their users were satisfied (HoldLiked)
 	RolledBack    int // steps trained from the version before the served one (RollbackDrop)
+	Unfocused     int // steps taken again without focus, the focused one rejected (Focuser)
 	FailedSteps   int
 	DroppedStale  int // samples refused as stale, and judged turns refused before their sample was built (RefuseStale)
 	DroppedBad    int
@@ -435,55 +437,30 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		return false, err
 	}
 
-	if _, err := s.gate.WaitIdle(ctx, s.cfg.IdleWait); err != nil {
+	plan := stepPlan{current: current, served: served, from: from, rollback: rollback, now: now,
+		batch: batch, trainBatch: trainBatch, stale: len(stale), thinned: thinned, ratings: ratings}
+	next, m, start, err := s.stepAndGate(ctx, plan)
+	if err != nil {
 		return false, err
 	}
-	start := time.Now()
-	m, err := s.trainer.Step(ctx, trainBatch)
-	if err != nil {
-		s.fail(err)
-		// The step may have touched the weights: go back to the served
-		// version so the retry starts clean.
-		if served.Version > 0 {
-			if lerr := s.restore(served); lerr != nil {
-				return false, fmt.Errorf("trainer step: %w; %w", err, lerr)
-			}
+	// A focused step the gate rejected (--distill-focus; Focuser): the
+	// same batch again from the same weights, unfocused, gated as any step.
+	if f, ok := s.trainer.(Focuser); ok && next.Status == store.VersionRejected && f.DistillFocus() > 0 {
+		focus, why := f.DistillFocus(), next.StatusReason
+		s.log.Info("retention: focused step rejected; stepping again without focus", "version", next.Version, "distill_focus", focus, "reason", why)
+		if err := s.restore(from); err != nil {
+			s.fail(err)
+			return false, s.resync(fmt.Errorf("unfocused step: %w", err), served)
 		}
-		return false, fmt.Errorf("trainer step on %d samples: %w", len(batch), err)
-	}
-	s.at(PointStepped)
-	scale := 1.0
-	if thinned {
-		// A step of a few 👎s moves the weights as far as its share of a
-		// full step: AdamW's update has about the same length whatever
-		// the batch, so three corrections alone would move them as far
-		// as sixteen answers do.
-		if sh, ok := s.trainer.(Shrinker); ok {
-			scale = float64(len(batch)) / float64(s.cfg.BatchSize)
-			if err := sh.ShrinkStep(scale); err != nil {
-				s.log.Warn("thinned step: cannot shrink it", "err", err)
-				scale = 1
-			}
+		f.SetDistillFocus(0)
+		next, m, start, err = s.stepAndGate(ctx, plan)
+		f.SetDistillFocus(focus)
+		if err != nil {
+			return false, err
 		}
-	}
-
-	next := store.Version{Version: current.Version + 1, Method: string(s.cfg.Method), CreatedAt: time.Now(),
-		Metrics: versionMetrics(m, batch, len(stale), served.Version, time.Since(start)), Status: store.VersionPromoted}
-	if s.cfg.RunningBaseline > 0 {
-		next.Metrics.RewardBaseline, next.Metrics.RatingSum, next.Metrics.RatingWeight = ratings.Mean(), ratings.Sum, ratings.Weight
-	}
-	if scale < 1 {
-		next.Metrics.StepScale = scale // else 0 until the gate records it
-	}
-	next.Metrics.TrainedFrom, next.Metrics.ParentLiked, next.Metrics.ParentRated = from.Version, now.liked, now.rated
-	if rollback != "" {
-		// The users the version was trained from are the earlier version's.
-		next.Metrics.ParentLiked, next.Metrics.ParentRated = served.Metrics.ParentLiked, served.Metrics.ParentRated
-		next.Metrics.RolledBack = served.Version
-	}
-	if err := s.checkRetention(ctx, &next); err != nil {
-		s.fail(err)
-		return false, s.resync(err, served)
+		next.Metrics.Unfocused = true
+		next.StatusReason = strings.TrimPrefix(next.StatusReason+"; unfocused: the step with --distill-focus "+
+			strconv.FormatFloat(focus, 'g', -1, 64)+" was rejected ("+why+")", "; ")
 	}
 	if rollback != "" {
 		next.StatusReason = strings.TrimPrefix(next.StatusReason+"; "+rollback, "; ")
@@ -527,6 +504,9 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	if rollback != "" {
 		s.stats.RolledBack++
 	}
+	if next.Metrics.Unfocused {
+		s.stats.Unfocused++
+	}
 	if rejected {
 		s.stats.Rejected++
 	}
@@ -551,6 +531,82 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	s.log.Info("trained version", "version", next.Version, "loss", m.Loss, "samples", len(batch), "momentum_reset", m.MomentumReset,
 		"avoid_sat_out", m.AvoidSatOut, "anchor_scale", m.AnchorScale, "stale_dropped", len(stale), "mean_reward", next.Metrics.MeanReward, "step", time.Since(start).Round(time.Millisecond))
 	return true, nil
+}
+
+// stepPlan is what TryStep decided a step is: the versions it follows
+// (current, the one served, the one it trains from and why when that is a
+// rollback), the users' verdict on served, the batch and what the trainer
+// steps on, how many stale samples it drops, whether it was thinned, and
+// the running ratings with its own.
+type stepPlan struct {
+	current, served, from store.Version
+	rollback              string
+	now                   users
+	batch, trainBatch     []Sample
+	stale                 int
+	thinned               bool
+	ratings               RatingMean
+}
+
+// stepAndGate takes the trainer's step on trainBatch (batch after the
+// running baseline) from the weights it holds, shrinks a thinned step to
+// its share, and runs the retention check: next is the version it makes,
+// promoted or rejected, not yet saved. On an error the trainer is back at
+// served (the error is the one to return).
+func (s *Scheduler) stepAndGate(ctx context.Context, p stepPlan) (store.Version, StepMetrics, time.Time, error) {
+	current, served, from, rollback, now := p.current, p.served, p.from, p.rollback, p.now
+	batch, trainBatch, stale, thinned, ratings := p.batch, p.trainBatch, p.stale, p.thinned, p.ratings
+	if _, err := s.gate.WaitIdle(ctx, s.cfg.IdleWait); err != nil {
+		return store.Version{}, StepMetrics{}, time.Time{}, err
+	}
+	start := time.Now()
+	m, err := s.trainer.Step(ctx, trainBatch)
+	if err != nil {
+		s.fail(err)
+		// The step may have touched the weights: go back to the served
+		// version so the retry starts clean.
+		if served.Version > 0 {
+			if lerr := s.restore(served); lerr != nil {
+				return store.Version{}, m, start, fmt.Errorf("trainer step: %w; %w", err, lerr)
+			}
+		}
+		return store.Version{}, m, start, fmt.Errorf("trainer step on %d samples: %w", len(batch), err)
+	}
+	s.at(PointStepped)
+	scale := 1.0
+	if thinned {
+		// A step of a few 👎s moves the weights as far as its share of a
+		// full step: AdamW's update has about the same length whatever
+		// the batch, so three corrections alone would move them as far
+		// as sixteen answers do.
+		if sh, ok := s.trainer.(Shrinker); ok {
+			scale = float64(len(batch)) / float64(s.cfg.BatchSize)
+			if err := sh.ShrinkStep(scale); err != nil {
+				s.log.Warn("thinned step: cannot shrink it", "err", err)
+				scale = 1
+			}
+		}
+	}
+
+	next := store.Version{Version: current.Version + 1, Method: string(s.cfg.Method), CreatedAt: time.Now(),
+		Metrics: versionMetrics(m, batch, stale, served.Version, time.Since(start)), Status: store.VersionPromoted}
+	if s.cfg.RunningBaseline > 0 {
+		next.Metrics.RewardBaseline, next.Metrics.RatingSum, next.Metrics.RatingWeight = ratings.Mean(), ratings.Sum, ratings.Weight
+	}
+	if scale < 1 {
+		next.Metrics.StepScale = scale // else 0 until the gate records it
+	}
+	next.Metrics.TrainedFrom, next.Metrics.ParentLiked, next.Metrics.ParentRated = from.Version, now.liked, now.rated
+	if rollback != "" {
+		// The users the version was trained from are the earlier version's.
+		next.Metrics.ParentLiked, next.Metrics.ParentRated = served.Metrics.ParentLiked, served.Metrics.ParentRated
+		next.Metrics.RolledBack = served.Version
+	}
+	if err := s.checkRetention(ctx, &next); err != nil {
+		s.fail(err)
+		return store.Version{}, m, start, s.resync(err, served)
+	}
+	return next, m, start, nil
 }
 
 // runningBaseline returns the batch the trainer steps on and the running

@@ -106,6 +106,9 @@ type VersionMetrics struct {
 	// took after the trainer's step lost a fact (--gate-repair); the saved
 	// weights hold them, shrunk with the step when it backtracked too.
 	Repairs int `json:"repairs,omitempty"`
+	// Unfocused: the gate rejected the step with --distill-focus, and the
+	// version holds the same batch's step without it (rl.Focuser).
+	Unfocused bool `json:"unfocused,omitempty"`
 	// The running reward baseline (--baseline running, rl.RatingMean):
 	// the mean subtracted from this step's rewards, and the running sum
 	// and weight of the ratings with this step's added, from which the
