@@ -235,7 +235,7 @@ func TestSummariseAndRender(t *testing.T) {
 		t.Errorf("rl summary %+v", rl)
 	}
 	md := Markdown(sums)
-	if !strings.Contains(md, "| rl | 0.25 [") || !strings.Contains(md, "| v0 | v1 |") || !strings.Contains(md, "| 1 | 0 (1 held, 1 unfocused) |") {
+	if !strings.Contains(md, "| rl | 0.25 [") || !strings.Contains(md, "| v0 | v1 |") || !strings.Contains(md, "| 1 | 0 (1 held, 1 retaken unfocused) |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	svg := SVG(sums, "a & b")

@@ -178,7 +178,7 @@ func Markdown(sums []ArmSummary) string {
 		for r := range rounds {
 			fmt.Fprintf(&b, " v%d |", r)
 		}
-		b.WriteString(" runs stalled | versions rejected (steps held, rolled back) | p > control |\n|---|")
+		b.WriteString(" runs stalled | versions rejected (steps held, rolled back, retaken unfocused) | p > control |\n|---|")
 		b.WriteString(strings.Repeat("---|", rounds+3))
 		b.WriteString("\n")
 		for _, s := range sums {
@@ -208,7 +208,7 @@ func Markdown(sums []ArmSummary) string {
 			for _, n := range []struct {
 				count int
 				what  string
-			}{{s.Held, "held"}, {s.RolledBack, "rolled back"}, {s.Unfocused, "unfocused"}} {
+			}{{s.Held, "held"}, {s.RolledBack, "rolled back"}, {s.Unfocused, "retaken unfocused"}} {
 				if n.count > 0 {
 					also = append(also, fmt.Sprintf("%d %s", n.count, n.what))
 				}

@@ -25,27 +25,34 @@ def fisher_greater(a, n1, b, n2):
     return sum(comb(n1, i) * comb(n2, k - i) for i in range(a, min(k, n1) + 1)) / tot
 
 
-last = {}
-for d, arm in SOURCES:
-    p = os.path.join(d, 'learn.json')
-    if not os.path.exists(p):
-        continue
-    for run in json.load(open(p))['runs']:
-        if run['arm'] != arm:
+def report(sources, names, personas, focus='focus1', base='combine'):
+    """Prints each run's k of 20 by round, then per persona the arms' last rounds pooled with
+    Fisher's p that focus's is above base's."""
+    last = {}
+    for d, arm in sources:
+        p = os.path.join(d, 'learn.json')
+        if not os.path.exists(p):
             continue
-        ev, ks = run['evals'], []
-        for i, e in enumerate(ev):
-            same = i > 0 and e['policy_version'] == ev[i - 1]['policy_version']
-            ks.append(('=' if same else '') + str(e['satisfied']))
-        e = ev[-1]
-        print(f"{run['persona']:8s} seed {run['seed']}  {NAMES[arm]:18s} {','.join(ks):22s} v6 {e['satisfied']:2d}/20"
-              f"  words {e['mean_words']:5.1f}  retention {e['retention_right']}/{e['retention_asked']}")
-        last.setdefault((run['persona'], arm), []).append(e['satisfied'])
-print()
-for persona in ('signoff', 'tldr'):
-    f, b = last.get((persona, 'focus1'), []), last.get((persona, 'combine'), [])
-    if not f or not b:
-        continue
-    n1, n2 = 20 * len(f), 20 * len(b)
-    print(f"{persona} at the last round: --distill-focus 1 {sum(f)} of {n1}, without {sum(b)} of {n2}; "
-          f"one-sided Fisher p = {fisher_greater(sum(f), n1, sum(b), n2):.2g}")
+        for run in json.load(open(p))['runs']:
+            if run['arm'] != arm:
+                continue
+            ev, ks = run['evals'], []
+            for i, e in enumerate(ev):
+                same = i > 0 and e['policy_version'] == ev[i - 1]['policy_version']
+                ks.append(('=' if same else '') + str(e['satisfied']))
+            e = ev[-1]
+            print(f"{run['persona']:8s} seed {run['seed']}  {names[arm]:18s} {','.join(ks):22s} v6 {e['satisfied']:2d}/20"
+                  f"  words {e['mean_words']:5.1f}  retention {e['retention_right']}/{e['retention_asked']}")
+            last.setdefault((run['persona'], arm), []).append(e['satisfied'])
+    print()
+    for persona in personas:
+        f, b = last.get((persona, focus), []), last.get((persona, base), [])
+        if not f or not b:
+            continue
+        n1, n2 = 20 * len(f), 20 * len(b)
+        print(f"{persona} at the last round: {names[focus]} {sum(f)} of {n1}, {names[base]} {sum(b)} of {n2}; "
+              f"one-sided Fisher p = {fisher_greater(sum(f), n1, sum(b), n2):.2g}")
+
+
+if __name__ == '__main__':
+    report(SOURCES, NAMES, ('signoff', 'tldr'))
