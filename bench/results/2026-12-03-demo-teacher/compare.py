@@ -17,11 +17,13 @@ SOURCES = [('own teacher (recorded)', os.path.join(here, '..', '2026-12-03-fit-t
            ('own teacher, --distill-focus 1', os.path.join(here, 'own-focus1'), 'focus1'),
            ('1.5B teacher, 6 versions', os.path.join(here, 'base-signoff6-s1'), 'combine'),
            ('1.5B teacher, --distill-focus 1, 6 versions', os.path.join(here, 'focus1-signoff6-s1'), 'focus1')]
-rows = {}
-for label, d, arm in SOURCES:
+
+def rounds(d, arm):
+    """Yields each of arm's runs in d's learn.json (none when it is missing) with its k of 20 by
+    round as strings, "=" before a round whose served version did not change."""
     p = os.path.join(d, 'learn.json')
     if not os.path.exists(p):
-        continue
+        return
     for run in json.load(open(p))['runs']:
         if run['arm'] != arm:
             continue
@@ -29,20 +31,32 @@ for label, d, arm in SOURCES:
         for i, e in enumerate(ev):
             same = i > 0 and e['policy_version'] == ev[i - 1]['policy_version']
             ks.append(('=' if same else '') + str(e['satisfied']))
-        rows.setdefault(label, []).append((run['persona'], run['seed'], ks, ev[-1]['satisfied'], ev[-1]['mean_words'],
-                                           ev[-1]['retention_right'], ev[-1]['retention_asked']))
-for label, rs in rows.items():
-    print(label)
-    for persona, seed, ks, last, words, rr, ra in sorted(rs, key=lambda r: (r[1], r[0])):
-        print(f"  {persona:8s} seed {seed}  {','.join(ks):16s} last {last:2d}  words {words:5.1f}  retention {rr}/{ra}")
-print()
-print('concise and signoff at v3, by seed:')
-for label, rs in rows.items():
-    if '6 versions' in label:
-        continue
-    by = {}
-    for persona, seed, ks, last, *_ in rs:
-        if persona in ('concise', 'signoff'):
-            by.setdefault(seed, 0)
-            by[seed] += last
-    print(f"  {label:32s} " + '  '.join(f"seed {s}: {k}/40" for s, k in sorted(by.items())))
+        yield run, ks
+
+
+def main():
+    rows = {}
+    for label, d, arm in SOURCES:
+        for run, ks in rounds(d, arm):
+            ev = run['evals']
+            rows.setdefault(label, []).append((run['persona'], run['seed'], ks, ev[-1]['satisfied'], ev[-1]['mean_words'],
+                                               ev[-1]['retention_right'], ev[-1]['retention_asked']))
+    for label, rs in rows.items():
+        print(label)
+        for persona, seed, ks, last, words, rr, ra in sorted(rs, key=lambda r: (r[1], r[0])):
+            print(f"  {persona:8s} seed {seed}  {','.join(ks):16s} last {last:2d}  words {words:5.1f}  retention {rr}/{ra}")
+    print()
+    print('concise and signoff at v3, by seed:')
+    for label, rs in rows.items():
+        if '6 versions' in label:
+            continue
+        by = {}
+        for persona, seed, ks, last, *_ in rs:
+            if persona in ('concise', 'signoff'):
+                by.setdefault(seed, 0)
+                by[seed] += last
+        print(f"  {label:32s} " + '  '.join(f"seed {s}: {k}/40" for s, k in sorted(by.items())))
+
+
+if __name__ == '__main__':
+    main()

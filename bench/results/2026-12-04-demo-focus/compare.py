@@ -7,10 +7,13 @@ Run from this folder:
 
     python3 compare.py
 """
-import json, os
+import importlib.util, os
 from math import comb
 here = os.path.dirname(os.path.abspath(__file__))
 prev = os.path.join(here, '..', '2026-12-03-demo-teacher')
+spec = importlib.util.spec_from_file_location('demo_teacher', os.path.join(prev, 'compare.py'))
+teacher = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(teacher)
 SOURCES = [(os.path.join(prev, 'focus1-signoff6-s1'), 'focus1'), (os.path.join(prev, 'base-signoff6-s1'), 'combine'),
            (os.path.join(here, 'pair-signoff6-s2'), 'focus1'), (os.path.join(here, 'pair-signoff6-s2'), 'combine'),
            (os.path.join(here, 'pair-signoff6-s3'), 'focus1'), (os.path.join(here, 'pair-signoff6-s3'), 'combine'),
@@ -30,17 +33,8 @@ def report(sources, names, personas, focus='focus1', base='combine'):
     Fisher's p that focus's is above base's."""
     last = {}
     for d, arm in sources:
-        p = os.path.join(d, 'learn.json')
-        if not os.path.exists(p):
-            continue
-        for run in json.load(open(p))['runs']:
-            if run['arm'] != arm:
-                continue
-            ev, ks = run['evals'], []
-            for i, e in enumerate(ev):
-                same = i > 0 and e['policy_version'] == ev[i - 1]['policy_version']
-                ks.append(('=' if same else '') + str(e['satisfied']))
-            e = ev[-1]
+        for run, ks in teacher.rounds(d, arm):
+            e = run['evals'][-1]
             print(f"{run['persona']:8s} seed {run['seed']}  {names[arm]:18s} {','.join(ks):22s} v6 {e['satisfied']:2d}/20"
                   f"  words {e['mean_words']:5.1f}  retention {e['retention_right']}/{e['retention_asked']}")
             last.setdefault((run['persona'], arm), []).append(e['satisfied'])
