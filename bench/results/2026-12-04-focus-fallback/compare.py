@@ -20,7 +20,8 @@ SOURCES = [(os.path.join(prev, 'pair-tldr6-s1'), 'focus1'), (os.path.join(prev, 
            (os.path.join(prev, 'pair-signoff6-s3'), 'focus1'), (os.path.join(prev, 'pair-signoff6-s3'), 'combine'),
            (os.path.join(here, 'fall-signoff6-s3'), 'focus1f'),
            (os.path.join(here, 'pair-french6-s1'), 'focus1f'), (os.path.join(here, 'pair-french6-s1'), 'combine'),
-           (os.path.join(here, 'pair-concise6-s1'), 'focus1f'), (os.path.join(here, 'pair-concise6-s1'), 'combine')]
+           (os.path.join(here, 'pair-concise6-s1'), 'focus1f'), (os.path.join(here, 'pair-concise6-s1'), 'combine'),
+           (os.path.join(here, 'pair-concise6-s2'), 'focus1f'), (os.path.join(here, 'pair-concise6-s2'), 'combine')]
 NAMES = {'focus1': '--distill-focus 1', 'focus1f': 'focus + fallback', 'combine': 'without'}
 
 demo.report(SOURCES, NAMES, ('tldr', 'signoff', 'french', 'concise'), focus='focus1f')
