@@ -554,33 +554,31 @@ type stepPlan struct {
 // promoted or rejected, not yet saved. On an error the trainer is back at
 // served (the error is the one to return).
 func (s *Scheduler) stepAndGate(ctx context.Context, p stepPlan) (store.Version, StepMetrics, time.Time, error) {
-	current, served, from, rollback, now := p.current, p.served, p.from, p.rollback, p.now
-	batch, trainBatch, stale, thinned, ratings := p.batch, p.trainBatch, p.stale, p.thinned, p.ratings
 	if _, err := s.gate.WaitIdle(ctx, s.cfg.IdleWait); err != nil {
 		return store.Version{}, StepMetrics{}, time.Time{}, err
 	}
 	start := time.Now()
-	m, err := s.trainer.Step(ctx, trainBatch)
+	m, err := s.trainer.Step(ctx, p.trainBatch)
 	if err != nil {
 		s.fail(err)
 		// The step may have touched the weights: go back to the served
 		// version so the retry starts clean.
-		if served.Version > 0 {
-			if lerr := s.restore(served); lerr != nil {
+		if p.served.Version > 0 {
+			if lerr := s.restore(p.served); lerr != nil {
 				return store.Version{}, m, start, fmt.Errorf("trainer step: %w; %w", err, lerr)
 			}
 		}
-		return store.Version{}, m, start, fmt.Errorf("trainer step on %d samples: %w", len(batch), err)
+		return store.Version{}, m, start, fmt.Errorf("trainer step on %d samples: %w", len(p.batch), err)
 	}
 	s.at(PointStepped)
 	scale := 1.0
-	if thinned {
+	if p.thinned {
 		// A step of a few 👎s moves the weights as far as its share of a
 		// full step: AdamW's update has about the same length whatever
 		// the batch, so three corrections alone would move them as far
 		// as sixteen answers do.
 		if sh, ok := s.trainer.(Shrinker); ok {
-			scale = float64(len(batch)) / float64(s.cfg.BatchSize)
+			scale = float64(len(p.batch)) / float64(s.cfg.BatchSize)
 			if err := sh.ShrinkStep(scale); err != nil {
 				s.log.Warn("thinned step: cannot shrink it", "err", err)
 				scale = 1
@@ -588,23 +586,23 @@ func (s *Scheduler) stepAndGate(ctx context.Context, p stepPlan) (store.Version,
 		}
 	}
 
-	next := store.Version{Version: current.Version + 1, Method: string(s.cfg.Method), CreatedAt: time.Now(),
-		Metrics: versionMetrics(m, batch, stale, served.Version, time.Since(start)), Status: store.VersionPromoted}
+	next := store.Version{Version: p.current.Version + 1, Method: string(s.cfg.Method), CreatedAt: time.Now(),
+		Metrics: versionMetrics(m, p.batch, p.stale, p.served.Version, time.Since(start)), Status: store.VersionPromoted}
 	if s.cfg.RunningBaseline > 0 {
-		next.Metrics.RewardBaseline, next.Metrics.RatingSum, next.Metrics.RatingWeight = ratings.Mean(), ratings.Sum, ratings.Weight
+		next.Metrics.RewardBaseline, next.Metrics.RatingSum, next.Metrics.RatingWeight = p.ratings.Mean(), p.ratings.Sum, p.ratings.Weight
 	}
 	if scale < 1 {
 		next.Metrics.StepScale = scale // else 0 until the gate records it
 	}
-	next.Metrics.TrainedFrom, next.Metrics.ParentLiked, next.Metrics.ParentRated = from.Version, now.liked, now.rated
-	if rollback != "" {
+	next.Metrics.TrainedFrom, next.Metrics.ParentLiked, next.Metrics.ParentRated = p.from.Version, p.now.liked, p.now.rated
+	if p.rollback != "" {
 		// The users the version was trained from are the earlier version's.
-		next.Metrics.ParentLiked, next.Metrics.ParentRated = served.Metrics.ParentLiked, served.Metrics.ParentRated
-		next.Metrics.RolledBack = served.Version
+		next.Metrics.ParentLiked, next.Metrics.ParentRated = p.served.Metrics.ParentLiked, p.served.Metrics.ParentRated
+		next.Metrics.RolledBack = p.served.Version
 	}
 	if err := s.checkRetention(ctx, &next); err != nil {
 		s.fail(err)
-		return store.Version{}, m, start, s.resync(err, served)
+		return store.Version{}, m, start, s.resync(err, p.served)
 	}
 	return next, m, start, nil
 }
