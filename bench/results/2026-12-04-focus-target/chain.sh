@@ -7,3 +7,4 @@ P=signoff SEEDS=4 ./run.sh
 P=tldr SEEDS=6 ./run.sh
 P=french SEEDS=6 ./run.sh
 echo chain done $(date +%T)
+# then, by hand: ARMS=<the focused arm above> P=signoff SEEDS=5 ./run.sh
