@@ -40,7 +40,7 @@ def row(label, run, ks):
           f"  retention {e['retention_right']}/{e['retention_asked']}  r1-{e['round']} {served:3d}  {run['seconds']:5.0f} s")
 
 
-last = {}  # persona -> [focus k, pool k] at the last round, summed over seeds
+last = {}  # persona -> [focus k, pool k, asked] at the last round, summed over seeds
 for d in sorted(os.listdir(here)):
     if not os.path.isdir(os.path.join(here, d)) or '-s' not in d:
         continue
