@@ -12,7 +12,7 @@ Run from this folder:
 
     python3 compare.py
 """
-import importlib.util, os, sys
+import importlib.util, math, os, sys
 here = os.path.dirname(os.path.abspath(__file__))
 R = os.path.join(here, '..')
 
@@ -41,6 +41,8 @@ def row(label, run, ks):
 
 
 last = {}  # persona -> [focus k, pool k, asked] at the last round, summed over seeds
+by_round = {}  # round -> [focus k, pool k, asked], summed over persona-seeds
+ahead = [0, 0, 0]  # persona-seeds whose rounds 1-8 sum is ahead, level, behind the pool's
 for d in sorted(os.listdir(here)):
     if not os.path.isdir(os.path.join(here, d)) or '-s' not in d:
         continue
@@ -53,6 +55,12 @@ for d in sorted(os.listdir(here)):
             row('pool (serve\'s defaults)', prun, pks)
             t = last.setdefault(persona, [0, 0, 0])
             t[0], t[1], t[2] = t[0] + k, t[1] + prun['evals'][-1]['satisfied'], t[2] + 20
+            for fe, pe in zip(run['evals'], prun['evals']):
+                b = by_round.setdefault(fe['round'], [0, 0, 0])
+                b[0], b[1], b[2] = b[0] + fe['satisfied'], b[1] + pe['satisfied'], b[2] + 20
+            fs = sum(x['satisfied'] for x in run['evals'][1:])
+            ps = sum(x['satisfied'] for x in prun['evals'][1:])
+            ahead[0 if fs > ps else 1 if fs == ps else 2] += 1
         for crun, cks in teacher.rounds(os.path.join(here, d), 'combine'):
             row('defaults, this binary', crun, cks)
 print()
@@ -61,3 +69,16 @@ for persona, (f, p, n) in last.items():
     print(f"{persona} at v8: focus {f} of {n}, defaults {p} of {n}; one-sided Fisher p = {focus.fisher_greater(f, n, p, n):.2g}")
     F, P, N = F + f, P + p, N + n
 print(f"all: focus {F} of {N}, defaults {P} of {N}; one-sided Fisher p = {focus.fisher_greater(F, N, P, N):.2g}")
+print()
+print("by round, summed over the persona-seeds above (focus against the pool):")
+for r in sorted(by_round):
+    f, p, n = by_round[r]
+    print(f"  round {r}: {f} against {p} of {n}; one-sided Fisher p = {focus.fisher_greater(f, n, p, n):.2g}")
+f = sum(b[0] for r, b in by_round.items() if r > 0)
+p = sum(b[1] for r, b in by_round.items() if r > 0)
+n = sum(b[2] for r, b in by_round.items() if r > 0)
+print(f"  rounds 1-8: {f} against {p} of {n}")
+m = ahead[0] + ahead[2]  # a sign test, the runs as the unit (answers within a run are not independent)
+sign_p = sum(math.comb(m, i) for i in range(ahead[0], m + 1)) / 2 ** m if m else 1.0
+print(f"persona-seeds whose rounds 1-8 sum is ahead of the pool's: {ahead[0]}, level: {ahead[1]}, behind: {ahead[2]}"
+      f"; one-sided sign test p = {sign_p:.2g}")
