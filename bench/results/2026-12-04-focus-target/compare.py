@@ -7,7 +7,8 @@ where it has one (signoff-s6: run again on this binary, stopped after round 4, t
 run repeats). Held-out k of 20 by round 0-8 ("=" where the served version did not change), then
 the held-out answers liked summed over rounds 1-8 (of 160) and the run's seconds (this box ran
 about 1.7 times slower than the pool's days: the pool's signoff seed 6 reached round 4 in 609 s,
-its rerun here in 1103 s).
+its rerun here in 1103 s). Then, over every persona-seed here: k at v8 by persona, k by round,
+and a one-sided sign test on the rounds 1-8 sums with the run as the unit.
 Run from this folder:
 
     python3 compare.py
@@ -33,11 +34,15 @@ for s in range(1, 7):  # french under today's users (../2026-12-03-asks-back)
     POOL[('french', s)] = f'2026-12-03-asks-back/french-s{s}'
 
 
+def served(run):
+    """Held-out answers liked, summed over the rounds after round 0."""
+    return sum(x['satisfied'] for x in run['evals'][1:])
+
+
 def row(label, run, ks):
     e = run['evals'][-1]
-    served = sum(x['satisfied'] for x in run['evals'][1:])
     print(f"  {label:28s} {','.join(ks):34s} r{e['round']} {e['satisfied']:2d}/20  words {e['mean_words']:5.1f}"
-          f"  retention {e['retention_right']}/{e['retention_asked']}  r1-{e['round']} {served:3d}  {run['seconds']:5.0f} s")
+          f"  retention {e['retention_right']}/{e['retention_asked']}  r1-{e['round']} {served(run):3d}  {run['seconds']:5.0f} s")
 
 
 last = {}  # persona -> [focus k, pool k, asked] at the last round, summed over seeds
@@ -58,8 +63,7 @@ for d in sorted(os.listdir(here)):
             for fe, pe in zip(run['evals'], prun['evals']):
                 b = by_round.setdefault(fe['round'], [0, 0, 0])
                 b[0], b[1], b[2] = b[0] + fe['satisfied'], b[1] + pe['satisfied'], b[2] + 20
-            fs = sum(x['satisfied'] for x in run['evals'][1:])
-            ps = sum(x['satisfied'] for x in prun['evals'][1:])
+            fs, ps = served(run), served(prun)
             ahead[0 if fs > ps else 1 if fs == ps else 2] += 1
         for crun, cks in teacher.rounds(os.path.join(here, d), 'combine'):
             row('defaults, this binary', crun, cks)
@@ -74,9 +78,7 @@ print("by round, summed over the persona-seeds above (focus against the pool):")
 for r in sorted(by_round):
     f, p, n = by_round[r]
     print(f"  round {r}: {f} against {p} of {n}; one-sided Fisher p = {focus.fisher_greater(f, n, p, n):.2g}")
-f = sum(b[0] for r, b in by_round.items() if r > 0)
-p = sum(b[1] for r, b in by_round.items() if r > 0)
-n = sum(b[2] for r, b in by_round.items() if r > 0)
+f, p, n = (sum(b[i] for r, b in by_round.items() if r > 0) for i in range(3))
 print(f"  rounds 1-8: {f} against {p} of {n}")
 m = ahead[0] + ahead[2]  # a sign test, the runs as the unit (answers within a run are not independent)
 sign_p = sum(math.comb(m, i) for i in range(ahead[0], m + 1)) / 2 ** m if m else 1.0
