@@ -23,10 +23,33 @@ func TestLoops(t *testing.T) {
 		{"TL;DR:tl;dr:TL;dr:TL;dr:TL;dr:TL;dr:", true},
 		{"TL;DR: Earthquakes are caused by the shifting of tectonic plates.", false},
 		{"Don't, don't, don't.", false}, // three words in all
+		// v3 of tldr seed 3 under --distill-focus 1 (1.5B): a word that
+		// stutters, cut off at the token limit
+		{"TL;DR: A car engine uses pistons to compress and ignite fuel.\n\nTL:TLTLTLTLTLTLTLTLTLTLTLTL", true},
+		{"TL;DRTLTLTLTLTL", true},
+		{"zzzzzzzzzz", true},
+		{"zzzzzzzzz", false},                  // nine letters
+		{"hahaha, that is a good one", false}, // three times
+		{"1/3 is 0.3333333333.", false},       // digits
+		{"The Mississippi is long.", false},
+		{"Ich habe Donaudampfschifffahrtsgesellschaftskapitän gelesen.", false},
 	}
 	for _, c := range cases {
 		if got := Loops(c.text); got != c.want {
 			t.Errorf("Loops(%q) = %v, want %v", c.text, got, c.want)
 		}
 	}
+}
+
+// FuzzLoops runs the loop check on any text a model may write: it never
+// panics, and a loop stays a loop when more words follow it.
+func FuzzLoops(f *testing.F) {
+	for _, s := range []string{"Hope this helps! Hope this helps! Hope this helps!", "TL:TLTLTLTLTLTL", "0.3333333333", "très très très bien", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, a string) {
+		if Loops(a) && !Loops(a+" and then some more") {
+			t.Errorf("Loops(%q) but not with words after it", a)
+		}
+	})
 }
