@@ -9,6 +9,8 @@ the held-out answers liked summed over rounds 1-8 (of 160) and the run's seconds
 about 1.7 times slower than the pool's days: the pool's signoff seed 6 reached round 4 in 609 s,
 its rerun here in 1103 s). Then, over every persona-seed here: k at v8 by persona, k by round,
 and a one-sided sign test on the rounds 1-8 sums with the run as the unit.
+Figures as recorded: re-read with the stutter check of 9c32d91 (../2026-11-28-repair/_rescore) in
+BENCHMARKS.md, "A word that stutters is a loop"; s61b/ holds two runs on that binary, not read here.
 Run from this folder:
 
     python3 compare.py
