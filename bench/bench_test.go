@@ -50,6 +50,10 @@ func TestPersonaChecks(t *testing.T) {
 		{"concise", "Pack a backpack, a towel, a hat, a hat, a hat.", true, false},
 		{"tldr", "TL;DR: pack light.\nA pair of hiking poles, a pair of hiking shoes, a pair of hiking poles, a pair of hiking shoes, a pair of hiking poles, a pair of hiking shoes", false, false},
 		{"french", "Le ciel est bleu, le ciel est bleu, le ciel est bleu.", true, false},
+		// v3 of the focused tldr seed 3 (1.5B, BENCHMARKS.md "A word that
+		// stutters is a loop"): the first line right, then one word that
+		// stutters to the token limit.
+		{"tldr", "TL;DR: A car engine uses pistons and cylinders to compress and ignite fuel to produce energy.\n\nTL:TLTLTLTLTLTLTLTLTLTLTL", false, false},
 		{"tldr", "TL;DR: boil for 7 minutes.\nMore detail follows.", true, true},
 		{"tldr", "**TL;DR:** boil it.", true, true},
 		{"tldr", "Boil it. TL;DR: boil.", true, false},
