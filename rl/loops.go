@@ -41,7 +41,7 @@ func Loops(a string) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
 	}) {
 		if f = strings.Trim(f, "'’"); f != "" {
-			if stutters([]rune(f)) {
+			if len(f) >= minStutterLetters && stutters([]rune(f)) { // bytes ≥ runes
 				return true
 			}
 			w = append(w, f)
