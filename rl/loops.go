@@ -41,7 +41,7 @@ func Loops(a string) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
 	}) {
 		if f = strings.Trim(f, "'’"); f != "" {
-			if len(f) >= minStutterLetters && stutters([]rune(f)) { // bytes ≥ runes
+			if stutters(f) {
 				return true
 			}
 			w = append(w, f)
@@ -67,10 +67,11 @@ func Loops(a string) bool {
 // stutters reports whether w holds a block of 1 to maxStutterBlock letters
 // said stutterRepeats times in a row, minStutterLetters letters or more in
 // all.
-func stutters(w []rune) bool {
-	if len(w) < minStutterLetters {
+func stutters(word string) bool {
+	if len(word) < minStutterLetters { // bytes ≥ letters: too short to stutter
 		return false
 	}
+	w := []rune(word)
 	for p := 1; p <= maxStutterBlock && stutterRepeats*p <= len(w); p++ {
 		run := 0 // letters since i that equal the letter p before them
 		for i := p; i < len(w); i++ {
