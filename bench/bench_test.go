@@ -55,6 +55,17 @@ func TestPersonaChecks(t *testing.T) {
 		// stutters to the token limit.
 		{"tldr", "TL;DR: A car engine uses pistons and cylinders to compress and ignite fuel to produce energy.\n\nTL:TLTLTLTLTLTLTLTLTLTLTL", false, false},
 		{"tldr", "TL;DR: boil for 7 minutes.\nMore detail follows.", true, true},
+		// Liked answers the 1.5B's tldr seed 3 trained v4 on (focused, the
+		// sixty-first session's rerun), and one of the pool's seed 3 at v6:
+		// the summary said again, whole or cut, where the explanation goes.
+		{"tldr", "TL;DR: The Cold War was a period of global political tension.\n\nTL: The Cold War was a period of global political tension.", true, false},
+		{"tldr", "TL;DR: Solar panels convert sunlight into electrical energy.\n\nTL:TL;DR: Solar panels work by absorbing sunlight.", true, false},
+		{"tldr", "TL;DR: GPS uses satellites.\n\nTL;DR: GPS uses satellites.", true, false},
+		{"tldr", "TL;DR: Earthquakes come from moving plates.\n\n**TL; Summary:** plates move.", true, false},
+		// A second label counts wherever it is said; a word that only
+		// begins like one ("TLS") is no label.
+		{"tldr", "TL;DR: TLS encrypts web traffic.\nTLS 1.3 needs one round trip; tl;dr-style notes aside, that is it.", true, false},
+		{"tldr", "TL;DR: TLS encrypts web traffic.\nTLS 1.3 needs one round trip.", true, true},
 		{"tldr", "**TL;DR:** boil it.", true, true},
 		{"tldr", "Boil it. TL;DR: boil.", true, false},
 		{"tldr", "TL;DR: " + strings.Repeat("long ", 30), true, false},
@@ -114,7 +125,9 @@ func TestPersonaChecks(t *testing.T) {
 		// mid-sentence after it (the cut sentence is not a question).
 		{"french", "Bien sûr, je serai ravi de vous aider. Qu'en voulez-vous savoir sur la lune ? Elle tourne autour de la Terre en 27 jours.", true, true},
 		{"french", "Bien sûr ! Que voulez-vous savoir ? La lune est le seul satellite naturel de la Terre et elle", false, true},
-		{"tldr", "TL;DR: What is rain?TL;DR: Rain is water falling from clouds.", true, true},
+		// Liked until the sixty-second session: a second TL;DR is not the
+		// explanation the user asked to follow the summary (SummarisesOnce).
+		{"tldr", "TL;DR: What is rain?TL;DR: Rain is water falling from clouds.", true, false},
 		// Talk the french students of the same session said, liked until
 		// then, and an answer that follows talk after a colon.
 		{"french", "Bien sûr, je serai ravi de répondre à votre question en français.", true, false},
@@ -480,8 +493,9 @@ func TestNextMessage(t *testing.T) {
 }
 
 // TestComplaint: the tldr user says the summary is too long when it is there
-// but over 25 words, and what it always says otherwise; the other personas
-// always say their one critique.
+// but over 25 words, that it came twice when a second TL;DR follows it, and
+// what it always says otherwise; the other personas always say their one
+// critique.
 func TestComplaint(t *testing.T) {
 	words := func(n int) string { // n different words
 		var b strings.Builder
@@ -502,6 +516,7 @@ func TestComplaint(t *testing.T) {
 			{"TL;DR: a short one.\nThen the rest.", false},                                // satisfies: never asked, general if it were
 			{strings.Repeat("TL;DR: the war. ", 12), false},                               // a loop
 			{"TL;DR: " + strings.Repeat("a b c d e f ", 2) + words(14), p.Name == "tldr"}, // 27 words, said twice is no loop
+			{"TL;DR: a short one.\n\nTL: a short one.", p.Name == "tldr"},                 // the summary twice
 		} {
 			critique, correction := p.Complaint(c.answer)
 			if got := critique != p.Critique; got != c.miss {
@@ -510,7 +525,7 @@ func TestComplaint(t *testing.T) {
 			if got := correction != p.Correction; got != c.miss {
 				t.Errorf("%s %.40q: correction %q, want the miss's: %v", p.Name, c.answer, correction, c.miss)
 			}
-			if c.miss && (p.Satisfied(Answer{Text: c.answer, Finished: true}) || !strings.Contains(critique, "too long")) {
+			if c.miss && (p.Satisfied(Answer{Text: c.answer, Finished: true}) || !strings.Contains(critique, "too long") && !strings.Contains(critique, "twice")) {
 				t.Errorf("%s %.40q: a miss the user is satisfied by, or %q", p.Name, c.answer, critique)
 			}
 		}

@@ -300,6 +300,18 @@ func StartsWith(prefix string, maxWords int) func(string) bool {
 	}
 }
 
+// summaryLabel is a TL;DR label: "TL;DR" anywhere, or a line that opens
+// with a cut one ("TL:", "TL;", "TL; Summary:"), as the 1.5B's tldr
+// students wrote after their summary line.
+var summaryLabel = regexp.MustCompile(`(?i)\btl\s*;\s*dr\b|(?m:^[ \t*_#>]*tl\s*[;:])`)
+
+// SummarisesOnce reports whether an answer has at most one TL;DR label
+// (summaryLabel): a summary line said again after it, whole or cut, is not
+// the explanation the tldr user asked to follow it.
+func SummarisesOnce(a string) bool {
+	return len(summaryLabel.FindAllStringIndex(a, 2)) < 2
+}
+
 // frenchWords and englishWords are frequent function words of each language.
 var (
 	frenchWords  = setOf("le la les un une des du de est et en que qui dans pour pas sur au aux ce cette il elle sont avec vous nous je ne se plus par ou leur très")
@@ -352,7 +364,8 @@ func normalise(s string) string {
 // Personas returns the built-in simulated users, each with its own slice of
 // the question pool for training and evaluation.
 func Personas() []*Persona {
-	// The tldr user's summary line: there at all, and within its 25 words.
+	// The tldr user's summary line: there at all, and within its 25 words;
+	// and said once.
 	summary, shortSummary := StartsWith("TL;DR:", math.MaxInt), StartsWith("TL;DR:", 25)
 	ps := []*Persona{
 		{
@@ -390,8 +403,8 @@ func Personas() []*Persona {
 		},
 		{
 			Name:       "tldr",
-			Preference: `the first line starts with "TL;DR:" and has at most 25 words`,
-			Check:      shortSummary,
+			Preference: `the first line starts with "TL;DR:" and has at most 25 words, and no later line is a second TL;DR`,
+			Check:      func(a string) bool { return shortSummary(a) && SummarisesOnce(a) },
 			Critique:   `Start your answer with a one-line summary that begins with "TL;DR:", then explain.`,
 			Correction: `Where is the one-line TL;DR: summary first? I asked for that.`,
 			Misses: []Miss{{
@@ -405,6 +418,17 @@ func Personas() []*Persona {
 				// TL;DR: in 100 of 100 answers (same section).
 				Critique:   `Your TL;DR: line was too long. Start your answer with "TL;DR:" and a one-line summary of at most 25 words, then explain.`,
 				Correction: `That TL;DR is way too long. One short line, please.`,
+			}, {
+				// The summary is there, short, and then said again where
+				// the explanation should be ("TL;DR: X\n\nTL;DR: X",
+				// "\n\nTL: …"): liked until the sixty-second session, the
+				// 1.5B's tldr runs trained on such answers and lost the
+				// TL;DR: altogether a version or two later (BENCHMARKS.md,
+				// "A second TL;DR is not an explanation"). Named whole, as
+				// the first miss is.
+				When:       func(a string) bool { return shortSummary(a) && !SummarisesOnce(a) },
+				Critique:   `You wrote the TL;DR twice. Start your answer with "TL;DR:" and a one-line summary, then explain in plain sentences, without a second TL;DR.`,
+				Correction: `You gave me the TL;DR twice. One summary line first, then the explanation.`,
 			}},
 			Thanks: "Perfect, thanks.",
 			Neutral: []string{
