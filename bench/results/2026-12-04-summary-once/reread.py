@@ -1,6 +1,7 @@
 """Re-read with today's users (../2026-11-28-repair/_rescore: the checks as they are now, the
 stutter of 9c32d91 and the second TL;DR of this session) the six-seed pool on serve's defaults
-(the Combined row) and --distill-focus 1 against it (../2026-12-04-focus-target), summed by round.
+(the Combined row), then with this session's tldr seeds 3, 5 and 6 (run under today's users) in place of
+the pool's, and --distill-focus 1 against the pool (../2026-12-04-focus-target), summed by round.
 Run from the repository root:
 
     python3 bench/results/2026-12-04-summary-once/reread.py
@@ -51,6 +52,21 @@ print("  re-read     ", total(pool, 1))
 for persona in ('concise', 'signoff', 'tldr', 'french'):
     rows = [get(v, p, s, ['combine']) for (p, s), v in sorted(POOL.items()) if p == persona]
     print(f"  {persona:8s} at v8: {sum(r[1][8] for r in rows)} of {20 * len(rows)} re-read ({sum(r[0][8] for r in rows)} recorded)")
+# this session's tldr seeds 3, 5 and 6, run under today's users, in place of the pool's
+NEW = {('tldr', s): f'2026-12-04-summary-once/tldr-s{s}-defaults' for s in (3, 5, 6)}
+extra = subprocess.run(['go', 'run', './bench/results/2026-11-28-repair/_rescore'] +
+                       [os.path.join(R, v, 'learn.json') for v in NEW.values()], capture_output=True, text=True, check=True).stdout
+for line in extra.splitlines():
+    m = re.match(r'(\S+)/learn\.json (\S+) (\w+) seed (\d): ([\d,]+) → ([\d,]+)', line)
+    if m:
+        runs[(os.path.relpath(m.group(1), R), m.group(2), m.group(3), int(m.group(4)))] = (
+            [int(x) for x in m.group(5).split(',')], [int(x) for x in m.group(6).split(',')])
+mixed = {**POOL, **NEW}
+rows = [get(v, p, s, ['combine']) for (p, s), v in sorted(mixed.items())]
+print(f"with tldr seeds 3, 5 and 6 run under today's users: by round 0-8 {total(rows, 1)} of {20 * len(rows)}")
+for persona in ('concise', 'signoff', 'tldr', 'french'):
+    pr = [get(v, p, s, ['combine']) for (p, s), v in sorted(mixed.items()) if p == persona]
+    print(f"  {persona:8s} at v8: {sum(r[1][8] for r in pr)} of {20 * len(pr)}")
 print()
 pairs = [(k, get(FOCUS[k], *k, ['focus1']), get(POOL[k], *k, ['combine'])) for k in sorted(FOCUS)]
 pairs = [(k, f, p) for k, f, p in pairs if f and p and len(f[1]) == 9]
