@@ -403,7 +403,7 @@ func Personas() []*Persona {
 		},
 		{
 			Name:       "tldr",
-			Preference: `the first line starts with "TL;DR:" and has at most 25 words, and no later line is a second TL;DR`,
+			Preference: `the first line starts with "TL;DR:" and has at most 25 words, and no second TL;DR follows`,
 			Check:      func(a string) bool { return shortSummary(a) && SummarisesOnce(a) },
 			Critique:   `Start your answer with a one-line summary that begins with "TL;DR:", then explain.`,
 			Correction: `Where is the one-line TL;DR: summary first? I asked for that.`,
