@@ -11,8 +11,7 @@
 package main
 
 import (
-	"database/sql"
-	"encoding/binary"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -20,20 +19,13 @@ import (
 	"strings"
 
 	"github.com/clawrl/clawrl/gguf"
+	"github.com/clawrl/clawrl/store"
+	"github.com/clawrl/clawrl/store/sqlite"
 	"github.com/clawrl/clawrl/tokenizer"
-	_ "modernc.org/sqlite"
 )
 
-func ids(b []byte) []int32 {
-	out := make([]int32, len(b)/4)
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
-}
-
 func main() {
-	show := flag.Int("show", 0, "print the samples this version trained on")
+	show := flag.Int64("show", 0, "print the samples this version trained on")
 	flag.Parse()
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -47,35 +39,34 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	ctx := context.Background()
 	for _, path := range flag.Args() {
-		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		st, err := sqlite.Open(ctx, path, sqlite.Options{ReadOnly: true})
 		if err != nil {
 			fail(err)
 		}
-		rows, err := db.Query(`select s.trained_version, s.use_rl, s.reward, p.response_ids, s.teacher_response_ids
-			from samples s join turns t on t.id = s.turn_id join turn_payloads p on p.turn_seq = t.seq order by s.created_at`)
+		samples, err := st.ListSamples(ctx, store.TurnFilter{})
 		if err != nil {
 			fail(err)
 		}
 		type count struct{ liked, likedTail, other, otherTail int }
-		by := map[int]*count{}
-		last := 0
-		for rows.Next() {
-			var v, rl int
-			var r float64
-			var resp, teacher []byte
-			if err := rows.Scan(&v, &rl, &r, &resp, &teacher); err != nil {
+		by := map[int64]*count{}
+		var last int64
+		for _, s := range samples {
+			t, err := st.Turn(ctx, s.TurnID)
+			if err != nil {
 				fail(err)
 			}
-			text := tok.Decode(ids(resp))
+			text := tok.Decode(t.ResponseIDs)
 			_, rest, _ := strings.Cut(text, "\n")
 			tail := strings.Contains(rest, "TL")
+			v := s.TrainedVersion
 			if by[v] == nil {
 				by[v] = &count{}
 			}
 			last = max(last, v)
 			c := by[v]
-			if rl == 1 && r > 0 {
+			if s.UseRL && s.Reward > 0 {
 				c.liked++
 				if tail {
 					c.likedTail++
@@ -87,15 +78,12 @@ func main() {
 				}
 			}
 			if *show != 0 && v == *show {
-				fmt.Printf("--- v%d reward %+g rl %d\n  answer:  %q\n  teacher: %q\n", v, r, rl, text, tok.Decode(ids(teacher)))
+				fmt.Printf("--- v%d reward %+g rl %v\n  answer:  %q\n  teacher: %q\n", v, s.Reward, s.UseRL, text, tok.Decode(s.TeacherResponseIDs))
 			}
 		}
-		if err := rows.Err(); err != nil {
-			fail(err)
-		}
-		db.Close()
+		st.Close()
 		fmt.Println(path)
-		for v := 1; v <= last; v++ {
+		for v := int64(1); v <= last; v++ {
 			if c := by[v]; c != nil {
 				fmt.Printf("  v%d: liked %d (a second TL in %d), others %d (%d)\n", v, c.liked, c.likedTail, c.other, c.otherTail)
 			}
