@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -216,6 +217,19 @@ func TestBehaviouralPromotion(t *testing.T) {
 	}
 }
 
+// TestOpenTopics: every default open question has topic words, so
+// --gate-answers holds each one the base model answers to its topic.
+func TestOpenTopics(t *testing.T) {
+	for _, q := range DefaultOpen {
+		if len(OpenTopics[q]) < 2 {
+			t.Errorf("open question %q: topic words %q", q, OpenTopics[q])
+		}
+	}
+	if len(OpenTopics) != len(DefaultOpen) {
+		t.Errorf("%d topics for %d open questions", len(OpenTopics), len(DefaultOpen))
+	}
+}
+
 // TestGateLoops: with open questions the gate rejects a version that
 // keeps every fact but loops on an open question, quoting the loop, and an
 // open question the base model itself loops on is not asked.
@@ -227,11 +241,19 @@ func TestGateLoops(t *testing.T) {
 	eng := scripted.New(scripted.Options{})
 	f := eng.Format()
 	tr := &answerTrainer{evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}, format: f}
-	open, err := OpenProbes(ctx, eng, []string{"[[say:Boil water and steep the tea.]] How do I make tea?",
-		"[[say:Tie it, tie it, tie it, tie it.]] How do I tie a tie?"}, 64)
-	if err != nil || len(open) != 1 || !strings.Contains(open[0].Name, "make tea") {
-		t.Fatalf("open probes %+v %v: want the one the base model answers without a loop", open, err)
+	teaQ, tieQ, sheetQ := "[[say:Boil water and steep the tea.]] How do I make tea?",
+		"[[say:Tie it, tie it, tie it, tie it.]] How do I tie a tie?", "[[say:Fold it in half.]] How do I fold a fitted sheet?"
+	topics := map[string][]string{teaQ: {"tea", "thé"}, tieQ: {"tie"}, sheetQ: {"sheet", "drap"}}
+	open, err := OpenProbes(ctx, eng, []string{teaQ, tieQ, sheetQ}, topics, 64)
+	if err != nil || len(open) != 2 || !strings.Contains(open[0].Name, "make tea") {
+		t.Fatalf("open probes %+v %v: want the two the base model answers without a loop", open, err)
 	}
+	// Topic words only where the base answer names one: the sheet's
+	// answer names no sheet, so no answer to it is held to one.
+	if !slices.Equal(open[0].Accept, topics[teaQ]) || open[1].Accept != nil {
+		t.Fatalf("open probes' topics %q, %q: want the tea's alone", open[0].Accept, open[1].Accept)
+	}
+	open = open[:1]
 	r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Open: open})
 	fx := &fixture{dir: dir, store: st, engine: eng}
 	rate := func(key string) store.Version { return fx.rateAndStep(t, r, key) }

@@ -149,7 +149,7 @@ func TestOpenProbesDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	open, err := OpenProbes(ctx, eng, DefaultOpen, gateOpenTokens)
+	open, err := OpenProbes(ctx, eng, DefaultOpen, OpenTopics, gateOpenTokens)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,17 @@ func TestOpenProbesDemo(t *testing.T) {
 	if len(open) < len(DefaultOpen)/2 {
 		t.Fatalf("%d of %d open questions kept, want ≥ %d", len(open), len(DefaultOpen), len(DefaultOpen)/2)
 	}
-	t.Logf("%d of %d open questions kept", len(open), len(DefaultOpen))
+	// The base answers name their topic (--gate-answers holds them to it).
+	topic := 0
+	for _, p := range open {
+		if len(p.Accept) > 0 {
+			topic++
+		}
+	}
+	if 2*topic < len(open) {
+		t.Errorf("%d of %d kept open questions answered to their topic, want ≥ half", topic, len(open))
+	}
+	t.Logf("%d of %d open questions kept, %d answered to their topic", len(open), len(DefaultOpen), topic)
 }
 
 // TestBaseKept: a hinted anchor answer keeps the base answer's fact when

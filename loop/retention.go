@@ -58,10 +58,37 @@ var DefaultOpen = []string{
 	"How do I teach a puppy to sit?",
 }
 
+// OpenTopics are the words of each open question's topic, in English and
+// the languages the retention facts accept (French, Spanish, German,
+// Italian, Portuguese), whole words: an answer that names none of them
+// does not answer (`--gate-answers`), in whatever language the person
+// asked for. A refusal or an "As an AI" names none.
+var OpenTopics = map[string][]string{
+	"How do I make a cup of tea?": {"tea", "teas", "teabag", "tea bag", "kettle", "steep", "thé", "théière", "infusion", "infusión",
+		"Tee", "Teebeutel", "chá", "bolsita"},
+	"How do I tie a tie?": {"tie", "ties", "tying", "necktie", "knot", "knots", "cravate", "nœud", "noeud", "corbata", "nudo",
+		"Krawatte", "Knoten", "cravatta", "nodo", "gravata", "nó"},
+	"How can I get better at public speaking?": {"speaking", "speech", "speeches", "speaker", "audience", "public", "presentation",
+		"discours", "parler", "público", "discurso", "hablar", "Rede", "Publikum", "sprechen", "pubblico", "discorso", "parlare", "falar"},
+	"How do I fold a fitted sheet?": {"sheet", "sheets", "fold", "folding", "corners", "drap", "plier", "coins", "sábana", "doblar",
+		"esquinas", "Laken", "Spannbettlaken", "falten", "lenzuolo", "piegare", "lençol", "dobrar"},
+	"How do I clean white sneakers?": {"sneakers", "sneaker", "shoes", "shoe", "clean", "cleaning", "baskets", "chaussures", "nettoyer",
+		"zapatillas", "limpiar", "Turnschuhe", "Schuhe", "reinigen", "scarpe", "pulire", "tênis", "limpar"},
+	"How can I remember people's names?": {"names", "name", "remember", "remembering", "memory", "noms", "nom", "souvenir", "mémoire",
+		"nombres", "nombre", "recordar", "memoria", "Namen", "Name", "merken", "Gedächtnis", "nomi", "ricordare", "nomes", "lembrar"},
+	"How do I paint a room?": {"paint", "painting", "walls", "wall", "room", "peinture", "peindre", "murs", "pièce", "pintar", "pintura",
+		"paredes", "habitación", "streichen", "Farbe", "Wände", "Zimmer", "dipingere", "pittura", "pareti", "stanza", "parede", "quarto"},
+	"How do I teach a puppy to sit?": {"puppy", "puppies", "dog", "sit", "treat", "chiot", "chien", "assis", "cachorro", "perro", "sentarse",
+		"Welpe", "Hund", "Sitz", "cucciolo", "cane", "seduto", "filhote", "cão", "sentar"},
+}
+
 // OpenProbes asks eng's base weights each question at temperature 0, to
 // maxTokens, and keeps as an open probe each one the base model answers
-// without looping (a loop the base model makes is no regression).
-func OpenProbes(ctx context.Context, eng engine.Engine, questions []string, maxTokens int) ([]rl.Probe, error) {
+// without looping (a loop the base model makes is no regression). A probe
+// gets its question's topic words (topics, e.g. OpenTopics) as Accept when
+// the base answer names one of them (an answer the base model did not give
+// is no regression either).
+func OpenProbes(ctx context.Context, eng engine.Engine, questions []string, topics map[string][]string, maxTokens int) ([]rl.Probe, error) {
 	f := eng.Format()
 	prompts, answers, err := baseAnswers(ctx, eng, f, "open question", questions, maxTokens)
 	if err != nil {
@@ -69,9 +96,15 @@ func OpenProbes(ctx context.Context, eng engine.Engine, questions []string, maxT
 	}
 	var out []rl.Probe
 	for i, q := range questions {
-		if !rl.Loops(f.Decode(answers[i])) {
-			out = append(out, rl.Probe{Name: q, PromptIDs: prompts[i]})
+		text := f.Decode(answers[i])
+		if rl.Loops(text) {
+			continue
 		}
+		p := rl.Probe{Name: q, PromptIDs: prompts[i]}
+		if topic := (rl.Fact{Accept: topics[q]}); topic.Correct(text) {
+			p.Accept = topic.Accept
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }

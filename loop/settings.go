@@ -144,6 +144,9 @@ type Settings struct {
 	// GateLoops: open questions (DefaultOpen) the behavioural gate also
 	// asks, rejecting a version that loops on any (0: none).
 	GateLoops int
+	// GateAnswers: the gate also rejects a version that no longer answers
+	// half of those open questions (rl.RetentionConfig.OpenAnswered).
+	GateAnswers bool
 	// LoRATargets: the projections that get adapters (empty: all seven).
 	LoRATargets []string
 	// TrainBackend is native (the Go trainer) or torch:PYTHON (see
@@ -232,6 +235,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.RehearsalFollowHint, "rehearsal-follow-hint", false, "rehearse the anchors as the teacher answers them with the hint the loop last trained on in context (an answer that keeps none of the base answer's words is skipped), instead of as the base model answered them: one user's preference, such as a language, is then not pulled back on every step; off: the base model's answers")
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
 	fs.IntVar(&s.GateLoops, "gate-loops", DefaultGateLoops, fmt.Sprintf("the promotion gate also answers this many open how-to questions (at most %d; those the base model answers without looping) to %d tokens and rejects a version that loops on any, e.g. one that learned a sign-off but not to stop after it (native trainer; 0: off)", len(DefaultOpen), gateOpenTokens))
+	fs.BoolVar(&s.GateAnswers, "gate-answers", false, "the promotion gate also rejects a version that no longer answers the --gate-loops questions: half of them answered with none of their topic's words (a refusal, an \"As an AI\"), in English or the retention facts' languages (native trainer)")
 	fs.StringSliceVar(&s.LoRATargets, "lora-targets", nil, "projections that get LoRA adapters (default all: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)")
 	fs.StringVar(&s.TrainBackend, "train-backend", "native", trainBackendHelp)
 	fs.StringVar(&s.HintPlacement, "hint-placement", DefaultHintPlacement, "where the OPD teacher sees the hint: user (appended to the last user message), user-first (at the start of the last user message, before the question), system (in the system message only: the question as asked), system+user (in both), revise (the student's answer as the assistant's turn, then the hint as the user's next message), continue (as user, and the teacher continues the student's answer from before its end-of-turn token) or mixed (best of --teacher-samples answers written under user and system in turn, each read where its writer saw the hint)")
@@ -469,6 +473,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.RehearsalAvoidBound < 0 || s.RehearsalAvoidBound > 0 && (!s.RehearsalAvoid || train.Mode(s.TrainMode) == train.ModeFull) {
 		return nil, fmt.Errorf("--rehearsal-avoid-bound %g: want ≥ 0, with --rehearsal-avoid and LoRA training (the bound is read against the base weights)", s.RehearsalAvoidBound)
 	}
+	if s.GateAnswers && s.GateLoops == 0 {
+		return nil, fmt.Errorf("--gate-answers asks the --gate-loops questions: want --gate-loops ≥ 1")
+	}
 	if s.GateLoops < 0 {
 		return nil, fmt.Errorf("--gate-loops %d: want ≥ 0", s.GateLoops)
 	}
@@ -565,8 +572,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		if n := min(s.GateLoops, len(DefaultOpen)); n > 0 {
 			r := o.Config.Train.Retention
 			r.OpenTokens = gateOpenTokens
+			r.OpenAnswered = s.GateAnswers
 			r.BuildOpen = func(ctx context.Context) ([]rl.Probe, error) {
-				return OpenProbes(ctx, eng, DefaultOpen[:n], gateOpenTokens)
+				return OpenProbes(ctx, eng, DefaultOpen[:n], OpenTopics, gateOpenTokens)
 			}
 		}
 	}

@@ -266,6 +266,7 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad placement", args: []string{"--hint-placement", "assistant"}, wantErr: "--hint-placement"},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
+		{name: "answers without open questions", args: []string{"--gate-answers", "--gate-loops", "0"}, wantErr: "--gate-answers"},
 		{name: "bad distill coef", args: []string{"--distill-coef", "-1"}, wantErr: "--distill-coef"},
 		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
 		{name: "bad gate loops", args: []string{"--gate-loops", "-1"}, wantErr: "--gate-loops"},
@@ -308,6 +309,16 @@ func TestSettingsBuild(t *testing.T) {
 			}
 			if open, err := ret.BuildOpen(context.Background()); err != nil || len(open) != DefaultGateLoops {
 				t.Fatalf("open probes %+v %v: want %d", open, err, DefaultGateLoops)
+			}
+		}},
+		{name: "gate answers", args: []string{"--gate-answers"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			if ret := r.cfg.Train.Retention; ret == nil || ret.BuildOpen == nil || !ret.OpenAnswered {
+				t.Fatalf("--gate-answers: retention %+v: want the open questions held to their topics", ret)
+			}
+		}},
+		{name: "gate answers off by default", model: modelDir, check: func(t *testing.T, r *Runner) {
+			if ret := r.cfg.Train.Retention; ret == nil || ret.OpenAnswered {
+				t.Fatalf("retention %+v: want --gate-answers off by default", ret)
 			}
 		}},
 		{name: "gate loops off", args: []string{"--gate-loops", "0"}, model: modelDir, check: func(t *testing.T, r *Runner) {

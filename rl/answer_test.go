@@ -188,6 +188,51 @@ func TestCheckAnswersLoops(t *testing.T) {
 	}
 }
 
+// TestCheckAnswersUnanswered: under OpenAnswered a version that answers
+// half of the open questions with topic words with none of them (the 1.5B
+// student's first tldr version: "I'm sorry, but I can't assist with
+// that.") is rejected, quoted, while every fact is kept; one such answer
+// of four passes, a question without topic words is not counted, and
+// without OpenAnswered nothing is.
+func TestCheckAnswersUnanswered(t *testing.T) {
+	words := []string{"", "The capital of France is Paris.", "I'm sorry, but I can't assist with that.",
+		"Boil water and steep the tea.", "Cross the wide end over and loop it through.", "TL;DR: Pour faire du thé, chauffez l'eau.",
+		"Cross the wide end over and pull the knot up."}
+	decode := func(ids []int32) string { return words[ids[0]] }
+	tea, tie := []string{"tea", "thé"}, []string{"tie", "knot"}
+	cfg := RetentionConfig{Probes: []Probe{{Name: "France", Accept: []string{"Paris"}}}, Decode: decode, OpenAnswered: true,
+		Open: []Probe{{Name: "tea", Accept: tea}, {Name: "tie", Accept: tie}, {Name: "tea again", Accept: tea},
+			{Name: "tie again", Accept: tie}, {Name: "no topic"}}}
+	check := func(answers ...int32) RetentionResult {
+		t.Helper()
+		a := &loopAnswerer{answers: [][]int32{{1}}}
+		for _, w := range answers {
+			a.answers = append(a.answers, []int32{w})
+		}
+		res, err := CheckAnswers(context.Background(), a, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// Two of four: the terse tie answer and one refusal (the question
+	// without topic words is not counted; "thé" answers in French).
+	if res := check(3, 4, 5, 2, 2); res.Pass || res.Unanswered != 2 || !strings.Contains(res.Reason, "2 of 4 do not answer") {
+		t.Fatalf("%+v: want two of four unanswered, rejected", res)
+	}
+	if res := check(3, 4, 5, 6, 2); !res.Pass || res.Unanswered != 1 {
+		t.Fatalf("%+v: one terse answer of four is no rejection", res)
+	}
+	res := check(2, 2, 3, 2, 3)
+	if res.Pass || res.Lost != 0 || res.Unanswered != 3 || !strings.Contains(res.Reason, `not answering: tea → "I'm sorry, but I can't assist with that."`) {
+		t.Fatalf("%+v: want three refusals of four rejected, quoted", res)
+	}
+	cfg.OpenAnswered = false
+	if res := check(2, 2, 3, 2, 3); !res.Pass || res.Unanswered != 0 || strings.Contains(res.Reason, "do not answer") {
+		t.Fatalf("%+v: OpenAnswered off counts nothing", res)
+	}
+}
+
 // TestShrinkStep: halving a step puts every trainable parameter halfway
 // between its value before the step and after it; without a step there is
 // nothing to shrink.

@@ -155,6 +155,14 @@ type RetentionConfig struct {
 	// check does not ask them.
 	Open      []Probe
 	BuildOpen func(ctx context.Context) ([]Probe, error)
+	// OpenAnswered also rejects a version that no longer answers the open
+	// questions: when at least half of those with topic words (Probe.Accept,
+	// the words of its topic in a few languages that the base model's
+	// answer named) are answered with none of them. "I'm sorry, but I
+	// can't assist with that." to "How do I make a cup of tea?" names no
+	// tea; the 1.5B student's first tldr version said it to six of the
+	// eight default questions while keeping every fact.
+	OpenAnswered bool
 	// OpenTokens bounds an open answer (default 64, `clawrl bench learn`'s
 	// answer budget).
 	OpenTokens int
@@ -189,8 +197,9 @@ func (c RetentionConfig) Behavioural(tr any) (Answerer, bool) {
 type RetentionResult struct {
 	Facts, Lost int
 	// Open, Loops: open questions asked and answers that looped (the
-	// behavioural check only).
-	Open, Loops int
+	// behavioural check only); Unanswered: answers that named none of
+	// their topic's words (counted under OpenAnswered only).
+	Open, Loops, Unanswered int
 	// Mean, Base: mean answer log-probability under this version and the
 	// base weights (the log-probability check only).
 	Mean, Base float64
@@ -243,7 +252,8 @@ func CheckAnswers(ctx context.Context, a Answerer, cfg RetentionConfig) (Retenti
 	if len(answers) != len(prompts) {
 		return res, fmt.Errorf("retention: %d answers to %d questions", len(answers), len(prompts))
 	}
-	var lost, loops []string
+	var lost, loops, unanswered []string
+	topics := 0
 	for i, p := range cfg.Probes {
 		ids := answers[i][:min(len(answers[i]), cfg.MaxTokens)]
 		text := cfg.Decode(ids)
@@ -257,14 +267,25 @@ func CheckAnswers(ctx context.Context, a Answerer, cfg RetentionConfig) (Retenti
 		lost = append(lost, fmt.Sprintf("%s → %q", p.Name, clip(text)))
 	}
 	for i, p := range cfg.Open {
-		if text := cfg.Decode(answers[nf+i]); Loops(text) {
+		text := cfg.Decode(answers[nf+i])
+		if Loops(text) {
 			res.Loops++
 			loops = append(loops, fmt.Sprintf("%s → %q", p.Name, clip(text)))
+		}
+		if cfg.OpenAnswered && len(p.Accept) > 0 {
+			topics++
+			if !(Fact{Accept: p.Accept}).Correct(text) {
+				res.Unanswered++
+				unanswered = append(unanswered, fmt.Sprintf("%s → %q", p.Name, clip(text)))
+			}
 		}
 	}
 	res.Reason = fmt.Sprintf("retention: lost %d of %d facts (greedy answers)", res.Lost, res.Facts)
 	if res.Open > 0 {
 		res.Reason += fmt.Sprintf(", %d of %d open answers loop", res.Loops, res.Open)
+	}
+	if topics > 0 {
+		res.Reason += fmt.Sprintf(", %d of %d do not answer", res.Unanswered, topics)
 	}
 	if res.Lost > cfg.MaxLost {
 		res.Pass = false
@@ -273,6 +294,13 @@ func CheckAnswers(ctx context.Context, a Answerer, cfg RetentionConfig) (Retenti
 	if res.Loops > 0 {
 		res.Pass = false
 		res.Reason += "; looping: " + strings.Join(loops, "; ")
+	}
+	// One answer that misses its topic's words may be a terse right one
+	// ("Cross the wide end over and loop it through."); half of them is a
+	// version that stopped answering.
+	if res.Unanswered > 0 && 2*res.Unanswered >= topics {
+		res.Pass = false
+		res.Reason += "; not answering: " + strings.Join(unanswered, "; ")
 	}
 	return res, nil
 }
