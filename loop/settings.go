@@ -89,6 +89,9 @@ type Settings struct {
 	KLCoef                      float64
 	// Epochs: optimizer steps per batch (PPO epochs, rl.StepConfig.Epochs).
 	Epochs int
+	// FirstEpochs: optimizer steps for the batch of the optimizer's first
+	// step (rl.StepConfig.FirstEpochs); 0: Epochs.
+	FirstEpochs int
 	// MomentumReset: when a step zeroes AdamW's first moment
 	// (rl.StepConfig.MomentumReset): keep, no-signal or every-step.
 	MomentumReset string
@@ -210,6 +213,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.DistillFocus, "distill-focus", 0, "weigh each token of a teacher-written response trained by cross-entropy by 1 + this × the nats (at most 4) by which the hint makes it likelier to the policy, so the words that do what the feedback asks weigh more than the rest of the teacher's text, as when the teacher is a larger model whose style the student does not share; a focused step the retention check rejects is taken again without focus (0: every token weighs the same)")
 	fs.Float64Var(&s.DistillCoef, "distill-coef", DefaultDistillCoef, "train teacher-written responses (--opd-response teacher or both) by this weight × their tokens' cross-entropy, unclipped (0: through the PPO objective with the clipped teacher − old advantage)")
 	fs.IntVar(&s.Epochs, "ppo-epochs", DefaultEpochs, "optimizer steps per batch (PPO epochs: π_old is fixed by the first, the clip bounds the others)")
+	fs.IntVar(&s.FirstEpochs, "first-epochs", DefaultFirstEpochs, "optimizer steps for the first batch the optimizer sees, when AdamW's first update moves every parameter with a gradient by about the learning rate whatever the gradient's size (0: as --ppo-epochs)")
 	fs.StringVar(&s.LossMean, "loss-mean", string(rl.MeanToken), "how a step averages its answers' token losses: token (over every token of the step, so the longest answers weigh most) or sample (each answer's mean, then the answers', so every answer weighs the same)")
 	fs.StringVar(&s.MomentumReset, "momentum-reset", string(rl.MomentumKeep), "when a version's step zeroes AdamW's first moment: keep (never), no-signal (before a batch with nothing to learn: every answer liked, no teacher sample; kept, the step repeats the last update at ~0.9 of its size) or every-step")
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
@@ -268,6 +272,9 @@ const (
 	// 7 of 8 facts lost, where one step stayed at 0 with the facts kept
 	// (BENCHMARKS.md, "Learning a person's preferences, round 2").
 	DefaultEpochs = 1
+	// DefaultFirstEpochs: 0, the first batch gets --ppo-epochs steps like
+	// every other.
+	DefaultFirstEpochs = 0
 	// DefaultDistillCoef: see BENCHMARKS.md, "Context distillation by
 	// cross-entropy".
 	DefaultDistillCoef = 1.0
@@ -438,6 +445,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	if s.Epochs < 0 {
 		return nil, fmt.Errorf("--ppo-epochs %d: want ≥ 1", s.Epochs)
+	}
+	if s.FirstEpochs < 0 {
+		return nil, fmt.Errorf("--first-epochs %d: want ≥ 1 (0: as --ppo-epochs)", s.FirstEpochs)
 	}
 	if s.DistillCoef < 0 {
 		return nil, fmt.Errorf("--distill-coef %g: want ≥ 0", s.DistillCoef)
@@ -687,7 +697,7 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 	}
 	step.Advantage.OPDClip = s.OPDClip
 	step.Loss.KLCoef = s.KLCoef
-	step.Epochs = s.Epochs
+	step.Epochs, step.FirstEpochs = s.Epochs, s.FirstEpochs
 	if s.MomentumReset != "" { // unset: the default (rl.DefaultStepConfig)
 		if step.MomentumReset, err = rl.ParseMomentumReset(s.MomentumReset); err != nil {
 			return step, fmt.Errorf("--momentum-reset: %w", err)

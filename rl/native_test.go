@@ -301,6 +301,42 @@ func TestEpochs(t *testing.T) {
 	}
 }
 
+// TestFirstEpochs: StepConfig.FirstEpochs gives the batch of a fresh
+// optimizer that many steps, and every later batch cfg.Epochs — also after
+// a checkpoint of a stepped trainer is loaded into a fresh one.
+func TestFirstEpochs(t *testing.T) {
+	ctx := context.Background()
+	batch := []TrainSample{
+		{PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3}, Reward: 1, RewardTerm: true},
+		{PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10}, BehaviourLogprobs: []float32{-5, -4, -9}, Reward: -1, RewardTerm: true},
+	}
+	a := newTinyNative(t)
+	a.cfg.FirstEpochs = 3
+	for i, want := range []int64{3, 4, 5} {
+		if _, err := PolicyStep(ctx, a.tr, a.cfg, batch); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.tr.StepCount(); got != want {
+			t.Fatalf("after batch %d: %d optimizer steps, want %d", i+1, got, want)
+		}
+	}
+	dir := t.TempDir()
+	if err := a.tr.SaveCheckpoint(dir); err != nil {
+		t.Fatal(err)
+	}
+	b := newTinyNative(t)
+	b.cfg.FirstEpochs = 3
+	if err := b.tr.LoadCheckpoint(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PolicyStep(ctx, b.tr, b.cfg, batch); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.tr.StepCount(); got != 6 {
+		t.Fatalf("resumed at step 5, then one batch: %d optimizer steps, want 6", got)
+	}
+}
+
 // TestVersionStepResetsMomentum: a version whose batch has nothing to learn
 // (every answer liked: advantage 0 under the batch baseline, no teacher
 // term, no anchors) leaves the adapters where the version before left them

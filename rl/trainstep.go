@@ -66,6 +66,16 @@ type StepConfig struct {
 	// token moves: one batch of a few rated turns teaches more per version
 	// without letting any token run away.
 	Epochs int
+	// FirstEpochs, when > 0, is how many optimizer steps the batch gets
+	// instead of Epochs when the optimizer has taken none yet (a
+	// StepCounter at 0). AdamW's first update is m̂/√v̂ = g/|g|: it moves
+	// every parameter with a gradient by about the learning rate whatever
+	// the gradient's size, and a first batch of teacher answers whose
+	// opening the student finds unlikely then breaks the old opening before
+	// it teaches the new one (BENCHMARKS.md, "The first version refuses").
+	// A second step on the same batch follows the gradient at the moved
+	// weights. Steppers that do not count their steps take Epochs.
+	FirstEpochs int
 	// DistillCoef, when > 0, trains teacher-written samples by
 	// DistillCoef × their tokens' cross-entropy (distill.go) instead of the
 	// clipped teacher − old advantage under the PPO objective.
@@ -423,7 +433,23 @@ func scoreInto(ctx context.Context, score func(context.Context, []train.Sequence
 	return nil
 }
 
-// PolicyStep takes one optimizer step of tr on samples.
+// StepCounter is a Stepper that says how many optimizer steps it has
+// taken (train.Trainer.StepCount, restored with its checkpoint);
+// StepConfig.FirstEpochs reads it.
+type StepCounter interface {
+	StepCount() int64
+}
+
+// epochs is how many optimizer steps a batch on tr gets under cfg.
+func (cfg StepConfig) epochs(tr Stepper) int {
+	if c, ok := tr.(StepCounter); ok && cfg.FirstEpochs > 0 && c.StepCount() == 0 {
+		return cfg.FirstEpochs
+	}
+	return cfg.Epochs
+}
+
+// PolicyStep takes one optimizer step of tr on samples (cfg.Epochs, or
+// cfg.FirstEpochs on a fresh optimizer).
 func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []TrainSample) (Metrics, error) {
 	if len(samples) == 0 {
 		return Metrics{}, errors.New("policy step: no samples")
@@ -545,6 +571,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 			return Metrics{}, fmt.Errorf("policy step: %w", err)
 		}
 	}
+	epochs := cfg.epochs(tr) // before the step counts
 	st, err := tr.Step(ctx, seqs, obj)
 	if err == nil {
 		err = obj.err
@@ -553,7 +580,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 		return Metrics{}, fmt.Errorf("policy step: %w", err)
 	}
 	tokens, elapsed := st.Tokens, st.Elapsed // the batch's tokens; all epochs' time
-	for e := 1; e < cfg.Epochs && cfg.Loss.Kind != LossSFT; e++ {
+	for e := 1; e < epochs && cfg.Loss.Kind != LossSFT; e++ {
 		// The first pass filled π_old and the advantages in; keep them.
 		clear(obj.lazy)
 		if st, err = tr.Step(ctx, seqs, obj); err == nil {
