@@ -266,6 +266,7 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad placement", args: []string{"--hint-placement", "assistant"}, wantErr: "--hint-placement"},
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
+		{name: "bad first epochs", args: []string{"--first-epochs", "-1"}, wantErr: "--first-epochs"},
 		{name: "answers without open questions", args: []string{"--gate-answers", "--gate-loops", "0"}, wantErr: "--gate-answers"},
 		{name: "bad distill coef", args: []string{"--distill-coef", "-1"}, wantErr: "--distill-coef"},
 		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
@@ -491,10 +492,11 @@ func TestStepFlags(t *testing.T) {
 		mean     rl.LossMean
 		anchors  rl.AnchorScale
 		focus    float64
+		first    int
 	}{
-		{nil, rl.MomentumKeep, rl.MeanToken, rl.AnchorFixed, 0},
-		{[]string{"--momentum-reset", "no-signal"}, rl.MomentumNoSignal, rl.MeanToken, rl.AnchorFixed, 0},
-		{[]string{"--momentum-reset", "every-step", "--loss-mean", "sample", "--rehearsal-scale", "signal", "--distill-focus", "1.5"}, rl.MomentumEveryStep, rl.MeanSample, rl.AnchorSignal, 1.5},
+		{nil, rl.MomentumKeep, rl.MeanToken, rl.AnchorFixed, 0, 0},
+		{[]string{"--momentum-reset", "no-signal"}, rl.MomentumNoSignal, rl.MeanToken, rl.AnchorFixed, 0, 0},
+		{[]string{"--momentum-reset", "every-step", "--loss-mean", "sample", "--rehearsal-scale", "signal", "--distill-focus", "1.5", "--first-epochs", "2"}, rl.MomentumEveryStep, rl.MeanSample, rl.AnchorSignal, 1.5, 2},
 	} {
 		var s Settings
 		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -503,8 +505,8 @@ func TestStepFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		step, err := s.stepConfig()
-		if err != nil || step.MomentumReset != c.momentum || step.LossMean != c.mean || step.AnchorScale != c.anchors || step.DistillFocus != c.focus {
-			t.Fatalf("%v: momentum reset %q, loss mean %q, anchors %q, focus %g, %v; want %q, %q, %q, %g", c.args, step.MomentumReset, step.LossMean, step.AnchorScale, step.DistillFocus, err, c.momentum, c.mean, c.anchors, c.focus)
+		if err != nil || step.MomentumReset != c.momentum || step.LossMean != c.mean || step.AnchorScale != c.anchors || step.DistillFocus != c.focus || step.FirstEpochs != c.first {
+			t.Fatalf("%v: momentum reset %q, loss mean %q, anchors %q, focus %g, first epochs %d, %v; want %q, %q, %q, %g, %d", c.args, step.MomentumReset, step.LossMean, step.AnchorScale, step.DistillFocus, step.FirstEpochs, err, c.momentum, c.mean, c.anchors, c.focus, c.first)
 		}
 	}
 	for flag, bad := range map[string]Settings{"--momentum-reset": {MomentumReset: "sometimes"}, "--loss-mean": {LossMean: "median"}, "--rehearsal-scale": {RehearsalScale: "loud"}, "--distill-focus": {DistillFocus: -1}} {
