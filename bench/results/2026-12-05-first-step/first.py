@@ -41,6 +41,8 @@ for d in sorted(os.listdir(here)):
     if not m or not os.path.exists(os.path.join(here, d, 'learn.json')):
         continue
     p, s, arm = m.group(1), int(m.group(2)), m.group(3)
+    if arm != 'first2':
+        continue
     mine = rounds(os.path.relpath(os.path.join(here, d), R), p, s, arm)
     pool = rounds(POOL[(p, s)], p, s, 'combine')
     print(f"{p} {s}\n  defaults  {cells(pool)}\n  {arm:9s} {cells(mine)}")
@@ -52,3 +54,9 @@ for d in sorted(os.listdir(here)):
 print("summed over the runs above")
 for k, t in tot.items():
     print(f"  {k:9s} {cells(t)}")
+
+print("knock.sh (tldr seed 3, --first-epochs 2, to v3), liked/refused/opening 'TL' by round 0-3")
+for arm in ('noanchors', 'reset'):
+    d = os.path.join(here, f'tldr-s3-{arm}')
+    if os.path.exists(os.path.join(d, 'learn.json')):
+        print(f"  {arm:9s} {cells(rounds(os.path.relpath(d, R), 'tldr', 3, arm))}")
