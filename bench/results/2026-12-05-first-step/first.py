@@ -55,8 +55,8 @@ print("summed over the runs above")
 for k, t in tot.items():
     print(f"  {k:9s} {cells(t)}")
 
-print("knock.sh (tldr seed 3, --first-epochs 2, to v3), liked/refused/opening 'TL' by round 0-3")
-for arm in ('noanchors', 'reset'):
+print("knock.sh (tldr seed 3: --first-epochs 2 with --rehearsal 0, with --momentum-reset every-step, to v3; --first-epochs 3 to v2), liked/refused/opening 'TL' by round 0-3")
+for arm in ('noanchors', 'reset', 'first3'):
     d = os.path.join(here, f'tldr-s3-{arm}')
     if os.path.exists(os.path.join(d, 'learn.json')):
         print(f"  {arm:9s} {cells(rounds(os.path.relpath(d, R), 'tldr', 3, arm))}")

@@ -16,3 +16,8 @@ echo "tldr-s3-noanchors done $(date +%T)"
 nice -n 5 "$BIN" bench learn --target=defaults --personas tldr --seeds 1 --first-seed 3 --keep-data --versions 3 \
   --arms "reset:combine:$T:--first-epochs=2:--momentum-reset=every-step" --out "$OUT/tldr-s3-reset" > "$OUT/tldr-s3-reset.log" 2>&1
 echo "tldr-s3-reset done $(date +%T)"
+# Then: the first batch's three steps in v1 (--first-epochs 3), to v2: does the fall follow the
+# optimizer's third step whatever its batch, or the first step on a new batch after saturation?
+nice -n 5 "$BIN" bench learn --target=defaults --personas tldr --seeds 1 --first-seed 3 --keep-data --versions 2 \
+  --arms "first3:combine:$T:--first-epochs=3" --out "$OUT/tldr-s3-first3" > "$OUT/tldr-s3-first3.log" 2>&1
+echo "tldr-s3-first3 done $(date +%T)"
