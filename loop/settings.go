@@ -92,6 +92,9 @@ type Settings struct {
 	// FirstEpochs: optimizer steps for the batch of the optimizer's first
 	// step (rl.StepConfig.FirstEpochs); 0: Epochs.
 	FirstEpochs int
+	// LRWarmup: optimizer steps over which the learning rate rises
+	// linearly to --lr (train.AdamWConfig.Warmup); 0: none.
+	LRWarmup int
 	// MomentumReset: when a step zeroes AdamW's first moment
 	// (rl.StepConfig.MomentumReset): keep, no-signal or every-step.
 	MomentumReset string
@@ -214,6 +217,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.DistillCoef, "distill-coef", DefaultDistillCoef, "train teacher-written responses (--opd-response teacher or both) by this weight × their tokens' cross-entropy, unclipped (0: through the PPO objective with the clipped teacher − old advantage)")
 	fs.IntVar(&s.Epochs, "ppo-epochs", DefaultEpochs, "optimizer steps per batch (PPO epochs: π_old is fixed by the first, the clip bounds the others)")
 	fs.IntVar(&s.FirstEpochs, "first-epochs", DefaultFirstEpochs, "optimizer steps for the first batch the optimizer sees, when AdamW's first update moves every parameter with a gradient by about the learning rate whatever the gradient's size (0: as --ppo-epochs)")
+	fs.IntVar(&s.LRWarmup, "lr-warmup", 0, "optimizer steps over which the learning rate rises linearly to --lr (step t of them takes lr·t/N), when AdamW's early updates move every parameter with a gradient by about the rate (0: --lr from the first step)")
 	fs.StringVar(&s.LossMean, "loss-mean", string(rl.MeanToken), "how a step averages its answers' token losses: token (over every token of the step, so the longest answers weigh most) or sample (each answer's mean, then the answers', so every answer weighs the same)")
 	fs.StringVar(&s.MomentumReset, "momentum-reset", string(rl.MomentumKeep), "when a version's step zeroes AdamW's first moment: keep (never), no-signal (before a batch with nothing to learn: every answer liked, no teacher sample; kept, the step repeats the last update at ~0.9 of its size) or every-step")
 	fs.Float64Var(&s.KLCoef, "kl", 0, "β of a KL(π‖base) term in the loss (costs a reference forward per sample)")
@@ -448,6 +452,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	if s.FirstEpochs < 0 {
 		return nil, fmt.Errorf("--first-epochs %d: want ≥ 1 (0: as --ppo-epochs)", s.FirstEpochs)
+	}
+	if s.LRWarmup < 0 {
+		return nil, fmt.Errorf("--lr-warmup %d: want ≥ 0", s.LRWarmup)
 	}
 	if s.DistillCoef < 0 {
 		return nil, fmt.Errorf("--distill-coef %g: want ≥ 0", s.DistillCoef)
@@ -684,6 +691,7 @@ func (s Settings) trainConfig() train.Config {
 	if lr > 0 {
 		cfg.AdamW = train.DefaultAdamW(lr)
 	}
+	cfg.AdamW.Warmup = s.LRWarmup
 	return cfg
 }
 

@@ -267,6 +267,7 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad opd response", args: []string{"--opd-response", "mixed"}, wantErr: "--opd-response"},
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
 		{name: "bad first epochs", args: []string{"--first-epochs", "-1"}, wantErr: "--first-epochs"},
+		{name: "bad lr warmup", args: []string{"--lr-warmup", "-2"}, wantErr: "--lr-warmup"},
 		{name: "answers without open questions", args: []string{"--gate-answers", "--gate-loops", "0"}, wantErr: "--gate-answers"},
 		{name: "bad distill coef", args: []string{"--distill-coef", "-1"}, wantErr: "--distill-coef"},
 		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
@@ -524,9 +525,13 @@ func TestTrainerFlags(t *testing.T) {
 		args      []string
 		recompute bool
 		micro     int
+		lr        float64
+		warmup    int
 	}{
-		{nil, false, 0},
-		{[]string{"--recompute", "--micro-batch-tokens", "512"}, true, 512},
+		{nil, false, 0, DefaultLoRALearningRate, 0},
+		{[]string{"--recompute", "--micro-batch-tokens", "512"}, true, 512, DefaultLoRALearningRate, 0},
+		{[]string{"--lr", "5e-4", "--lr-warmup", "3"}, false, 0, 5e-4, 3},
+		{[]string{"--lr-warmup", "4"}, false, 0, DefaultLoRALearningRate, 4},
 	} {
 		var s Settings
 		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -534,8 +539,9 @@ func TestTrainerFlags(t *testing.T) {
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		if cfg := s.trainConfig(); cfg.Recompute != c.recompute || cfg.MicroBatchTokens != c.micro {
-			t.Errorf("%v: recompute %v, micro-batch %d tokens; want %v, %d", c.args, cfg.Recompute, cfg.MicroBatchTokens, c.recompute, c.micro)
+		if cfg := s.trainConfig(); cfg.Recompute != c.recompute || cfg.MicroBatchTokens != c.micro || cfg.AdamW.LR != c.lr || cfg.AdamW.Warmup != c.warmup {
+			t.Errorf("%v: recompute %v, micro-batch %d tokens, lr %g, warmup %d; want %v, %d, %g, %d", c.args, cfg.Recompute, cfg.MicroBatchTokens,
+				cfg.AdamW.LR, cfg.AdamW.Warmup, c.recompute, c.micro, c.lr, c.warmup)
 		}
 	}
 }

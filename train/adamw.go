@@ -24,6 +24,20 @@ type AdamWConfig struct {
 	Beta2       float64
 	Eps         float64
 	WeightDecay float64
+	// Warmup raises the learning rate linearly over the first Warmup
+	// optimizer steps: step t of them takes LR·t/Warmup (0 or 1: LR from
+	// the first). AdamW's first steps move every element with a gradient
+	// by about the step's rate, whatever the gradient's size (m̂/√v̂ ≈ ±1
+	// while both moments hold one or two gradients).
+	Warmup int
+}
+
+// Rate is the learning rate of optimizer step t (counted from 1).
+func (c AdamWConfig) Rate(t int64) float64 {
+	if c.Warmup > 1 && t < int64(c.Warmup) {
+		return c.LR * float64(t) / float64(c.Warmup)
+	}
+	return c.LR
 }
 
 // DefaultAdamW is the seed system's setting with the given learning rate.
@@ -53,10 +67,13 @@ func newAdamW(cfg AdamWConfig, params []*Tensor) *adamW {
 	return o
 }
 
-func (o *adamW) update(params []*Tensor, lr float64) {
+// update takes one step at the configured rate of its step count and
+// returns that rate.
+func (o *adamW) update(params []*Tensor) float64 {
 	o.step++
 	o.mStep++
 	c := o.cfg
+	lr := c.Rate(o.step)
 	bc1 := 1 - math.Pow(c.Beta1, float64(o.mStep))
 	bc2 := 1 - math.Pow(c.Beta2, float64(o.step))
 	k := blas.AdamWParams{
@@ -74,6 +91,7 @@ func (o *adamW) update(params []*Tensor, lr float64) {
 			blas.AdamW(p.Data[lo:hi], p.Grad[lo:hi], m[lo:hi], v[lo:hi], k)
 		})
 	}
+	return lr
 }
 
 // resetMomentum zeroes the first moment and restarts its bias correction;

@@ -29,7 +29,7 @@ func stepWith(o *adamW, params []*Tensor, g []float32) []float64 {
 	before := append([]float32(nil), p.Data...)
 	clear(p.Grad)
 	copy(p.Grad, g)
-	o.update(params, o.cfg.LR)
+	o.update(params)
 	d := make([]float64, len(before))
 	for i := range d {
 		d[i] = float64(p.Data[i]) - float64(before[i])
@@ -208,5 +208,46 @@ func TestResumeKeepsMomentumStep(t *testing.T) {
 				t.Fatalf("%s[%d]: went on %g, resumed %g", p1[i].Name, j, p1[i].Data[j], p2[i].Data[j])
 			}
 		}
+	}
+}
+
+// TestAdamWWarmup: with Warmup W, step t < W takes lr·t/W and every step
+// from W on takes lr. The first step of a fresh optimizer is the sign step
+// Δθ = −rate·g/(|g| + ε·…) on every weight (weight decay off), so each
+// weight moves by the step's rate whatever its gradient's size, and the
+// rate is what a warmup bounds.
+func TestAdamWWarmup(t *testing.T) {
+	c := DefaultAdamW(1e-3)
+	c.Warmup = 4
+	for tt, want := range map[int64]float64{1: 2.5e-4, 2: 5e-4, 3: 7.5e-4, 4: 1e-3, 9: 1e-3} {
+		if got := c.Rate(tt); math.Abs(got-want) > 1e-12 {
+			t.Errorf("Rate(%d) = %g with warmup 4, want %g", tt, got, want)
+		}
+	}
+	for _, w := range []int{0, 1} {
+		c.Warmup = w
+		if got := c.Rate(1); got != c.LR {
+			t.Errorf("Rate(1) = %g with warmup %d, want lr %g", got, w, c.LR)
+		}
+	}
+
+	const n = 512
+	o, params := adamWFixture(n, 0)
+	o.cfg.Warmup = 4
+	rng := rand.New(rand.NewPCG(7, 8))
+	for step := 1; step <= 5; step++ {
+		g := randomGrad(rng, n)
+		d := stepWith(o, params, g)
+		if step > 1 {
+			continue
+		}
+		for i, x := range d {
+			if want := -2.5e-4 * math.Copysign(1, float64(g[i])); math.Abs(x-want) > 1e-6 {
+				t.Fatalf("weight %d: first warmup step moved %.4g, want %.4g (lr/4, the gradient's sign)", i, x, want)
+			}
+		}
+	}
+	if o.step != 5 {
+		t.Fatalf("step %d after five updates", o.step)
 	}
 }

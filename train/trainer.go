@@ -72,12 +72,14 @@ func (c Config) withDefaults() Config {
 	if len(c.LoRA.TargetModules) == 0 {
 		c.LoRA.TargetModules = AllProjections()
 	}
-	if c.AdamW == (AdamWConfig{}) {
+	// A config that sets only the warmup keeps it with the default rate.
+	if w := c.AdamW.Warmup; c.AdamW == (AdamWConfig{Warmup: w}) {
 		lr := 1e-4
 		if c.Mode == ModeFull {
 			lr = 1e-5
 		}
 		c.AdamW = DefaultAdamW(lr)
+		c.AdamW.Warmup = w
 	}
 	if c.MaxGradNorm == 0 {
 		c.MaxGradNorm = 1
@@ -400,9 +402,14 @@ func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective
 // Update clips the accumulated gradients and takes one AdamW step. It
 // returns the gradient norm before clipping.
 func (t *Trainer) Update() float64 {
-	norm := clipGradNorm(t.params, t.cfg.MaxGradNorm)
-	t.opt.update(t.params, t.cfg.AdamW.LR)
+	norm, _ := t.update()
 	return norm
+}
+
+// update is Update returning the step's learning rate too.
+func (t *Trainer) update() (norm, lr float64) {
+	norm = clipGradNorm(t.params, t.cfg.MaxGradNorm)
+	return norm, t.opt.update(t.params)
 }
 
 // ResetMomentum zeroes AdamW's first moment and restarts its bias
@@ -448,7 +455,7 @@ func (t *Trainer) Step(ctx context.Context, seqs []Sequence, obj Objective) (Sta
 	if err != nil {
 		return st, err
 	}
-	st.GradNorm = t.Update()
+	st.GradNorm, st.LearningRate = t.update()
 	st.Loss = loss / float64(denom)
 	st.MicroBatches = mbs
 	st.Step = t.opt.step

@@ -390,12 +390,13 @@ func (t *Trainer) Step(ctx context.Context, seqs []train.Sequence, obj train.Obj
 	var up struct {
 		GradNorm float64 `json:"grad_norm"`
 		Step     int64   `json:"step"`
+		LR       float64 `json:"lr"`
 	}
 	if err := t.call(map[string]any{"op": "update"}, &up); err != nil {
 		return st, err
 	}
 	t.steps = up.Step
-	st.GradNorm, st.Step = up.GradNorm, up.Step
+	st.GradNorm, st.Step, st.LearningRate = up.GradNorm, up.Step, up.LR
 	st.Loss = loss / float64(denom)
 	st.MicroBatches = len(mbs)
 	st.Elapsed = time.Since(start)

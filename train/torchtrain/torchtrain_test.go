@@ -64,7 +64,9 @@ func TestMatchesNativeTrainerFSDP(t *testing.T) { matchesNativeTrainer(t, 2, fal
 // TestMatchesNativeTrainerRecompute: the same with Config.Recompute (clawrl
 // serve --recompute) on both sides: the native trainer recomputes each
 // block from its saved input, the worker turns on the model's gradient
-// checkpointing. Neither changes a number.
+// checkpointing. Neither changes a number. This variant also warms the
+// learning rate up over three steps (--lr-warmup 3): its three steps take
+// lr/3, 2lr/3 and lr on both sides.
 func TestMatchesNativeTrainerRecompute(t *testing.T) { matchesNativeTrainer(t, 1, true) }
 
 func matchesNativeTrainer(t *testing.T, nproc int, recompute bool) {
@@ -83,6 +85,9 @@ func matchesNativeTrainer(t *testing.T, nproc int, recompute bool) {
 	}
 	cfg := train.Config{LoRA: train.LoRAConfig{Rank: 4, Alpha: 8, TargetModules: train.AllProjections()},
 		AdamW: train.DefaultAdamW(1e-3), MicroBatchTokens: 40, Recompute: recompute, Seed: 3}
+	if recompute {
+		cfg.AdamW.Warmup = 3
+	}
 	w, err := train.LoadWeights(ckpt)
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +153,9 @@ func matchesNativeTrainer(t *testing.T, nproc int, recompute bool) {
 	}
 	if got.Tokens != want.Tokens || got.Step != 1 {
 		t.Errorf("torch step %d over %d tokens, native %d tokens", got.Step, got.Tokens, want.Tokens)
+	}
+	if r := cfg.AdamW.Rate(1); math.Abs(got.LearningRate-r) > 1e-12 || math.Abs(want.LearningRate-r) > 1e-12 {
+		t.Errorf("first step's learning rate: torch %g, native %g, want %g", got.LearningRate, want.LearningRate, r)
 	}
 	nativeDir, torchDir := filepath.Join(t.TempDir(), "native"), filepath.Join(t.TempDir(), "torch")
 	os.MkdirAll(nativeDir, 0o755) //nolint:errcheck

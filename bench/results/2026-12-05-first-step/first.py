@@ -34,29 +34,34 @@ def cells(rs):
     return '  '.join(f"{a:2d}/{b:<2d}/{c:<2d}" for a, b, c in rs) + f"   rounds 1-8: {sum(a for a, _, _ in rs[1:])}"
 
 
-tot = {}
-print("liked/refused/opening 'TL' of 20 by round 0-8")
-for d in sorted(os.listdir(here)):
-    m = re.fullmatch(r'([a-z]+)-s(\d)-([a-z0-9]+)', d)
-    if not m or not os.path.exists(os.path.join(here, d, 'learn.json')):
-        continue
-    p, s, arm = m.group(1), int(m.group(2)), m.group(3)
-    if arm != 'first2':
-        continue
-    mine = rounds(os.path.relpath(os.path.join(here, d), R), p, s, arm)
-    pool = rounds(POOL[(p, s)], p, s, 'combine')
-    print(f"{p} {s}\n  defaults  {cells(pool)}\n  {arm:9s} {cells(mine)}")
-    for k, rs in (('defaults', pool), (arm, mine)):
-        t = tot.setdefault(k, [[0, 0, 0] for _ in rs])
-        for i, x in enumerate(rs):
-            for j in range(3):
-                t[i][j] += x[j]
-print("summed over the runs above")
-for k, t in tot.items():
-    print(f"  {k:9s} {cells(t)}")
+def main():
+    tot = {}
+    print("liked/refused/opening 'TL' of 20 by round 0-8")
+    for d in sorted(os.listdir(here)):
+        m = re.fullmatch(r'([a-z]+)-s(\d)-([a-z0-9]+)', d)
+        if not m or not os.path.exists(os.path.join(here, d, 'learn.json')):
+            continue
+        p, s, arm = m.group(1), int(m.group(2)), m.group(3)
+        if arm != 'first2':
+            continue
+        mine = rounds(os.path.relpath(os.path.join(here, d), R), p, s, arm)
+        pool = rounds(POOL[(p, s)], p, s, 'combine')
+        print(f"{p} {s}\n  defaults  {cells(pool)}\n  {arm:9s} {cells(mine)}")
+        for k, rs in (('defaults', pool), (arm, mine)):
+            t = tot.setdefault(k, [[0, 0, 0] for _ in rs])
+            for i, x in enumerate(rs):
+                for j in range(3):
+                    t[i][j] += x[j]
+    print("summed over the runs above")
+    for k, t in tot.items():
+        print(f"  {k:9s} {cells(t)}")
 
-print("knock.sh (tldr seed 3: --first-epochs 2 with --rehearsal 0, with --momentum-reset every-step, to v3; --first-epochs 3 to v2), liked/refused/opening 'TL' by round 0-3")
-for arm in ('noanchors', 'reset', 'first3'):
-    d = os.path.join(here, f'tldr-s3-{arm}')
-    if os.path.exists(os.path.join(d, 'learn.json')):
-        print(f"  {arm:9s} {cells(rounds(os.path.relpath(d, R), 'tldr', 3, arm))}")
+    print("knock.sh (tldr seed 3: --first-epochs 2 with --rehearsal 0, with --momentum-reset every-step, to v3; --first-epochs 3 to v2), liked/refused/opening 'TL' by round 0-3")
+    for arm in ('noanchors', 'reset', 'first3'):
+        d = os.path.join(here, f'tldr-s3-{arm}')
+        if os.path.exists(os.path.join(d, 'learn.json')):
+            print(f"  {arm:9s} {cells(rounds(os.path.relpath(d, R), 'tldr', 3, arm))}")
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,38 @@
+"""--first-epochs 2 at --lr 5e-4 (half serve's default LoRA rate) against --first-epochs 2 at the
+default 1e-3 (2026-12-05-first-step) and serve's defaults (the pool's run of the same seed),
+persona-seed by persona-seed: held-out answers liked, refused or evading, and opening with "TL"
+(tldr), each of 20, by round. Run from the repository root:
+
+    python3 bench/results/2026-12-05-half-lr/half.py
+"""
+import os, re, sys
+here = os.path.dirname(os.path.abspath(__file__))
+R = os.path.join(here, '..')
+sys.path.insert(0, os.path.join(R, '2026-12-05-first-step'))
+from first import POOL, rounds, cells  # noqa: E402
+
+print("liked/refused/opening 'TL' of 20 by round 0-8")
+tot = {}
+for d in sorted(os.listdir(here)):
+    m = re.fullmatch(r'([a-z]+)-s(\d)-(first2lr5)', d)
+    if not m or not os.path.exists(os.path.join(here, d, 'learn.json')):
+        continue
+    p, s, arm = m.group(1), int(m.group(2)), m.group(3)
+    rows = [('defaults', rounds(POOL[(p, s)], p, s, 'combine')),
+            ('first2', rounds(f'2026-12-05-first-step/{p}-s{s}-first2', p, s, 'first2')),
+            (arm, rounds(os.path.relpath(os.path.join(here, d), R), p, s, arm))]
+    print(f"{p} {s}")
+    for k, rs in rows:
+        print(f"  {k:9s} {cells(rs)}")
+        t = tot.setdefault(k, [[0, 0, 0] for _ in rs])
+        for i, x in enumerate(rs):
+            for j in range(3):
+                t[i][j] += x[j]
+print("summed over the runs above")
+for k, t in tot.items():
+    print(f"  {k:9s} {cells(t)}")
+print("tldr seed 3, to v3: --first-epochs 2 --lr 5e-4 (lr5.sh, the first run); --first-epochs 2 --lr-warmup 4 (warm.sh)")
+for arm in ('lr5', 'warm4'):
+    d = os.path.join(here, f'tldr-s3-{arm}')
+    if os.path.exists(os.path.join(d, 'learn.json')):
+        print(f"  {arm:9s} {cells(rounds(os.path.relpath(d, R), 'tldr', 3, arm))}")
