@@ -34,6 +34,14 @@ def cells(rs):
     return '  '.join(f"{a:2d}/{b:<2d}/{c:<2d}" for a, b, c in rs) + f"   rounds 1-8: {sum(a for a, _, _ in rs[1:])}"
 
 
+def accumulate(tot, arm, rs):
+    """Adds a run's (liked, refused, opening) by round to tot[arm]."""
+    t = tot.setdefault(arm, [[0, 0, 0] for _ in rs])
+    for i, x in enumerate(rs):
+        for j in range(3):
+            t[i][j] += x[j]
+
+
 def main():
     tot = {}
     print("liked/refused/opening 'TL' of 20 by round 0-8")
@@ -48,10 +56,7 @@ def main():
         pool = rounds(POOL[(p, s)], p, s, 'combine')
         print(f"{p} {s}\n  defaults  {cells(pool)}\n  {arm:9s} {cells(mine)}")
         for k, rs in (('defaults', pool), (arm, mine)):
-            t = tot.setdefault(k, [[0, 0, 0] for _ in rs])
-            for i, x in enumerate(rs):
-                for j in range(3):
-                    t[i][j] += x[j]
+            accumulate(tot, k, rs)
     print("summed over the runs above")
     for k, t in tot.items():
         print(f"  {k:9s} {cells(t)}")

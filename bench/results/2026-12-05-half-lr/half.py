@@ -9,7 +9,7 @@ import os, re, sys
 here = os.path.dirname(os.path.abspath(__file__))
 R = os.path.join(here, '..')
 sys.path.insert(0, os.path.join(R, '2026-12-05-first-step'))
-from first import POOL, rounds, cells  # noqa: E402
+from first import POOL, accumulate, rounds, cells  # noqa: E402
 
 print("liked/refused/opening 'TL' of 20 by round 0-8")
 tot = {}
@@ -24,10 +24,7 @@ for d in sorted(os.listdir(here)):
     print(f"{p} {s}")
     for k, rs in rows:
         print(f"  {k:9s} {cells(rs)}")
-        t = tot.setdefault(k, [[0, 0, 0] for _ in rs])
-        for i, x in enumerate(rs):
-            for j in range(3):
-                t[i][j] += x[j]
+        accumulate(tot, k, rs)
 print("summed over the runs above")
 for k, t in tot.items():
     print(f"  {k:9s} {cells(t)}")
