@@ -28,8 +28,9 @@ for d in sorted(os.listdir(here)):
 print("summed over the runs above")
 for k, t in tot.items():
     print(f"  {k:9s} {cells(t)}")
-print("tldr seed 3, to v3: --first-epochs 2 --lr 5e-4 (lr5.sh, the first run); --first-epochs 2 --lr-warmup 4 (warm.sh)")
-for arm in ('lr5', 'warm4'):
-    d = os.path.join(here, f'tldr-s3-{arm}')
+print("one-seed diagnostics: --first-epochs 2 --lr 5e-4 (lr5.sh), --first-epochs 2 --lr-warmup 4 (warm.sh),"
+      " --first-epochs 3 --lr 5e-4 (window.sh)")
+for p, s, arm in (('tldr', 3, 'lr5'), ('tldr', 3, 'warm4'), ('french', 2, 'first3lr5'), ('tldr', 3, 'first3lr5')):
+    d = os.path.join(here, f'{p}-s{s}-{arm}')
     if os.path.exists(os.path.join(d, 'learn.json')):
-        print(f"  {arm:9s} {cells(rounds(os.path.relpath(d, R), 'tldr', 3, arm))}")
+        print(f"  {p} {s} {arm:9s} {cells(rounds(os.path.relpath(d, R), p, s, arm))}")
