@@ -67,9 +67,9 @@ func newAdamW(cfg AdamWConfig, params []*Tensor) *adamW {
 	return o
 }
 
-// update takes one step at the configured rate of its step count and
-// returns that rate.
-func (o *adamW) update(params []*Tensor) float64 {
+// update takes one step at the configured rate of its step count
+// (AdamWConfig.Rate).
+func (o *adamW) update(params []*Tensor) {
 	o.step++
 	o.mStep++
 	c := o.cfg
@@ -91,7 +91,6 @@ func (o *adamW) update(params []*Tensor) float64 {
 			blas.AdamW(p.Data[lo:hi], p.Grad[lo:hi], m[lo:hi], v[lo:hi], k)
 		})
 	}
-	return lr
 }
 
 // resetMomentum zeroes the first moment and restarts its bias correction;

@@ -402,14 +402,9 @@ func (t *Trainer) Accumulate(ctx context.Context, seqs []Sequence, obj Objective
 // Update clips the accumulated gradients and takes one AdamW step. It
 // returns the gradient norm before clipping.
 func (t *Trainer) Update() float64 {
-	norm, _ := t.update()
+	norm := clipGradNorm(t.params, t.cfg.MaxGradNorm)
+	t.opt.update(t.params)
 	return norm
-}
-
-// update is Update returning the step's learning rate too.
-func (t *Trainer) update() (norm, lr float64) {
-	norm = clipGradNorm(t.params, t.cfg.MaxGradNorm)
-	return norm, t.opt.update(t.params)
 }
 
 // ResetMomentum zeroes AdamW's first moment and restarts its bias
@@ -455,7 +450,8 @@ func (t *Trainer) Step(ctx context.Context, seqs []Sequence, obj Objective) (Sta
 	if err != nil {
 		return st, err
 	}
-	st.GradNorm, st.LearningRate = t.update()
+	st.GradNorm = t.Update()
+	st.LearningRate = t.cfg.AdamW.Rate(t.opt.step)
 	st.Loss = loss / float64(denom)
 	st.MicroBatches = mbs
 	st.Step = t.opt.step

@@ -210,9 +210,9 @@ class Worker:
         # The warmup (AdamWConfig.Warmup) takes lr * t/W on the first W steps,
         # weight decay with it, as the native trainer's Rate does.
         w = int(self.adamw.get("Warmup", 0) or 0)
-        if w > 1 and t < w:
-            for g in self.opt.param_groups:
-                g["lr"] = g["lr"] * t / w
+        warm = t / w if w > 1 and t < w else 1.0
+        for g in self.opt.param_groups:
+            g["lr"] = g["lr"] * warm
         if k != t:
             b1 = self.opt.param_groups[0]["betas"][0]
             c = (1 - b1 ** t) / (1 - b1 ** k)
@@ -226,7 +226,7 @@ class Worker:
         self.opt.zero_grad(set_to_none=False)
         self.step += 1
         self.momentum_step += 1
-        return {"grad_norm": norm, "step": self.step, "lr": saved[0][0] * (t / w if w > 1 and t < w else 1)}
+        return {"grad_norm": norm, "step": self.step, "lr": saved[0][0] * warm}
 
     def reset_momentum(self, req):
         for p in self.params:
