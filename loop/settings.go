@@ -95,6 +95,9 @@ type Settings struct {
 	// LRWarmup: optimizer steps over which the learning rate rises
 	// linearly to --lr (train.AdamWConfig.Warmup); 0: none.
 	LRWarmup int
+	// FirstLR: the learning rate of the first batch's optimizer steps
+	// (train.AdamWConfig.FirstLR); 0: --lr.
+	FirstLR float64
 	// MomentumReset: when a step zeroes AdamW's first moment
 	// (rl.StepConfig.MomentumReset): keep, no-signal or every-step.
 	MomentumReset string
@@ -217,6 +220,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.DistillCoef, "distill-coef", DefaultDistillCoef, "train teacher-written responses (--opd-response teacher or both) by this weight × their tokens' cross-entropy, unclipped (0: through the PPO objective with the clipped teacher − old advantage)")
 	fs.IntVar(&s.Epochs, "ppo-epochs", DefaultEpochs, "optimizer steps per batch (PPO epochs: π_old is fixed by the first, the clip bounds the others)")
 	fs.IntVar(&s.FirstEpochs, "first-epochs", DefaultFirstEpochs, "optimizer steps for the first batch the optimizer sees, when AdamW's first update moves every parameter with a gradient by about the learning rate whatever the gradient's size (0: as --ppo-epochs)")
+	fs.Float64Var(&s.FirstLR, "first-lr", 0, "learning rate of the first batch's optimizer steps (--first-epochs of them, or --ppo-epochs), --lr after: a rate that falls once the first version is trained (0: --lr throughout)")
 	fs.IntVar(&s.LRWarmup, "lr-warmup", 0, "optimizer steps over which the learning rate rises linearly to --lr (step t of them takes lr·t/N), when AdamW's early updates move every parameter with a gradient by about the rate (0: --lr from the first step)")
 	fs.StringVar(&s.LossMean, "loss-mean", string(rl.MeanToken), "how a step averages its answers' token losses: token (over every token of the step, so the longest answers weigh most) or sample (each answer's mean, then the answers', so every answer weighs the same)")
 	fs.StringVar(&s.MomentumReset, "momentum-reset", string(rl.MomentumKeep), "when a version's step zeroes AdamW's first moment: keep (never), no-signal (before a batch with nothing to learn: every answer liked, no teacher sample; kept, the step repeats the last update at ~0.9 of its size) or every-step")
@@ -456,6 +460,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.LRWarmup < 0 {
 		return nil, fmt.Errorf("--lr-warmup %d: want ≥ 0", s.LRWarmup)
 	}
+	if s.FirstLR < 0 {
+		return nil, fmt.Errorf("--first-lr %g: want > 0 (0: --lr)", s.FirstLR)
+	}
 	if s.DistillCoef < 0 {
 		return nil, fmt.Errorf("--distill-coef %g: want ≥ 0", s.DistillCoef)
 	}
@@ -692,6 +699,12 @@ func (s Settings) trainConfig() train.Config {
 		cfg.AdamW = train.DefaultAdamW(lr)
 	}
 	cfg.AdamW.Warmup = s.LRWarmup
+	if s.FirstLR > 0 {
+		cfg.AdamW.FirstLR, cfg.AdamW.FirstSteps = s.FirstLR, s.FirstEpochs
+		if cfg.AdamW.FirstSteps <= 0 {
+			cfg.AdamW.FirstSteps = max(s.Epochs, 1)
+		}
+	}
 	return cfg
 }
 

@@ -268,6 +268,7 @@ func TestSettingsBuild(t *testing.T) {
 		{name: "bad epochs", args: []string{"--ppo-epochs", "-1"}, wantErr: "--ppo-epochs"},
 		{name: "bad first epochs", args: []string{"--first-epochs", "-1"}, wantErr: "--first-epochs"},
 		{name: "bad lr warmup", args: []string{"--lr-warmup", "-2"}, wantErr: "--lr-warmup"},
+		{name: "bad first lr", args: []string{"--first-lr", "-1e-3"}, wantErr: "--first-lr"},
 		{name: "answers without open questions", args: []string{"--gate-answers", "--gate-loops", "0"}, wantErr: "--gate-answers"},
 		{name: "bad distill coef", args: []string{"--distill-coef", "-1"}, wantErr: "--distill-coef"},
 		{name: "bad rehearsal", args: []string{"--rehearsal", "-1"}, wantErr: "--rehearsal"},
@@ -527,11 +528,17 @@ func TestTrainerFlags(t *testing.T) {
 		micro     int
 		lr        float64
 		warmup    int
+		firstLR   float64
+		first     int
 	}{
-		{nil, false, 0, DefaultLoRALearningRate, 0},
-		{[]string{"--recompute", "--micro-batch-tokens", "512"}, true, 512, DefaultLoRALearningRate, 0},
-		{[]string{"--lr", "5e-4", "--lr-warmup", "3"}, false, 0, 5e-4, 3},
-		{[]string{"--lr-warmup", "4"}, false, 0, DefaultLoRALearningRate, 4},
+		{nil, false, 0, DefaultLoRALearningRate, 0, 0, 0},
+		{[]string{"--recompute", "--micro-batch-tokens", "512"}, true, 512, DefaultLoRALearningRate, 0, 0, 0},
+		{[]string{"--lr", "5e-4", "--lr-warmup", "3"}, false, 0, 5e-4, 3, 0, 0},
+		{[]string{"--lr-warmup", "4"}, false, 0, DefaultLoRALearningRate, 4, 0, 0},
+		// The first rate covers the first batch's steps: --first-epochs, else --ppo-epochs.
+		{[]string{"--first-epochs", "2", "--first-lr", "1e-3", "--lr", "5e-4"}, false, 0, 5e-4, 0, 1e-3, 2},
+		{[]string{"--ppo-epochs", "3", "--first-lr", "2e-3"}, false, 0, DefaultLoRALearningRate, 0, 2e-3, 3},
+		{[]string{"--first-lr", "2e-3"}, false, 0, DefaultLoRALearningRate, 0, 2e-3, 1},
 	} {
 		var s Settings
 		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -539,9 +546,11 @@ func TestTrainerFlags(t *testing.T) {
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		if cfg := s.trainConfig(); cfg.Recompute != c.recompute || cfg.MicroBatchTokens != c.micro || cfg.AdamW.LR != c.lr || cfg.AdamW.Warmup != c.warmup {
-			t.Errorf("%v: recompute %v, micro-batch %d tokens, lr %g, warmup %d; want %v, %d, %g, %d", c.args, cfg.Recompute, cfg.MicroBatchTokens,
-				cfg.AdamW.LR, cfg.AdamW.Warmup, c.recompute, c.micro, c.lr, c.warmup)
+		if cfg := s.trainConfig(); cfg.Recompute != c.recompute || cfg.MicroBatchTokens != c.micro || cfg.AdamW.LR != c.lr || cfg.AdamW.Warmup != c.warmup ||
+			cfg.AdamW.FirstLR != c.firstLR || cfg.AdamW.FirstSteps != c.first {
+			t.Errorf("%v: recompute %v, micro-batch %d tokens, lr %g, warmup %d, first lr %g over %d steps; want %v, %d, %g, %d, %g over %d", c.args,
+				cfg.Recompute, cfg.MicroBatchTokens, cfg.AdamW.LR, cfg.AdamW.Warmup, cfg.AdamW.FirstLR, cfg.AdamW.FirstSteps,
+				c.recompute, c.micro, c.lr, c.warmup, c.firstLR, c.first)
 		}
 	}
 }

@@ -30,14 +30,23 @@ type AdamWConfig struct {
 	// by about the step's rate, whatever the gradient's size (m̂/√v̂ ≈ ±1
 	// while both moments hold one or two gradients).
 	Warmup int
+	// FirstLR, when > 0, is the learning rate of the first FirstSteps
+	// optimizer steps in place of LR (the first batch's steps: a rate
+	// that falls after it). The warmup scales it as it scales LR.
+	FirstLR    float64
+	FirstSteps int
 }
 
 // Rate is the learning rate of optimizer step t (counted from 1).
 func (c AdamWConfig) Rate(t int64) float64 {
-	if c.Warmup > 1 && t < int64(c.Warmup) {
-		return c.LR * float64(t) / float64(c.Warmup)
+	lr := c.LR
+	if c.FirstLR > 0 && t <= int64(c.FirstSteps) {
+		lr = c.FirstLR
 	}
-	return c.LR
+	if c.Warmup > 1 && t < int64(c.Warmup) {
+		return lr * float64(t) / float64(c.Warmup)
+	}
+	return lr
 }
 
 // DefaultAdamW is the seed system's setting with the given learning rate.

@@ -251,3 +251,37 @@ func TestAdamWWarmup(t *testing.T) {
 		t.Fatalf("step %d after five updates", o.step)
 	}
 }
+
+// TestAdamWFirstRate: FirstLR replaces LR on the first FirstSteps steps
+// (the first batch's), the warmup scaling either, and a first step taken
+// at FirstLR moves every weight by FirstLR with its gradient's sign.
+func TestAdamWFirstRate(t *testing.T) {
+	c := DefaultAdamW(5e-4)
+	c.FirstLR, c.FirstSteps = 1e-3, 2
+	for tt, want := range map[int64]float64{1: 1e-3, 2: 1e-3, 3: 5e-4, 9: 5e-4} {
+		if got := c.Rate(tt); got != want {
+			t.Errorf("Rate(%d) = %g with first rate 1e-3 over 2 steps, lr 5e-4; want %g", tt, got, want)
+		}
+	}
+	c.Warmup = 4
+	for tt, want := range map[int64]float64{1: 2.5e-4, 2: 5e-4, 3: 3.75e-4, 4: 5e-4} {
+		if got := c.Rate(tt); math.Abs(got-want) > 1e-12 {
+			t.Errorf("Rate(%d) = %g with warmup 4 as well, want %g", tt, got, want)
+		}
+	}
+	c.Warmup, c.FirstSteps = 0, 0
+	if got := c.Rate(1); got != c.LR {
+		t.Errorf("Rate(1) = %g with no first steps, want lr %g", got, c.LR)
+	}
+
+	const n = 256
+	o, params := adamWFixture(n, 0)
+	o.cfg.LR, o.cfg.FirstLR, o.cfg.FirstSteps = 5e-4, 2e-3, 1
+	rng := rand.New(rand.NewPCG(9, 10))
+	g := randomGrad(rng, n)
+	for i, x := range stepWith(o, params, g) {
+		if want := -2e-3 * math.Copysign(1, float64(g[i])); math.Abs(x-want) > 1e-6 {
+			t.Fatalf("weight %d: first step moved %.4g, want %.4g (the first rate, the gradient's sign)", i, x, want)
+		}
+	}
+}

@@ -72,14 +72,15 @@ func (c Config) withDefaults() Config {
 	if len(c.LoRA.TargetModules) == 0 {
 		c.LoRA.TargetModules = AllProjections()
 	}
-	// A config that sets only the warmup keeps it with the default rate.
-	if w := c.AdamW.Warmup; c.AdamW == (AdamWConfig{Warmup: w}) {
+	// A config that sets only the schedule (warmup, first rate) keeps it
+	// with the default rate.
+	if a := c.AdamW; a.LR == 0 && a.Beta1 == 0 && a.Beta2 == 0 && a.Eps == 0 && a.WeightDecay == 0 {
 		lr := 1e-4
 		if c.Mode == ModeFull {
 			lr = 1e-5
 		}
 		c.AdamW = DefaultAdamW(lr)
-		c.AdamW.Warmup = w
+		c.AdamW.Warmup, c.AdamW.FirstLR, c.AdamW.FirstSteps = a.Warmup, a.FirstLR, a.FirstSteps
 	}
 	if c.MaxGradNorm == 0 {
 		c.MaxGradNorm = 1

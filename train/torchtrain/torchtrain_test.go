@@ -65,8 +65,9 @@ func TestMatchesNativeTrainerFSDP(t *testing.T) { matchesNativeTrainer(t, 2, fal
 // serve --recompute) on both sides: the native trainer recomputes each
 // block from its saved input, the worker turns on the model's gradient
 // checkpointing. Neither changes a number. This variant also warms the
-// learning rate up over three steps (--lr-warmup 3): its three steps take
-// lr/3, 2lr/3 and lr on both sides.
+// learning rate up over three steps (--lr-warmup 3) from a first rate of
+// 2lr on the first two (--first-lr): its three steps take 2lr/3, 4lr/3 and
+// lr on both sides.
 func TestMatchesNativeTrainerRecompute(t *testing.T) { matchesNativeTrainer(t, 1, true) }
 
 func matchesNativeTrainer(t *testing.T, nproc int, recompute bool) {
@@ -86,7 +87,7 @@ func matchesNativeTrainer(t *testing.T, nproc int, recompute bool) {
 	cfg := train.Config{LoRA: train.LoRAConfig{Rank: 4, Alpha: 8, TargetModules: train.AllProjections()},
 		AdamW: train.DefaultAdamW(1e-3), MicroBatchTokens: 40, Recompute: recompute, Seed: 3}
 	if recompute {
-		cfg.AdamW.Warmup = 3
+		cfg.AdamW.Warmup, cfg.AdamW.FirstLR, cfg.AdamW.FirstSteps = 3, 2e-3, 2
 	}
 	w, err := train.LoadWeights(ckpt)
 	if err != nil {

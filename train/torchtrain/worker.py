@@ -208,9 +208,13 @@ class Worker:
         t, k = self.step + 1, self.momentum_step + 1
         saved = [(g["lr"], g["weight_decay"]) for g in self.opt.param_groups]
         # The warmup (AdamWConfig.Warmup) takes lr * t/W on the first W steps,
-        # weight decay with it, as the native trainer's Rate does.
+        # and FirstLR replaces lr on the first FirstSteps steps, weight decay
+        # with both, as the native trainer's Rate does.
         w = int(self.adamw.get("Warmup", 0) or 0)
         warm = t / w if w > 1 and t < w else 1.0
+        first = float(self.adamw.get("FirstLR", 0) or 0)
+        if first > 0 and t <= int(self.adamw.get("FirstSteps", 0) or 0):
+            warm *= first / self.adamw["LR"]
         for g in self.opt.param_groups:
             g["lr"] = g["lr"] * warm
         if k != t:
