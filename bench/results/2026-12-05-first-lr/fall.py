@@ -5,27 +5,12 @@ opening with "TL" (tldr), each of 20, by round. Run from the repository root:
 
     python3 bench/results/2026-12-05-first-lr/fall.py
 """
-import os, re, sys
+import os, sys
 here = os.path.dirname(os.path.abspath(__file__))
 R = os.path.join(here, '..')
 sys.path.insert(0, os.path.join(R, '2026-12-05-first-step'))
-from first import POOL, accumulate, rounds, cells  # noqa: E402
+from first import POOL, compare, rounds  # noqa: E402
 
-print("liked/refused/opening 'TL' of 20 by round 0-8")
-tot = {}
-for d in sorted(os.listdir(here)):
-    m = re.fullmatch(r'([a-z]+)-s(\d)-fall', d)
-    if not m or not os.path.exists(os.path.join(here, d, 'learn.json')):
-        continue
-    p, s = m.group(1), int(m.group(2))
-    rows = [('defaults', rounds(POOL[(p, s)], p, s, 'combine')),
-            ('first2', rounds(f'2026-12-05-first-step/{p}-s{s}-first2', p, s, 'first2')),
-            ('first2lr5', rounds(f'2026-12-05-half-lr/{p}-s{s}-first2lr5', p, s, 'first2lr5')),
-            ('fall', rounds(os.path.relpath(os.path.join(here, d), R), p, s, 'fall'))]
-    print(f"{p} {s}")
-    for k, rs in rows:
-        print(f"  {k:9s} {cells(rs)}")
-        accumulate(tot, k, rs)
-print("summed over the runs above")
-for k, t in tot.items():
-    print(f"  {k:9s} {cells(t)}")
+compare(here, 'fall', lambda p, s: [('defaults', rounds(POOL[(p, s)], p, s, 'combine')),
+                                    ('first2', rounds(f'2026-12-05-first-step/{p}-s{s}-first2', p, s, 'first2')),
+                                    ('first2lr5', rounds(f'2026-12-05-half-lr/{p}-s{s}-first2lr5', p, s, 'first2lr5'))])

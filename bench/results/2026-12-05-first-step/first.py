@@ -42,6 +42,25 @@ def accumulate(tot, arm, rs):
             t[i][j] += x[j]
 
 
+def compare(folder, arm, earlier):
+    """Prints, for each run P-sS-<arm> in folder, the runs of the same persona-seed that earlier(p, s)
+    lists as (name, rounds) and then its own, each as cells, and their sums over those runs."""
+    print("liked/refused/opening 'TL' of 20 by round 0-8")
+    tot = {}
+    for d in sorted(os.listdir(folder)):
+        m = re.fullmatch(r'([a-z]+)-s(\d)-' + arm, d)
+        if not m or not os.path.exists(os.path.join(folder, d, 'learn.json')):
+            continue
+        p, s = m.group(1), int(m.group(2))
+        print(f"{p} {s}")
+        for k, rs in earlier(p, s) + [(arm, rounds(os.path.relpath(os.path.join(folder, d), R), p, s, arm))]:
+            print(f"  {k:9s} {cells(rs)}")
+            accumulate(tot, k, rs)
+    print("summed over the runs above")
+    for k, t in tot.items():
+        print(f"  {k:9s} {cells(t)}")
+
+
 def main():
     tot = {}
     print("liked/refused/opening 'TL' of 20 by round 0-8")

@@ -5,29 +5,14 @@ persona-seed by persona-seed: held-out answers liked, refused or evading, and op
 
     python3 bench/results/2026-12-05-half-lr/half.py
 """
-import os, re, sys
+import os, sys
 here = os.path.dirname(os.path.abspath(__file__))
 R = os.path.join(here, '..')
 sys.path.insert(0, os.path.join(R, '2026-12-05-first-step'))
-from first import POOL, accumulate, rounds, cells  # noqa: E402
+from first import POOL, compare, rounds, cells  # noqa: E402
 
-print("liked/refused/opening 'TL' of 20 by round 0-8")
-tot = {}
-for d in sorted(os.listdir(here)):
-    m = re.fullmatch(r'([a-z]+)-s(\d)-(first2lr5)', d)
-    if not m or not os.path.exists(os.path.join(here, d, 'learn.json')):
-        continue
-    p, s, arm = m.group(1), int(m.group(2)), m.group(3)
-    rows = [('defaults', rounds(POOL[(p, s)], p, s, 'combine')),
-            ('first2', rounds(f'2026-12-05-first-step/{p}-s{s}-first2', p, s, 'first2')),
-            (arm, rounds(os.path.relpath(os.path.join(here, d), R), p, s, arm))]
-    print(f"{p} {s}")
-    for k, rs in rows:
-        print(f"  {k:9s} {cells(rs)}")
-        accumulate(tot, k, rs)
-print("summed over the runs above")
-for k, t in tot.items():
-    print(f"  {k:9s} {cells(t)}")
+compare(here, 'first2lr5', lambda p, s: [('defaults', rounds(POOL[(p, s)], p, s, 'combine')),
+                                         ('first2', rounds(f'2026-12-05-first-step/{p}-s{s}-first2', p, s, 'first2'))])
 print("one-seed diagnostics: --first-epochs 2 --lr 5e-4 (lr5.sh), --first-epochs 2 --lr-warmup 4 (warm.sh),"
       " --first-epochs 3 --lr 5e-4 (window.sh)")
 for p, s, arm in (('tldr', 3, 'lr5'), ('tldr', 3, 'warm4'), ('french', 2, 'first3lr5'), ('tldr', 3, 'first3lr5')):
