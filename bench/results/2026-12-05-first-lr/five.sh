@@ -1,7 +1,7 @@
 #!/bin/bash
 # A rate that falls after the first batch: --first-epochs 2 --first-lr 1e-3 (the first batch's two steps at the
 # default rate, first2's v1), --lr 5e-4 after (half-rate's v2 on), on the five persona-seeds of the first2 runs, 8 × 16.
-# The sixty-sixth session stopped it after french 1 (time): signoff 5 did not run.
+# The sixty-sixth session stopped it after french 1 and ran signoff 5 alone afterwards with the same command.
 BIN=${BIN:-/work/runs/bin-s66}   # go build -o "$BIN" ./cmd/clawrl
 OUT=${OUT:-/work/runs/s66}
 T="--teacher-url={teacher}:--teacher-model=clawrl"
