@@ -72,7 +72,9 @@ type Trainer struct {
 	log  *slog.Logger
 	done chan struct{}
 
-	mu    sync.Mutex // one request at a time
+	mu sync.Mutex // one request at a time
+	// steps: optimizer steps the worker has taken (its checkpoint's after
+	// init and LoadCheckpoint), which picks each step's rate.
 	steps int64
 	dead  error
 }
@@ -145,6 +147,7 @@ func Start(ctx context.Context, opts Options) (*Trainer, error) {
 		Device    string `json:"device"`
 		World     int    `json:"world"`
 		Recompute bool   `json:"recompute"`
+		Step      int64  `json:"step"`
 		LoRA      struct {
 			Rank    int      `json:"rank"`
 			Alpha   float64  `json:"alpha"`
@@ -161,6 +164,7 @@ func Start(ctx context.Context, opts Options) (*Trainer, error) {
 		t.Close()
 		return nil, errors.New("torch trainer: recompute asked, but the model has no gradient checkpointing")
 	}
+	t.steps = resp.Step
 	t.cfg.LoRA.Rank, t.cfg.LoRA.Alpha, t.cfg.LoRA.Dropout = resp.LoRA.Rank, resp.LoRA.Alpha, resp.LoRA.Dropout
 	if len(resp.LoRA.Targets) > 0 {
 		t.cfg.LoRA.TargetModules = resp.LoRA.Targets
@@ -390,13 +394,15 @@ func (t *Trainer) Step(ctx context.Context, seqs []train.Sequence, obj train.Obj
 	var up struct {
 		GradNorm float64 `json:"grad_norm"`
 		Step     int64   `json:"step"`
-		LR       float64 `json:"lr"`
 	}
-	if err := t.call(map[string]any{"op": "update"}, &up); err != nil {
+	// The step's rate is read here, from the step count the worker holds,
+	// so the schedule (train.AdamWConfig.Rate) has one implementation.
+	lr := t.cfg.AdamW.Rate(t.steps + 1)
+	if err := t.call(map[string]any{"op": "update", "lr": lr}, &up); err != nil {
 		return st, err
 	}
 	t.steps = up.Step
-	st.GradNorm, st.Step, st.LearningRate = up.GradNorm, up.Step, up.LR
+	st.GradNorm, st.Step, st.LearningRate = up.GradNorm, up.Step, lr
 	st.Loss = loss / float64(denom)
 	st.MicroBatches = len(mbs)
 	st.Elapsed = time.Since(start)
@@ -426,5 +432,12 @@ func (t *Trainer) LoadCheckpoint(dir string) error {
 	if err != nil {
 		return err
 	}
-	return t.call(map[string]any{"op": "load", "dir": abs}, nil)
+	var resp struct {
+		Step int64 `json:"step"`
+	}
+	if err := t.call(map[string]any{"op": "load", "dir": abs}, &resp); err != nil {
+		return err
+	}
+	t.steps = resp.Step
+	return nil
 }

@@ -99,9 +99,8 @@ class Worker:
         self.opt = torch.optim.AdamW(self.params, lr=a["LR"], betas=(a["Beta1"], a["Beta2"]), eps=a["Eps"],
                                      weight_decay=a["WeightDecay"], foreach=False)
         self.max_grad_norm = float(req.get("max_grad_norm", 1.0))
-        if adapter:
-            self.load({"dir": adapter})
-        return {"trainable": sum(p.numel() for p in self.params), "device": str(self.device), "world": self.world,
+        step = self.load({"dir": adapter})["step"] if adapter else 0
+        return {"trainable": sum(p.numel() for p in self.params), "device": str(self.device), "world": self.world, "step": step,
                 "lora": self.lora, "recompute": bool(getattr(model, "is_gradient_checkpointing", False))}
 
     def named_trainable(self):
@@ -207,16 +206,11 @@ class Worker:
         # (torch decays by lr * weight_decay), is exactly that update.
         t, k = self.step + 1, self.momentum_step + 1
         saved = [(g["lr"], g["weight_decay"]) for g in self.opt.param_groups]
-        # The warmup (AdamWConfig.Warmup) takes lr * t/W on the first W steps,
-        # and FirstLR replaces lr on the first FirstSteps steps, weight decay
-        # with both, as the native trainer's Rate does.
-        w = int(self.adamw.get("Warmup", 0) or 0)
-        warm = t / w if w > 1 and t < w else 1.0
-        first = float(self.adamw.get("FirstLR", 0) or 0)
-        if first > 0 and t <= int(self.adamw.get("FirstSteps", 0) or 0):
-            warm *= first / self.adamw["LR"]
+        # The step's rate (AdamWConfig.Rate: warmup, first rate) comes from
+        # the Go side; weight decay follows it, as torch decays by lr * wd.
+        lr = float(req.get("lr", saved[0][0]))
         for g in self.opt.param_groups:
-            g["lr"] = g["lr"] * warm
+            g["lr"] = lr
         if k != t:
             b1 = self.opt.param_groups[0]["betas"][0]
             c = (1 - b1 ** t) / (1 - b1 ** k)
@@ -230,7 +224,7 @@ class Worker:
         self.opt.zero_grad(set_to_none=False)
         self.step += 1
         self.momentum_step += 1
-        return {"grad_norm": norm, "step": self.step, "lr": saved[0][0] * warm}
+        return {"grad_norm": norm, "step": self.step}
 
     def reset_momentum(self, req):
         for p in self.params:
