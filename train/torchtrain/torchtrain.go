@@ -410,6 +410,11 @@ func (t *Trainer) Step(ctx context.Context, seqs []train.Sequence, obj train.Obj
 	return st, nil
 }
 
+// StepCount is how many optimizer steps the worker has taken (its
+// checkpoint's count after init and LoadCheckpoint), as
+// train.Trainer.StepCount: rl.StepConfig.FirstEpochs reads it.
+func (t *Trainer) StepCount() int64 { return t.steps }
+
 // ResetMomentum zeroes AdamW's first moment in the worker and restarts its
 // bias correction there, as train.Trainer.ResetMomentum does.
 func (t *Trainer) ResetMomentum() error {

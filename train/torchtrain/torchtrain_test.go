@@ -234,7 +234,33 @@ func matchesNativeTrainer(t *testing.T, nproc int, recompute bool) {
 			t.Errorf("%s/trainer_state.json has no momentum_step 2 (3 steps, reset before the second):\n%s", d, raw)
 		}
 	}
+
+	// The worker's step count is the checkpoint's after a load, and a
+	// fresh one's first batch takes --first-epochs steps, as on the
+	// native trainer.
+	if n := torch.StepCount(); n != 3 || native.StepCount() != 3 {
+		t.Errorf("after three steps: torch counts %d, native %d", n, native.StepCount())
+	}
+	if err := torch.LoadCheckpoint(start); err != nil {
+		t.Fatal(err)
+	}
+	if n := torch.StepCount(); n != 0 {
+		t.Errorf("after loading a checkpoint of no steps, torch counts %d", n)
+	}
+	first := step
+	first.FirstEpochs = 2
+	for _, want := range []int64{2, 3} {
+		m, err := rl.PolicyStep(ctx, torch, first, samples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Step != want || torch.StepCount() != want {
+			t.Errorf("--first-epochs 2: after a batch, step %d (count %d), want %d", m.Step, torch.StepCount(), want)
+		}
+	}
 }
+
+var _ rl.StepCounter = (*torchtrain.Trainer)(nil)
 
 // batch is n samples over random ids: one off-policy (behaviour logprobs
 // that are not the current policy's), one with an OPD teacher, rewards ±1.
