@@ -13,14 +13,20 @@ import (
 // k take one VDPBF16PS, twice the multiply-adds of a float32 FMA per
 // instruction; elsewhere, and under -tags purego, kernBF16Go computes the
 // same sums in Go (slowly: callers choose float32 there, see HasBF16Dot).
+// Where the CPU also has AMX (Intel since Sapphire Rapids) and Linux grants
+// the tile data, blocks of 16 rows and 16·j pairs run on the tiles instead
+// (kernAMX16x48, about 5× the VDPBF16PS kernel at SmolLM2's dx shapes on
+// such a CPU); their sums are nearer the exact product than the chain below
+// and not bitwise the chain's (TestGemmBF16AMX).
 //
-// Each element is one chain over the pairs p of k in order, starting from C
-// (beta 1) or zero: s += a[2p+1]·b[2p+1]; s += a[2p]·b[2p], each product
-// exact (8-bit significands, exponent range wider than float32's), each sum
-// rounded to nearest even, denormal inputs read as zero and denormal sums
-// flushed to zero: VDPBF16PS as Intel documents it and as this Zen 4
-// computes it (FuzzGemmBF16 holds the two to the same bits). Against the
-// float32 product the error is bounded by the inputs' rounding,
+// On the VDPBF16PS kernel each element is one chain over the pairs p of k
+// in order, starting from C (beta 1) or zero: s += a[2p+1]·b[2p+1];
+// s += a[2p]·b[2p], each product exact (8-bit significands, exponent range
+// wider than float32's), each sum rounded to nearest even, denormal inputs
+// read as zero and denormal sums flushed to zero: VDPBF16PS as Intel
+// documents it and as Zen 4 and an AMX Xeon compute it (FuzzGemmBF16 holds the
+// two to the same bits). Against the float32 product the error is bounded
+// by the inputs' rounding,
 // |Δa| ≤ 2⁻⁸|a| and |Δb| ≤ 2⁻⁸|b| (about 2⁻⁷·Σ|a||b|), plus the float32
 // chain's own (k·2⁻²⁴·Σ|a||b|); TestGemmBF16Error checks that bound.
 
@@ -136,11 +142,12 @@ func GemmBF16Range(m int, a []float32, lda int, p *BF16Pack, k0, k1 int, beta fl
 
 // gemmBF16Rows computes rows [i0, i1) of C over pairs [p0, p1) of P. Per
 // block of 128 rows and of up to 512 pairs (the pairs split evenly), the
-// block of A is rounded to bf16 (rows padded to a multiple of 8 with zeros)
-// and swept over every panel, one kernel call per 8 rows; a partial group or
-// panel goes through an 8×48 tile. Each element's chain runs over the pairs
-// in order whatever the blocking: a block continues from the C the one
-// before it stored.
+// block of A is rounded to bf16 (rows padded to a multiple of the group
+// with zeros) and swept over every panel, one kernel call per group of 8
+// rows (16 on AMX); a partial group or panel goes through a 16×48 tile. On
+// the VDPBF16PS kernel each element's chain runs over the pairs in order
+// whatever the blocking: a block continues from the C the one before it
+// stored.
 func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cacc bool, c []float32, ldc int) {
 	n, kp := p.N, p.kp
 	kend := min(2*p1, p.K) // A's columns end at kend − 2·p0
@@ -151,15 +158,21 @@ func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cac
 	if sz := bf16RowBlock * 2 * blk; cap(*buf) < sz {
 		*buf = make([]uint16, sz)
 	}
-	var tile [bf16GroupRows * bf16PackCols]float32
+	var tile [amxRows * bf16PackCols]float32
 	panels := (n + bf16PackCols - 1) / bf16PackCols
 	for ib := i0; ib < i1; ib += bf16RowBlock {
 		h := min(bf16RowBlock, i1-ib)
-		rows := (h + bf16GroupRows - 1) / bf16GroupRows * bf16GroupRows
 		for pb := p0; pb < p1; pb += blk {
 			pc := min(blk, p1-pb)
 			ka := 2 * pc
 			acc := cacc || pb > p0
+			// Groups of 16 rows on the AMX tiles when the block has 16
+			// pairs or more, else of 8 on the 8×48 kernel.
+			group := bf16GroupRows
+			if useAMX && pc >= amxPairs {
+				group = amxRows
+			}
+			rows := (h + group - 1) / group * group
 			// A[ib:ib+h, 2pb−2p0 : …+k] rounded, rows ka apart.
 			c0, c1 := 2*(pb-p0), min(2*(pb+pc), kend)-2*p0
 			ab := (*buf)[:rows*ka]
@@ -174,11 +187,11 @@ func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cac
 				j := jp * bf16PackCols
 				w := min(bf16PackCols, n-j)
 				bp := p.data[(jp*kp+pb)*bf16PackCols : (jp*kp+pb+pc)*bf16PackCols]
-				for g := 0; g < rows; g += bf16GroupRows {
+				for g := 0; g < rows; g += group {
 					ag := ab[g*ka:]
-					gh := min(bf16GroupRows, h-g)
-					if gh == bf16GroupRows && w == bf16PackCols {
-						kernBF16(pc, ag, ka, bp, c[(ib+g)*ldc+j:], ldc, acc)
+					gh := min(group, h-g)
+					if gh == group && w == bf16PackCols {
+						kernBF16Group(group, pc, ag, ka, bp, c[(ib+g)*ldc+j:], ldc, acc)
 						continue
 					}
 					clear(tile[:])
@@ -187,12 +200,54 @@ func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cac
 							copy(tile[r*bf16PackCols:r*bf16PackCols+w], c[(ib+g+r)*ldc+j:])
 						}
 					}
-					kernBF16(pc, ag, ka, bp, tile[:], bf16PackCols, acc)
+					kernBF16Group(group, pc, ag, ka, bp, tile[:], bf16PackCols, acc)
 					for r := range gh {
 						copy(c[(ib+g+r)*ldc+j:(ib+g+r)*ldc+j+w], tile[r*bf16PackCols:])
 					}
 				}
 			}
+		}
+	}
+}
+
+// AMX's tiles: 16 rows of C, A and B, 16 pairs of k a step.
+const (
+	amxRows  = 16
+	amxPairs = 16
+)
+
+// amxConfig is the tile configuration kernAMX16x48 loads: palette 1;
+// tmm0–6 16 rows of 64 bytes (C: 16 float32; A: 16 pairs of bf16; B: 16
+// words of a panel's pairs).
+var amxConfig = func() (c [64]byte) {
+	c[0] = 1
+	for t := range 7 {
+		c[16+2*t] = 64
+		c[48+t] = amxRows
+	}
+	return c
+}()
+
+// kernBF16Group computes a group of 8 rows (the 8×48 kernel) or 16 (AMX:
+// the block's pairs in steps of 16, the last pc mod 16 pairs continued on
+// the 8×48 kernel) of C over pc pairs of a panel.
+func kernBF16Group(group, pc int, a []uint16, lda int, bp []uint32, c []float32, ldc int, acc bool) {
+	if group == bf16GroupRows {
+		kernBF16(pc, a, lda, bp, c, ldc, acc)
+		return
+	}
+	ks := pc / amxPairs
+	_ = a[(amxRows-1)*lda+2*pc-1]
+	_ = bp[pc*bf16PackCols-1]
+	_ = c[(amxRows-1)*ldc+bf16PackCols-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	kernAMX16x48(ks, &a[0], lda, &bp[0], &c[0], ldc, ac, &amxConfig[0])
+	if t := pc - ks*amxPairs; t > 0 {
+		for r := 0; r < amxRows; r += bf16GroupRows {
+			kernBF16(t, a[r*lda+2*ks*amxPairs:], lda, bp[ks*amxPairs*bf16PackCols:], c[r*ldc:], ldc, true)
 		}
 	}
 }

@@ -65,17 +65,25 @@ func randGemmBF16(rng *rand.Rand, m, n, k int) (a, b, c []float32) {
 	return a, b, c
 }
 
-// gemmBF16Both runs GemmBF16 with the assembly kernel and with kernBF16Go.
+// gemmBF16Both runs GemmBF16 with the VDPBF16PS kernel (AMX off) and with
+// kernBF16Go.
 func gemmBF16Both(t testing.TB, m, n, k int, a, b, c0 []float32, beta float32) (asm, ref []float32) {
 	p := PackBF16(b, n, k, n)
-	asm = append([]float32(nil), c0...)
-	ref = append([]float32(nil), c0...)
-	GemmBF16(m, a, k, p, beta, asm, n)
-	old := useBF16
-	setUseBF16(false)
-	GemmBF16(m, a, k, p, beta, ref, n)
-	setUseBF16(old)
+	asm = gemmBF16Kernels(m, n, k, a, p, c0, beta, useBF16, false)
+	ref = gemmBF16Kernels(m, n, k, a, p, c0, beta, false, false)
 	return asm, ref
+}
+
+// gemmBF16Kernels runs GemmBF16 on a copy of c0 with the VDPBF16PS kernel
+// and the AMX one on or off (off: kernBF16Go), restoring both after.
+func gemmBF16Kernels(m, n, k int, a []float32, p *BF16Pack, c0 []float32, beta float32, bf16, amx bool) []float32 {
+	oldBF16, oldAMX := useBF16, useAMX
+	setUseBF16(bf16)
+	setUseAMX(amx)
+	defer func() { setUseBF16(oldBF16); setUseAMX(oldAMX) }()
+	c := append([]float32(nil), c0...)
+	GemmBF16(m, a, k, p, beta, c, n)
+	return c
 }
 
 // gemmBF16Plain is GemmBF16's arithmetic element by element on the
@@ -109,7 +117,7 @@ func gemmBF16Plain(m, n, k int, a, b, c []float32, beta float32) []float32 {
 	return out
 }
 
-// TestGemmBF16Kernel: the VDPBF16PS kernel's sums are kernBF16Go's,
+// TestGemmBF16Kernel: the VDPBF16PS kernel's sums (AMX off) are kernBF16Go's,
 // bitwise, over row tails, partial panels, odd k and several pair blocks;
 // and both are gemmBF16Plain's, so no blocking of rows, panels or pairs
 // changes a bit.
@@ -136,38 +144,111 @@ func TestGemmBF16Kernel(t *testing.T) {
 // TestGemmBF16Error bounds GemmBF16 against the exact product of its float32
 // inputs: rounding each input to bf16 (unit roundoff u = 2⁻⁸) moves each
 // product by at most (2u + u²)|a||b|, and the float32 chain of 2⌈k/2⌉ sums
-// adds at most 2⌈k/2⌉·2⁻²⁴ times the sum of magnitudes (first order).
+// adds at most 2⌈k/2⌉·2⁻²⁴ times the sum of magnitudes (first order). Each
+// kernel this CPU has is held to it: AMX, VDPBF16PS, and kernBF16Go.
 func TestGemmBF16Error(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	const u = 1.0 / 256
-	for _, s := range [][3]int{{19, 100, 577}, {8, 48, 1536}} {
+	for _, s := range [][3]int{{19, 100, 577}, {8, 48, 1536}, {40, 96, 1030}} {
 		m, n, k := s[0], s[1], s[2]
 		a, b, c := randGemmBF16(rng, m, n, k)
-		got := append([]float32(nil), c...)
-		GemmBF16(m, a, k, PackBF16(b, n, k, n), 1, got, n)
-		worst := 0.0
-		for i := range m {
-			for j := range n {
-				exact, mag := float64(c[i*n+j]), math.Abs(float64(c[i*n+j]))
-				for p := range k {
-					v := float64(a[i*k+p]) * float64(b[p*n+j])
-					exact += v
-					mag += math.Abs(v)
-				}
-				bound := (2*u+u*u)*mag + float64(k+2)*0x1p-24*mag*(1+2*u)
-				e := math.Abs(float64(got[i*n+j]) - exact)
-				if e > bound {
-					t.Fatalf("m=%d n=%d k=%d: C[%d,%d] = %v, exact %v: error %.3g over the bound %.3g", m, n, k, i, j, got[i*n+j], exact, e, bound)
-				}
-				worst = max(worst, e/bound)
-			}
+		p := PackBF16(b, n, k, n)
+		for _, kern := range bf16Kernels() {
+			got := gemmBF16Kernels(m, n, k, a, p, c, 1, kern.bf16, kern.amx)
+			worst := bf16ErrorBound(t, m, n, k, a, b, c, got)
+			t.Logf("%s m=%d n=%d k=%d: worst error %.2f of the bound", kern.name, m, n, k, worst)
 		}
-		t.Logf("m=%d n=%d k=%d: worst error %.2f of the bound", m, n, k, worst)
 	}
 }
 
-// FuzzGemmBF16 holds the assembly kernel to kernBF16Go on shapes and values
-// drawn from the input (values as raw float32 bits: specials included).
+// bf16Kernels lists the kernels this CPU can run GemmBF16 on.
+func bf16Kernels() (ks []struct {
+	name      string
+	bf16, amx bool
+}) {
+	add := func(name string, bf16, amx bool) {
+		ks = append(ks, struct {
+			name      string
+			bf16, amx bool
+		}{name, bf16, amx})
+	}
+	add("Go", false, false)
+	if useBF16 {
+		add("VDPBF16PS", true, false)
+	}
+	if useAMX {
+		add("AMX", true, true)
+	}
+	return ks
+}
+
+// bf16ErrorBound fails t where got (C = bf16(A)·bf16(B) + C) is further
+// from the exact product than TestGemmBF16Error's bound, and returns the
+// worst error as a fraction of the bound.
+func bf16ErrorBound(t testing.TB, m, n, k int, a, b, c, got []float32) float64 {
+	t.Helper()
+	const u = 1.0 / 256
+	worst := 0.0
+	for i := range m {
+		for j := range n {
+			exact, mag := float64(c[i*n+j]), math.Abs(float64(c[i*n+j]))
+			for p := range k {
+				v := float64(a[i*k+p]) * float64(b[p*n+j])
+				exact += v
+				mag += math.Abs(v)
+			}
+			bound := (2*u+u*u)*mag + float64(k+2)*0x1p-24*mag*(1+2*u)
+			e := math.Abs(float64(got[i*n+j]) - exact)
+			if !(e <= bound) {
+				t.Fatalf("m=%d n=%d k=%d: C[%d,%d] = %v, exact %v: error %.3g over the bound %.3g", m, n, k, i, j, got[i*n+j], exact, e, bound)
+			}
+			worst = max(worst, e/bound)
+		}
+	}
+	return worst
+}
+
+// TestGemmBF16AMX: the AMX tiles (16 rows, 16 pairs a step; the pairs past
+// a multiple of 16 on the VDPBF16PS kernel; partial groups and panels
+// through a tile) keep TestGemmBF16Error's bound over row tails, partial
+// panels, odd k, k below one step and several blocks of pairs, from C and
+// from zero. Their sums are not the VDPBF16PS chain's (the tile sums a
+// step's products more exactly than a float32 chain: nearer the exact
+// product), so the test also checks that some element differs from the
+// chain, which says the tiles ran.
+func TestGemmBF16AMX(t *testing.T) {
+	if !useAMX {
+		t.Skip("no AMX-BF16 (or Linux refused the tile data)")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, s := range [][3]int{{16, 48, 32}, {16, 48, 64}, {32, 96, 96}, {17, 49, 33}, {13, 50, 7}, {67, 150, 300}, {40, 576, 192}, {1030, 48, 130}, {150, 100, 2101}, {136, 48, 1026}} {
+		m, n, k := s[0], s[1], s[2]
+		for _, beta := range []float32{0, 1} {
+			a, b, c := randGemmBF16(rng, m, n, k)
+			p := PackBF16(b, n, k, n)
+			amx := gemmBF16Kernels(m, n, k, a, p, c, beta, true, true)
+			chain := gemmBF16Kernels(m, n, k, a, p, c, beta, true, false)
+			cc := c
+			if beta == 0 {
+				cc = make([]float32, len(c))
+			}
+			bf16ErrorBound(t, m, n, k, a, b, cc, amx)
+			differ := 0
+			for i := range amx {
+				if math.Float32bits(amx[i]) != math.Float32bits(chain[i]) {
+					differ++
+				}
+			}
+			if k >= 2*amxPairs && differ == 0 {
+				t.Errorf("m=%d n=%d k=%d beta=%v: every element is the VDPBF16PS chain's: the tiles did not run", m, n, k, beta)
+			}
+		}
+	}
+}
+
+// FuzzGemmBF16 holds the VDPBF16PS kernel to kernBF16Go on shapes and
+// values drawn from the input (values as raw float32 bits: specials
+// included), and the AMX tiles, where the CPU has them, to the exact
+// product within the chain's error (amxNear).
 func FuzzGemmBF16(f *testing.F) {
 	f.Add([]byte{9, 50, 7, 1, 0x3f, 0x80, 0, 0, 0xbf, 0xc0, 0, 0})
 	f.Add([]byte{1, 1, 1, 0, 0x7f, 0x80, 0, 1})
@@ -205,13 +286,67 @@ func FuzzGemmBF16(f *testing.F) {
 				t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (asm), %v (Go)", m, n, k, beta, i, x, y)
 			}
 		}
+		if useAMX {
+			amx := gemmBF16Kernels(m, n, k, a, PackBF16(b, n, k, n), c, beta, true, true)
+			amxNear(t, m, n, k, a, b, c, beta, amx, ref)
+		}
 	})
+}
+
+// amxNear fails t where the AMX product got is not within the float32
+// chain's error of the exact product of the bf16-rounded inputs (denormals
+// read as zero), where that product is finite and no magnitude nears
+// float32's range (past it the order of the sums decides between a finite
+// sum, ±Inf and NaN: the chain overflowed where the tiles did not), and
+// where an infinite or NaN input leaves got finite. ref, the chain's
+// result, is for the message.
+func amxNear(t *testing.T, m, n, k int, a, b, c []float32, beta float32, got, ref []float32) {
+	t.Helper()
+	in := func(x float32) float64 {
+		v := float64(WidenBF16One(RoundBF16(x)))
+		if math.Abs(v) < 0x1p-126 {
+			return 0
+		}
+		return v
+	}
+	for i := range m {
+		for j := range n {
+			g := float64(got[i*n+j])
+			exact, mag := 0.0, 0.0
+			if beta == 1 {
+				exact, mag = float64(c[i*n+j]), math.Abs(float64(c[i*n+j]))
+			}
+			for p := range k {
+				v := in(a[i*k+p]) * in(b[p*n+j])
+				exact += v
+				mag += math.Abs(v)
+			}
+			switch {
+			case math.IsInf(mag, 0) || math.IsNaN(mag):
+				if !math.IsInf(g, 0) && !math.IsNaN(g) {
+					t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d,%d] = %v (AMX) from an infinite or NaN input (chain %v)", m, n, k, beta, i, j, g, ref[i*n+j])
+				}
+				continue
+			case mag > 0x1p100:
+				continue
+			}
+			bound := float64(k+2)*0x1p-24*mag + float64(k+2)*0x1p-126
+			if !(math.Abs(g-exact) <= bound) {
+				t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d,%d] = %v (AMX), exact %v (chain %v): error %.3g over %.3g", m, n, k, beta, i, j, g, exact, ref[i*n+j], math.Abs(g-exact), bound)
+			}
+		}
+	}
 }
 
 // TestGemmBF16Range: pieces of k accumulated in order (the first with beta
 // 0, the rest continuing from C) give the whole product's bits: the whole
 // product's chains also pass through C between blocks of pairs.
 func TestGemmBF16Range(t *testing.T) {
+	// The chain's bits: a piece of pairs on the AMX tiles sums them in
+	// another order (TestGemmBF16AMX bounds it).
+	old := useAMX
+	setUseAMX(false)
+	defer setUseAMX(old)
 	rng := rand.New(rand.NewPCG(7, 8))
 	m, n, k := 21, 60, 301
 	a, b, _ := randGemmBF16(rng, m, n, k)
@@ -260,5 +395,34 @@ func BenchmarkBF16Kernel(b *testing.B) {
 		}
 	}
 	f := 2 * bf16GroupRows * bf16PackCols * 2 * kp * calls * float64(b.N)
+	b.ReportMetric(f/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+}
+
+// BenchmarkAMXKernel times the AMX kernel alone as BenchmarkBF16Kernel
+// times the 8×48 one: 16 rows by a 48-column panel over 64 pairs, L1- and
+// L2-resident.
+//
+//	go test ./blas -run '^$' -bench 'BF16Kernel|AMXKernel' -benchtime 5x
+func BenchmarkAMXKernel(b *testing.B) {
+	if !useAMX {
+		b.Skip("no AMX-BF16")
+	}
+	const kp, calls = 64, 1000
+	a := make([]uint16, amxRows*2*kp)
+	bp := make([]uint32, kp*bf16PackCols)
+	c := make([]float32, amxRows*bf16PackCols)
+	for i := range a {
+		a[i] = 0x3f80
+	}
+	for i := range bp {
+		bp[i] = 0x3c003c00
+	}
+	c0 := cpuSeconds()
+	for range b.N {
+		for range calls {
+			kernAMX16x48(kp/amxPairs, &a[0], 2*kp, &bp[0], &c[0], bf16PackCols, 1, &amxConfig[0])
+		}
+	}
+	f := 2 * amxRows * bf16PackCols * 2 * kp * calls * float64(b.N)
 	b.ReportMetric(f/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
 }

@@ -1,0 +1,11 @@
+//go:build !linux || !amd64 || purego
+
+package blas
+
+const useAMX = false
+
+func kernAMX16x48(ks int, a *uint16, lda int, bp *uint32, c *float32, ldc int, acc int, cfg *byte) {
+	panic("blas: no AMX kernel")
+}
+
+func setUseAMX(bool) {}
