@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// useAMX selects the AMX tile kernel (kernAMX16x48) for GemmBF16's blocks
+// useAMX selects the AMX tile kernel (kernAMX32x48) for GemmBF16's blocks
 // of 16 rows and 16·j pairs: the CPU has AMX-TILE and AMX-BF16 beside
 // AVX512_BF16 (which runs the rest), and Linux lets the process use the
 // tile data (arch_prctl ARCH_REQ_XCOMP_PERM, Linux 5.16 on). CLAWRL_AMX=0
@@ -25,6 +25,6 @@ func requestAMX() bool {
 }
 
 //go:noescape
-func kernAMX16x48(ks int, a *uint16, lda int, bp *uint32, c *float32, ldc int, acc int, cfg *byte)
+func kernAMX32x48(ks int, a *uint16, lda int, bp *uint32, c *float32, ldc int, acc int, cfg *byte)
 
 func setUseAMX(v bool) { useAMX = v }

@@ -4,7 +4,7 @@ package blas
 
 const useAMX = false
 
-func kernAMX16x48(ks int, a *uint16, lda int, bp *uint32, c *float32, ldc int, acc int, cfg *byte) {
+func kernAMX32x48(ks int, a *uint16, lda int, bp *uint32, c *float32, ldc int, acc int, cfg *byte) {
 	panic("blas: no AMX kernel")
 }
 

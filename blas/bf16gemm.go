@@ -14,8 +14,8 @@ import (
 // instruction; elsewhere, and under -tags purego, kernBF16Go computes the
 // same sums in Go (slowly: callers choose float32 there, see HasBF16Dot).
 // Where the CPU also has AMX (Intel since Sapphire Rapids) and Linux grants
-// the tile data, blocks of 16 rows and 16·j pairs run on the tiles instead
-// (kernAMX16x48, about 5× the VDPBF16PS kernel at SmolLM2's dx shapes on
+// the tile data, blocks of 32 rows and 16·j pairs run on the tiles instead
+// (kernAMX32x48, about 5× the VDPBF16PS kernel at SmolLM2's dx shapes on
 // such a CPU); their sums are nearer the exact product than the chain below
 // and not bitwise the chain's (TestGemmBF16AMX).
 //
@@ -144,7 +144,7 @@ func GemmBF16Range(m int, a []float32, lda int, p *BF16Pack, k0, k1 int, beta fl
 // block of 128 rows and of up to 512 pairs (the pairs split evenly), the
 // block of A is rounded to bf16 (rows padded to a multiple of the group
 // with zeros) and swept over every panel, one kernel call per group of 8
-// rows (16 on AMX); a partial group or panel goes through a 16×48 tile. On
+// rows (32 on AMX); a partial group or panel goes through a 32×48 tile. On
 // the VDPBF16PS kernel each element's chain runs over the pairs in order
 // whatever the blocking: a block continues from the C the one before it
 // stored.
@@ -166,7 +166,7 @@ func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cac
 			pc := min(blk, p1-pb)
 			ka := 2 * pc
 			acc := cacc || pb > p0
-			// Groups of 16 rows on the AMX tiles when the block has 16
+			// Groups of 32 rows on the AMX tiles when the block has 16
 			// pairs or more, else of 8 on the 8×48 kernel.
 			group := bf16GroupRows
 			if useAMX && pc >= amxPairs {
@@ -210,25 +210,25 @@ func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cac
 	}
 }
 
-// AMX's tiles: 16 rows of C, A and B, 16 pairs of k a step.
+// The AMX kernel's rows (two tiles of 16) and pairs of k a step.
 const (
-	amxRows  = 16
+	amxRows  = 32
 	amxPairs = 16
 )
 
-// amxConfig is the tile configuration kernAMX16x48 loads: palette 1;
-// tmm0–6 16 rows of 64 bytes (C: 16 float32; A: 16 pairs of bf16; B: 16
+// amxConfig is the tile configuration kernAMX32x48 loads: palette 1;
+// tmm0–7 16 rows of 64 bytes (C: 16 float32; A: 16 pairs of bf16; B: 16
 // words of a panel's pairs).
 var amxConfig = func() (c [64]byte) {
 	c[0] = 1
-	for t := range 7 {
+	for t := range 8 {
 		c[16+2*t] = 64
-		c[48+t] = amxRows
+		c[48+t] = 16
 	}
 	return c
 }()
 
-// kernBF16Group computes a group of 8 rows (the 8×48 kernel) or 16 (AMX:
+// kernBF16Group computes a group of 8 rows (the 8×48 kernel) or 32 (AMX:
 // the block's pairs in steps of 16, the last pc mod 16 pairs continued on
 // the 8×48 kernel) of C over pc pairs of a panel.
 func kernBF16Group(group, pc int, a []uint16, lda int, bp []uint32, c []float32, ldc int, acc bool) {
@@ -244,7 +244,7 @@ func kernBF16Group(group, pc int, a []uint16, lda int, bp []uint32, c []float32,
 	if acc {
 		ac = 1
 	}
-	kernAMX16x48(ks, &a[0], lda, &bp[0], &c[0], ldc, ac, &amxConfig[0])
+	kernAMX32x48(ks, &a[0], lda, &bp[0], &c[0], ldc, ac, &amxConfig[0])
 	if t := pc - ks*amxPairs; t > 0 {
 		for r := 0; r < amxRows; r += bf16GroupRows {
 			kernBF16(t, a[r*lda+2*ks*amxPairs:], lda, bp[ks*amxPairs*bf16PackCols:], c[r*ldc:], ldc, true)

@@ -207,7 +207,7 @@ func bf16ErrorBound(t testing.TB, m, n, k int, a, b, c, got []float32) float64 {
 	return worst
 }
 
-// TestGemmBF16AMX: the AMX tiles (16 rows, 16 pairs a step; the pairs past
+// TestGemmBF16AMX: the AMX tiles (32 rows, 16 pairs a step; the pairs past
 // a multiple of 16 on the VDPBF16PS kernel; partial groups and panels
 // through a tile) keep TestGemmBF16Error's bound over row tails, partial
 // panels, odd k, k below one step and several blocks of pairs, from C and
@@ -220,7 +220,7 @@ func TestGemmBF16AMX(t *testing.T) {
 		t.Skip("no AMX-BF16 (or Linux refused the tile data)")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, s := range [][3]int{{16, 48, 32}, {16, 48, 64}, {32, 96, 96}, {17, 49, 33}, {13, 50, 7}, {67, 150, 300}, {40, 576, 192}, {1030, 48, 130}, {150, 100, 2101}, {136, 48, 1026}} {
+	for _, s := range [][3]int{{32, 48, 32}, {16, 48, 64}, {64, 96, 96}, {33, 49, 33}, {128, 144, 576}, {13, 50, 7}, {67, 150, 300}, {40, 576, 192}, {1030, 48, 130}, {150, 100, 2101}, {136, 48, 1026}} {
 		m, n, k := s[0], s[1], s[2]
 		for _, beta := range []float32{0, 1} {
 			a, b, c := randGemmBF16(rng, m, n, k)
@@ -399,7 +399,7 @@ func BenchmarkBF16Kernel(b *testing.B) {
 }
 
 // BenchmarkAMXKernel times the AMX kernel alone as BenchmarkBF16Kernel
-// times the 8×48 one: 16 rows by a 48-column panel over 64 pairs, L1- and
+// times the 8×48 one: 32 rows by a 48-column panel over 64 pairs, L1- and
 // L2-resident.
 //
 //	go test ./blas -run '^$' -bench 'BF16Kernel|AMXKernel' -benchtime 5x
@@ -420,7 +420,7 @@ func BenchmarkAMXKernel(b *testing.B) {
 	c0 := cpuSeconds()
 	for range b.N {
 		for range calls {
-			kernAMX16x48(kp/amxPairs, &a[0], 2*kp, &bp[0], &c[0], bf16PackCols, 1, &amxConfig[0])
+			kernAMX32x48(kp/amxPairs, &a[0], 2*kp, &bp[0], &c[0], bf16PackCols, 1, &amxConfig[0])
 		}
 	}
 	f := 2 * amxRows * bf16PackCols * 2 * kp * calls * float64(b.N)
