@@ -17,9 +17,9 @@ const (
 	PrecisionFP32 Precision = "fp32"
 	// PrecisionBF16: dy (or dz) and W rounded to bfloat16 (nearest even),
 	// products summed in float32 (blas.GemmBF16; VDPBF16PS on CPUs with
-	// AVX512_BF16), as torch's autocast to bf16 computes its matmuls. Each
-	// frozen weight is packed once, 2 bytes a parameter kept for the
-	// trainer's life.
+	// AVX512_BF16, AMX tiles on those with AMX-BF16), as torch's autocast to
+	// bf16 computes its matmuls. Each frozen weight is packed once, 2 bytes
+	// a parameter kept for the trainer's life.
 	PrecisionBF16 Precision = "bf16"
 )
 
