@@ -311,6 +311,18 @@ func ftz(x float32) float32 {
 	return x
 }
 
+// BF16Kernel names what GemmBF16 runs on: "amx" (AMX tiles, with
+// VDPBF16PS for short pieces of k), "vdpbf16ps", or "go" (kernBF16Go).
+func BF16Kernel() string {
+	switch {
+	case useBF16 && useAMX:
+		return "amx"
+	case useBF16:
+		return "vdpbf16ps"
+	}
+	return "go"
+}
+
 // HasBF16Dot reports whether GemmBF16 runs on the bf16 dot-product
 // instruction (AVX512_BF16); without it GemmBF16 is far slower than Sgemm.
 func HasBF16Dot() bool { return useBF16 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawrl/clawrl/blas"
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/quant"
 )
@@ -114,6 +115,9 @@ func benchTrainer(b *testing.B, ba benchArch, mode Mode) (*Trainer, []Sequence) 
 	tr, err := New(w, Config{Mode: mode, MicroBatchTokens: 4096, Precision: Precision(os.Getenv("CLAWRL_BENCH_PRECISION"))})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if tr.cfg.Precision == PrecisionBF16 {
+		b.Logf("bf16 backward on %s", blas.BF16Kernel())
 	}
 	lens := make([][2]int, ba.seqs)
 	for i := range lens {
