@@ -15,9 +15,10 @@ import (
 // same sums in Go (slowly: callers choose float32 there, see HasBF16Dot).
 // Where the CPU also has AMX (Intel since Sapphire Rapids) and Linux grants
 // the tile data, blocks of 32 rows and 16·j pairs run on the tiles instead
-// (kernAMX32x48, about 5× the VDPBF16PS kernel at SmolLM2's dx shapes on
-// such a CPU); their sums are nearer the exact product than the chain below
-// and not bitwise the chain's (TestGemmBF16AMX).
+// (kernAMX32x48: on such a CPU about 5× the VDPBF16PS kernel alone and 8×
+// in the SmolLM2-shaped training step); their sums are nearer the exact
+// product than the chain below and not bitwise the chain's
+// (TestGemmBF16AMX).
 //
 // On the VDPBF16PS kernel each element is one chain over the pairs p of k
 // in order, starting from C (beta 1) or zero: s += a[2p+1]·b[2p+1];
