@@ -1,0 +1,51 @@
+"""tldr seed 3 on serve's defaults: the recorded run (2026-12-04-summary-once, Zen 4,
+VDPBF16PS), this session's run on an AMX Xeon with the tiles off (CLAWRL_AMX=0) and with
+them on. Held-out answers liked by round, how many held-out texts equal the recorded
+run's, and the seconds from a version's 16th rated turn to its service (wait_s) and the
+policy step's time (the server's "trained version" line; a version held or retaken trains again). Run from the repository root:
+
+    python3 bench/results/2026-12-05-amx/compare.py
+"""
+import json, os, re
+here = os.path.dirname(os.path.abspath(__file__))
+R = os.path.join(here, '..')
+RUNS = [('recorded', os.path.join(R, '2026-12-04-summary-once', 'tldr-s3-defaults')),
+        ('CLAWRL_AMX=0', os.path.join(here, 'tldr-s3-noamx')),
+        ('AMX', os.path.join(here, 'tldr-s3-amx'))]
+
+
+def evals(folder):
+    d = json.load(open(os.path.join(folder, 'learn.json')))
+    return next(r['evals'] for r in d['runs'] if r['arm'] == 'combine')
+
+
+def steps(folder):
+    path = os.path.join(folder, 'serve-combine-tldr-3.log')
+    if not os.path.exists(path):
+        return []
+    out = []
+    for m in re.finditer(r'msg="trained version".*? step=([0-9hms.]+)', open(path).read()):
+        t, s = 0.0, m.group(1)
+        for n, u in re.findall(r'([0-9.]+)(h|ms|m|s)', s):
+            t += float(n) * {'h': 3600, 'm': 60, 's': 1, 'ms': 1e-3}[u]
+        out.append(t)
+    return out
+
+
+base = evals(RUNS[0][1])
+for name, folder in RUNS:
+    if not os.path.exists(os.path.join(folder, 'learn.json')):
+        print(f'{name}: not run')
+        continue
+    ev = evals(folder)
+    liked = ' '.join(f"{'=' if i and e['policy_version'] == ev[i - 1]['policy_version'] else ''}{e['satisfied']}"
+                     for i, e in enumerate(ev))
+    same = ' '.join(str(sum(a['text'] == b['text'] for a, b in zip(e['held_out'], f['held_out'])))
+                    for e, f in zip(ev, base))
+    print(f'{name:13s} liked by round: {liked}')
+    print(f'{"":13s} held-out texts equal to the recorded run\'s, of 20: {same}')
+    w, s = [e['wait_seconds'] for e in ev[1:]], steps(folder)
+    if w:
+        print(f'{"":13s} wait_s by round: {" ".join(f"{x:.0f}" for x in w)} (sum {sum(w):.0f})')
+    if s:
+        print(f'{"":13s} policy steps, s: {" ".join(f"{x:.0f}" for x in s)} (mean {sum(s)/len(s):.1f})')
