@@ -378,24 +378,9 @@ func BenchmarkBF16Kernel(b *testing.B) {
 	if !useBF16 {
 		b.Skip("no AVX512_BF16")
 	}
-	const kp, calls = 64, 1000
-	a := make([]uint16, bf16GroupRows*2*kp)
-	bp := make([]uint32, kp*bf16PackCols)
-	c := make([]float32, bf16GroupRows*bf16PackCols)
-	for i := range a {
-		a[i] = 0x3f80 // 1
-	}
-	for i := range bp {
-		bp[i] = 0x3c003c00 // 2⁻⁷ twice
-	}
-	c0 := cpuSeconds()
-	for range b.N {
-		for range calls {
-			kernBF16x8x48(kp, &a[0], 2*kp, &bp[0], &c[0], bf16PackCols, 1)
-		}
-	}
-	f := 2 * bf16GroupRows * bf16PackCols * 2 * kp * calls * float64(b.N)
-	b.ReportMetric(f/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+	benchKernel(b, bf16GroupRows, func(kp int, a *uint16, lda int, bp *uint32, c *float32) {
+		kernBF16x8x48(kp, a, lda, bp, c, bf16PackCols, 1)
+	})
 }
 
 // BenchmarkAMXKernel times the AMX kernel alone as BenchmarkBF16Kernel
@@ -407,22 +392,31 @@ func BenchmarkAMXKernel(b *testing.B) {
 	if !useAMX {
 		b.Skip("no AMX-BF16")
 	}
+	benchKernel(b, amxRows, func(kp int, a *uint16, lda int, bp *uint32, c *float32) {
+		kernAMX32x48(kp/amxPairs, a, lda, bp, c, bf16PackCols, 1, &amxConfig[0])
+	})
+}
+
+// benchKernel times 1,000 calls of kern (rows of bf16 A by a 48-column
+// panel over 64 pairs, C accumulated) per iteration, in GFLOP per
+// CPU-second.
+func benchKernel(b *testing.B, rows int, kern func(kp int, a *uint16, lda int, bp *uint32, c *float32)) {
 	const kp, calls = 64, 1000
-	a := make([]uint16, amxRows*2*kp)
+	a := make([]uint16, rows*2*kp)
 	bp := make([]uint32, kp*bf16PackCols)
-	c := make([]float32, amxRows*bf16PackCols)
+	c := make([]float32, rows*bf16PackCols)
 	for i := range a {
-		a[i] = 0x3f80
+		a[i] = 0x3f80 // 1
 	}
 	for i := range bp {
-		bp[i] = 0x3c003c00
+		bp[i] = 0x3c003c00 // 2⁻⁷ twice
 	}
 	c0 := cpuSeconds()
 	for range b.N {
 		for range calls {
-			kernAMX32x48(kp/amxPairs, &a[0], 2*kp, &bp[0], &c[0], bf16PackCols, 1, &amxConfig[0])
+			kern(kp, &a[0], 2*kp, &bp[0], &c[0])
 		}
 	}
-	f := 2 * amxRows * bf16PackCols * 2 * kp * calls * float64(b.N)
+	f := 2 * float64(rows) * bf16PackCols * 2 * kp * calls * float64(b.N)
 	b.ReportMetric(f/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
 }

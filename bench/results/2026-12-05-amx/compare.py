@@ -1,6 +1,6 @@
-"""tldr seed 3 on serve's defaults: the recorded run (2026-12-04-summary-once, Zen 4,
-VDPBF16PS), this session's run on an AMX Xeon with the tiles off (CLAWRL_AMX=0) and with
-them on. Held-out answers liked by round, how many held-out texts equal the recorded
+"""Persona-seeds on serve's defaults: the recorded run (Zen 4, VDPBF16PS) and this
+session's runs on an AMX Xeon: tldr seed 3 with the tiles off (CLAWRL_AMX=0) and on
+(learn.sh), then tldr seed 5 and french seed 1 with them on (more.sh). Held-out answers liked by round, how many held-out texts equal the recorded
 run's, and the seconds from a version's 16th rated turn to its service (wait_s) and the
 policy step's time (the server's "trained version" line; a version held or retaken trains again). Run from the repository root:
 
@@ -9,9 +9,13 @@ policy step's time (the server's "trained version" line; a version held or retak
 import json, os, re
 here = os.path.dirname(os.path.abspath(__file__))
 R = os.path.join(here, '..')
-RUNS = [('recorded', os.path.join(R, '2026-12-04-summary-once', 'tldr-s3-defaults')),
-        ('CLAWRL_AMX=0', os.path.join(here, 'tldr-s3-noamx')),
-        ('AMX', os.path.join(here, 'tldr-s3-amx'))]
+SETS = [('tldr', 3, [('recorded', os.path.join(R, '2026-12-04-summary-once', 'tldr-s3-defaults')),
+                      ('CLAWRL_AMX=0', os.path.join(here, 'tldr-s3-noamx')),
+                      ('AMX', os.path.join(here, 'tldr-s3-amx'))]),
+        ('tldr', 5, [('recorded', os.path.join(R, '2026-12-04-summary-once', 'tldr-s5-defaults')),
+                      ('AMX', os.path.join(here, 'tldr-s5-amx'))]),
+        ('french', 1, [('recorded', os.path.join(R, '2026-12-03-asks-back', 'french-s1')),
+                        ('AMX', os.path.join(here, 'french-s1-amx'))])]
 
 
 def evals(folder):
@@ -19,8 +23,8 @@ def evals(folder):
     return next(r['evals'] for r in d['runs'] if r['arm'] == 'combine')
 
 
-def steps(folder):
-    path = os.path.join(folder, 'serve-combine-tldr-3.log')
+def steps(folder, persona, seed):
+    path = os.path.join(folder, f'serve-combine-{persona}-{seed}.log')
     if not os.path.exists(path):
         return []
     out = []
@@ -32,20 +36,22 @@ def steps(folder):
     return out
 
 
-base = evals(RUNS[0][1])
-for name, folder in RUNS:
-    if not os.path.exists(os.path.join(folder, 'learn.json')):
-        print(f'{name}: not run')
-        continue
-    ev = evals(folder)
-    liked = ' '.join(f"{'=' if i and e['policy_version'] == ev[i - 1]['policy_version'] else ''}{e['satisfied']}"
-                     for i, e in enumerate(ev))
-    same = ' '.join(str(sum(a['text'] == b['text'] for a, b in zip(e['held_out'], f['held_out'])))
-                    for e, f in zip(ev, base))
-    print(f'{name:13s} liked by round: {liked}')
-    print(f'{"":13s} held-out texts equal to the recorded run\'s, of 20: {same}')
-    w, s = [e['wait_seconds'] for e in ev[1:]], steps(folder)
-    if w:
-        print(f'{"":13s} wait_s by round: {" ".join(f"{x:.0f}" for x in w)} (sum {sum(w):.0f})')
-    if s:
-        print(f'{"":13s} policy steps, s: {" ".join(f"{x:.0f}" for x in s)} (mean {sum(s)/len(s):.1f})')
+for persona, seed, runs in SETS:
+    print(f"{persona} seed {seed}")
+    base = evals(runs[0][1])
+    for name, folder in runs:
+        if not os.path.exists(os.path.join(folder, 'learn.json')):
+            print(f'{name}: not run')
+            continue
+        ev = evals(folder)
+        liked = ' '.join(f"{'=' if i and e['policy_version'] == ev[i - 1]['policy_version'] else ''}{e['satisfied']}"
+                         for i, e in enumerate(ev))
+        same = ' '.join(str(sum(a['text'] == b['text'] for a, b in zip(e['held_out'], f['held_out'])))
+                        for e, f in zip(ev, base))
+        print(f'{name:13s} liked by round: {liked}')
+        print(f'{"":13s} held-out texts equal to the recorded run\'s, of 20: {same}')
+        w, s = [e['wait_seconds'] for e in ev[1:]], steps(folder, persona, seed)
+        if w:
+            print(f'{"":13s} wait_s by round: {" ".join(f"{x:.0f}" for x in w)} (sum {sum(w):.0f})')
+        if s:
+            print(f'{"":13s} policy steps, s: {" ".join(f"{x:.0f}" for x in s)} (mean {sum(s)/len(s):.1f})')
