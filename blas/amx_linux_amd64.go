@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// useAMX selects the AMX tile kernel (kernAMX32x48) for GemmBF16's blocks
-// of 16 rows and 16·j pairs: the CPU has AMX-TILE and AMX-BF16 beside
+// useAMX selects the AMX tile kernel (kernAMX32x48) for GemmBF16's groups
+// of 32 rows over blocks of 16·j pairs: the CPU has AMX-TILE and AMX-BF16 beside
 // AVX512_BF16 (which runs the rest), and Linux lets the process use the
 // tile data (arch_prctl ARCH_REQ_XCOMP_PERM, Linux 5.16 on). CLAWRL_AMX=0
 // turns it off.

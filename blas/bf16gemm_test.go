@@ -160,23 +160,20 @@ func TestGemmBF16Error(t *testing.T) {
 	}
 }
 
-// bf16Kernels lists the kernels this CPU can run GemmBF16 on.
-func bf16Kernels() (ks []struct {
+// bf16Kern is one of GemmBF16's kernels: the flags that select it.
+type bf16Kern struct {
 	name      string
 	bf16, amx bool
-}) {
-	add := func(name string, bf16, amx bool) {
-		ks = append(ks, struct {
-			name      string
-			bf16, amx bool
-		}{name, bf16, amx})
-	}
-	add("Go", false, false)
+}
+
+// bf16Kernels lists the kernels this CPU can run GemmBF16 on.
+func bf16Kernels() []bf16Kern {
+	ks := []bf16Kern{{"Go", false, false}}
 	if useBF16 {
-		add("VDPBF16PS", true, false)
+		ks = append(ks, bf16Kern{"VDPBF16PS", true, false})
 	}
 	if useAMX {
-		add("AMX", true, true)
+		ks = append(ks, bf16Kern{"AMX", true, true})
 	}
 	return ks
 }
