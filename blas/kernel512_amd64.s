@@ -484,6 +484,11 @@ op8loop:
 // once for all 16 rows (the 4- and 8-row kernels read it four and two
 // times). Each element is one FMA chain over p in order, starting from C
 // when acc ≠ 0, from zero otherwise: kernOP4x48C512's chains, bitwise.
+// It reads one line of each row of B down the strip, a stride the hardware
+// prefetchers do not follow; in the step B is a layer's input saved by the
+// forward, long out of cache, and without the software prefetch 32 rows
+// ahead the kernel ran at a quarter of its speed on cached B (25 against
+// 100 GFLOP per CPU-second; with it, 40–46: BenchmarkLoRAGrads' cold rows).
 TEXT ·kernOP16x16T512(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -495,6 +500,8 @@ TEXT ·kernOP16x16T512(SB), NOSPLIT, $0-64
 	MOVQ acc+56(FP), R10
 	SHLQ $2, R9
 	SHLQ $2, R8
+	MOVQ R8, R11
+	SHLQ $5, R11
 	SHLQ $2, R12
 	TESTQ R10, R10
 	JZ op16zero
@@ -551,6 +558,7 @@ op16zero:
 	VPXORD Z15, Z15, Z15
 
 op16loop:
+	PREFETCHT0 (DI)(R11*1)
 	VMOVUPS (DI), Z16
 	VFMADD231PS.BCST 0(SI), Z16, Z0
 	VFMADD231PS.BCST 4(SI), Z16, Z1

@@ -196,9 +196,11 @@ func BenchmarkStudentDx(b *testing.B) {
 // BenchmarkLoRAGrads times LoRA's two 16-row gradient products at the
 // SmolLM2 step's 3,040 tokens: dA += gᵀ·x (x [T, 576]) and dBᵀ += (s·u)ᵀ·dy
 // (dy [T, 1536]), on kernOP16x16T512 and on the 4×48 tiles it replaced (the
-// same bits):
+// same bits). In the step x is a layer's input saved by the forward, long
+// out of cache: the cold rows read a different x each time from a ring of
+// 512 MB, as the step does.
 //
-//	go test ./blas -run '^$' -bench LoRAGrads -benchtime 20x
+//	go test ./blas -run '^$' -bench LoRAGrads -benchtime 96x
 func BenchmarkLoRAGrads(b *testing.B) {
 	const t, r = 3040, 16
 	g := make([]float32, t*r)
@@ -206,22 +208,38 @@ func BenchmarkLoRAGrads(b *testing.B) {
 		g[i] = float32(i%5) * 0.01
 	}
 	for _, n := range []int{576, 1536} {
-		x, c := make([]float32, t*n), make([]float32, r*n)
-		for _, on := range []bool{true, false} {
-			name := fmt.Sprintf("n%d/16x16", n)
-			if !on {
-				name = fmt.Sprintf("n%d/4x48", n)
+		for _, cold := range []bool{false, true} {
+			ring := 1
+			if cold {
+				ring = (512 << 20) / (4 * t * n)
 			}
-			b.Run(name, func(b *testing.B) {
-				defer func(v bool) { useOP16 = v }(useOP16)
-				useOP16 = on
-				c0 := cpuSeconds()
-				for range b.N {
-					SgemmGo(true, false, r, n, t, 1, g, r, x, n, 1, c, n)
+			xs := make([][]float32, ring)
+			for i := range xs {
+				xs[i] = make([]float32, t*n)
+				for j := range xs[i] {
+					xs[i][j] = float32(j%7) * 0.1
 				}
-				flops := 2 * float64(t) * float64(r) * float64(n) * float64(b.N)
-				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
-			})
+			}
+			c := make([]float32, r*n)
+			for _, on := range []bool{true, false} {
+				name := fmt.Sprintf("n%d/16x16", n)
+				if !on {
+					name = fmt.Sprintf("n%d/4x48", n)
+				}
+				if cold {
+					name += "/cold"
+				}
+				b.Run(name, func(b *testing.B) {
+					defer func(v bool) { useOP16 = v }(useOP16)
+					useOP16 = on
+					c0 := cpuSeconds()
+					for i := range b.N {
+						SgemmGo(true, false, r, n, t, 1, g, r, xs[i%ring], n, 1, c, n)
+					}
+					flops := 2 * float64(t) * float64(r) * float64(n) * float64(b.N)
+					b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+				})
+			}
 		}
 	}
 }
