@@ -147,6 +147,10 @@ func gemmNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb i
 		gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
+	if use512 && useNT16 && n == 16 && alpha == 1 && beta == 0 && k%8 == 0 && k > 0 && m >= 3 {
+		gemmNT16(m, k, a, lda, b, ldb, c, ldc)
+		return
+	}
 	if n < 24 && m >= 64 {
 		// Too few columns to share (LoRA's 16: 12 and 4 per goroutine):
 		// split the rows instead, each row's sums being the same either way.

@@ -312,3 +312,38 @@ func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []f
 		g.row(i, 0, n)
 	}
 }
+
+// useNT16 turns gemmNT16 on (a variable so tests and benchmarks can compare
+// it with the kernels whose bits it computes).
+var useNT16 = true
+
+// gemmNT16 is gemmNT for C = A·Bᵀ with exactly 16 columns (alpha 1, beta 0,
+// k a multiple of 8): LoRA's u = x·Aᵀ in the forward and g = dy·(s·B) in
+// the backward at rank 16. B (16 × k) is copied once transposed, then
+// goroutines split the rows, three at a time on kernNT3x16. Every element
+// is kern4x3C's sum, so C is gemmNTRangeAVX2's bit for bit.
+func gemmNT16(m, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	_ = a[(m-1)*lda+k-1]
+	_ = b[15*ldb+k-1]
+	_ = c[(m-1)*ldc+15]
+	buf := opPackPool.Get().(*[]float32)
+	defer opPackPool.Put(buf)
+	if cap(*buf) < 16*k {
+		*buf = make([]float32, 16*k)
+	}
+	bt := (*buf)[:16*k]
+	for j := range 16 {
+		for p, v := range b[j*ldb : j*ldb+k] {
+			bt[p*16+j] = v
+		}
+	}
+	parallelFor(m, 3, 2*int64(m)*16*int64(k), func(i0, i1 int) {
+		i := i0
+		for ; i+3 <= i1; i += 3 {
+			kernNT3x16(k, &a[i*lda], lda, &bt[0], &c[i*ldc], ldc)
+		}
+		for ; i < i1; i++ {
+			kernNT1x16(k, &a[i*lda], &bt[0], &c[i*ldc])
+		}
+	})
+}

@@ -38,3 +38,11 @@ func packA4Group(chunks int, a *float32, lda int, dst *float32) {
 func kern4x8P512S(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func kernNT3x16(k8 int, a *float32, lda int, bt *float32, c *float32, ldc int) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func kernNT1x16(k8 int, a *float32, bt *float32, c *float32) {
+	panic("blas: no assembly kernels on this platform")
+}

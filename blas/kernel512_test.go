@@ -243,3 +243,38 @@ func BenchmarkLoRAGrads(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoRANT times LoRA's two 16-column dot-product products at the
+// SmolLM2 step's 3,040 tokens, u = x·Aᵀ (k = 576 or 1,536, the layer's
+// input width) and g = dy·(s·B) (k = the output width), on gemmNT16 and
+// on the 4×6, 4×3 and 1×1 dot-product kernels it replaced (the same bits):
+//
+//	go test ./blas -run '^$' -bench LoRANT -benchtime 50x
+func BenchmarkLoRANT(b *testing.B) {
+	const t, r = 3040, 16
+	for _, k := range []int{576, 1536} {
+		x, w, c := make([]float32, t*k), make([]float32, r*k), make([]float32, t*r)
+		for i := range x {
+			x[i] = float32(i%7) * 0.1
+		}
+		for i := range w {
+			w[i] = float32(i%5) * 0.01
+		}
+		for _, on := range []bool{true, false} {
+			name := fmt.Sprintf("k%d/nt16", k)
+			if !on {
+				name = fmt.Sprintf("k%d/4x6", k)
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(v bool) { useNT16 = v }(useNT16)
+				useNT16 = on
+				c0 := cpuSeconds()
+				for range b.N {
+					SgemmGo(false, true, t, r, k, 1, x, k, w, k, 0, c, r)
+				}
+				flops := 2 * float64(t) * float64(r) * float64(k) * float64(b.N)
+				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+			})
+		}
+	}
+}
