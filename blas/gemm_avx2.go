@@ -263,6 +263,21 @@ func packA4(dst, a []float32, lda, m4, k8 int) {
 	}
 }
 
+// packA6 copies the first m6 rows (a multiple of 6) of A, k8 columns, into
+// kern6x8P512's layout: for each group of six rows and each 8-element
+// chunk of k, the chunk of rows 0 to 5 in turn (48 floats).
+func packA6(dst, a []float32, lda, m6, k8 int) {
+	for g := 0; g < m6; g += 6 {
+		_ = a[(g+5)*lda+k8-1]
+		_ = dst[(g+6)*k8-1]
+		packA6Group(k8/8, &a[g*lda], lda, &dst[g*k8])
+	}
+}
+
+// use6x8 turns kern6x8P512 on in gemmNTPacked (a variable so tests and
+// benchmarks can compare it with kern4x8P512, whose bits it computes).
+var use6x8 = true
+
 // gemmNTPacked is gemmNT for C = A·Bᵀ (alpha 1, beta 0, k a multiple of 8:
 // the forward's x·Wᵀ and the LM head's logits, many rows) on the AVX-512
 // kernel kern4x8P512. Goroutines split the rows; each packs a block of its
@@ -275,12 +290,12 @@ func packA4(dst, a []float32, lda, m4, k8 int) {
 func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	m4, n8 := m&^3, n&^7
 	g := avx2Gemm{k: k, k8: k, alpha: 1, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
-	blockRows := max(4, avx2BlockBytes/(4*k)&^3)
+	blockRows := max(12, avx2BlockBytes/(4*k)/12*12)
 	blockCols := max(8, avx2BlockBytes/(4*k)&^7)
 	_ = a[(m4-1)*lda+k-1]
 	_ = b[(n8-1)*ldb+k-1]
 	_ = c[(m4-1)*ldc+n-1]
-	parallelFor(m4, 4, 2*int64(m4)*int64(n)*int64(k), func(i0, i1 int) {
+	parallelFor(m4, 12, 2*int64(m4)*int64(n)*int64(k), func(i0, i1 int) {
 		var buf *[]float32
 		if v := packPool.Get(); v != nil {
 			buf = v.(*[]float32)
@@ -293,11 +308,24 @@ func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []f
 		ap := (*buf)[:blockRows*k]
 		for ib := i0; ib < i1; ib += blockRows {
 			ib1 := min(ib+blockRows, i1)
-			packA4(ap, a[ib*lda:], lda, ib1-ib, k)
+			// Six-row groups, then the one or two four-row groups that
+			// leave (a block's rows are a multiple of 4).
+			e6 := ib1
+			if use6x8 {
+				e6 -= (ib1 - ib) % 12
+			} else {
+				e6 = ib
+			}
+			packA6(ap, a[ib*lda:], lda, e6-ib, k)
+			packA4(ap[(e6-ib)*k:], a[e6*lda:], lda, ib1-e6, k)
 			for jb := 0; jb < n8; jb += blockCols {
 				jb1 := min(jb+blockCols, n8)
 				for j := jb; j < jb1; j += 8 {
-					for i := ib; i < ib1; i += 4 {
+					i := ib
+					for ; i < e6; i += 6 {
+						kern6x8P512(k, &ap[(i-ib)*k], &b[j*ldb], ldb, &c[i*ldc+j], ldc)
+					}
+					for ; i < ib1; i += 4 {
 						kern4x8P512(k, &ap[(i-ib)*k], &b[j*ldb], ldb, &c[i*ldc+j], ldc)
 					}
 				}

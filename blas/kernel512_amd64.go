@@ -46,3 +46,9 @@ func kernNT3x16(k8 int, a *float32, lda int, bt *float32, c *float32, ldc int)
 
 //go:noescape
 func kernNT1x16(k8 int, a *float32, bt *float32, c *float32)
+
+//go:noescape
+func kern6x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func packA6Group(chunks int, a *float32, lda int, dst *float32)

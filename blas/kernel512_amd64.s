@@ -982,3 +982,167 @@ nt1x16loop:
 	VMOVUPS Z0, (SI)
 	VZEROUPPER
 	RET
+
+// PAIRS8I is PAIRS8 computed in its inputs' registers with one temporary
+// (t): the same shuffles and the same additions of the same operands, so
+// the same bits, for kern6x8P512, whose 24 accumulators leave PAIRS8 too
+// few spare registers. Clobbers z0–z7 and t; yz0 is z0's Y name.
+#define PAIRS8I(z0, z1, z2, z3, z4, z5, z6, z7, t, yz0, rlo, rhi) \
+	VSHUFF32X4 $0x88, z4, z0, t; \
+	VSHUFF32X4 $0xDD, z4, z0, z4; \
+	VADDPS z4, t, z0; \
+	VSHUFF32X4 $0x88, z5, z1, t; \
+	VSHUFF32X4 $0xDD, z5, z1, z5; \
+	VADDPS z5, t, z1; \
+	VSHUFF32X4 $0x88, z6, z2, t; \
+	VSHUFF32X4 $0xDD, z6, z2, z6; \
+	VADDPS z6, t, z2; \
+	VSHUFF32X4 $0x88, z7, z3, t; \
+	VSHUFF32X4 $0xDD, z7, z3, z7; \
+	VADDPS z7, t, z3; \
+	VSHUFPS $0x88, z1, z0, t; \
+	VSHUFPS $0xDD, z1, z0, z1; \
+	VADDPS z1, t, z0; \
+	VSHUFPS $0x88, z3, z2, t; \
+	VSHUFPS $0xDD, z3, z2, z3; \
+	VADDPS z3, t, z2; \
+	VSHUFPS $0x88, z2, z0, t; \
+	VSHUFPS $0xDD, z2, z0, z2; \
+	VADDPS z2, t, z0; \
+	VSHUFF32X4 $0xD8, z0, z0, z0; \
+	VMOVUPS yz0, (rlo); \
+	VEXTRACTF32X8 $1, z0, (rhi)
+
+// func kern6x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int)
+// kern4x8P512 for six rows of A (packA6: for each 8-element chunk of k,
+// rows 0 and 1's chunks side by side, then rows 2 and 3's, then 4 and 5's):
+// kern4x3C's sums, bitwise. Each broadcast row of B feeds three FMAs where
+// kern4x8P512's fed two (24 accumulators, Z(3q+p) holding rows 2p and 2p+1
+// of column q).
+TEXT ·kern6x8P512(SB), NOSPLIT, $0-48
+	MOVQ k8+0(FP), CX
+	MOVQ ap+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ ldb+24(FP), R8
+	SHLQ $2, R8
+	LEAQ (DI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	LEAQ (R13)(R8*1), R14
+	LEAQ (R14)(R8*1), R15
+	SHRQ $3, CX
+	XORQ AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+loop6x8p:
+	VMOVUPS 0(SI), Z24
+	VMOVUPS 64(SI), Z25
+	VMOVUPS 128(SI), Z26
+	VBROADCASTF32X8 (DI)(AX*1), Z27
+	VFMADD231PS Z27, Z24, Z0
+	VFMADD231PS Z27, Z25, Z1
+	VFMADD231PS Z27, Z26, Z2
+	VBROADCASTF32X8 (R9)(AX*1), Z28
+	VFMADD231PS Z28, Z24, Z3
+	VFMADD231PS Z28, Z25, Z4
+	VFMADD231PS Z28, Z26, Z5
+	VBROADCASTF32X8 (R10)(AX*1), Z27
+	VFMADD231PS Z27, Z24, Z6
+	VFMADD231PS Z27, Z25, Z7
+	VFMADD231PS Z27, Z26, Z8
+	VBROADCASTF32X8 (R11)(AX*1), Z28
+	VFMADD231PS Z28, Z24, Z9
+	VFMADD231PS Z28, Z25, Z10
+	VFMADD231PS Z28, Z26, Z11
+	VBROADCASTF32X8 (R12)(AX*1), Z27
+	VFMADD231PS Z27, Z24, Z12
+	VFMADD231PS Z27, Z25, Z13
+	VFMADD231PS Z27, Z26, Z14
+	VBROADCASTF32X8 (R13)(AX*1), Z28
+	VFMADD231PS Z28, Z24, Z15
+	VFMADD231PS Z28, Z25, Z16
+	VFMADD231PS Z28, Z26, Z17
+	VBROADCASTF32X8 (R14)(AX*1), Z27
+	VFMADD231PS Z27, Z24, Z18
+	VFMADD231PS Z27, Z25, Z19
+	VFMADD231PS Z27, Z26, Z20
+	VBROADCASTF32X8 (R15)(AX*1), Z28
+	VFMADD231PS Z28, Z24, Z21
+	VFMADD231PS Z28, Z25, Z22
+	VFMADD231PS Z28, Z26, Z23
+	ADDQ $192, SI
+	ADDQ $32, AX
+	DECQ CX
+	JNZ loop6x8p
+
+	MOVQ c+32(FP), SI
+	MOVQ ldc+40(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	LEAQ (R13)(R8*1), R14
+	PAIRS8I(Z0, Z3, Z6, Z9, Z12, Z15, Z18, Z21, Z29, Y0, SI, R10)
+	PAIRS8I(Z1, Z4, Z7, Z10, Z13, Z16, Z19, Z22, Z29, Y1, R11, R12)
+	PAIRS8I(Z2, Z5, Z8, Z11, Z14, Z17, Z20, Z23, Z29, Y2, R13, R14)
+	VZEROUPPER
+	RET
+
+// func packA6Group(chunks int, a *float32, lda int, dst *float32)
+// packA6 for one group of six rows of A: for each 8-element chunk of k,
+// rows 0..5's chunks in turn (48 floats).
+TEXT ·packA6Group(SB), NOSPLIT, $0-32
+	MOVQ chunks+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ dst+24(FP), DI
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (SI)(R8*4), DX
+
+pa6loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (SI)(R9*1), Y3
+	VMOVUPS (DX), Y4
+	VMOVUPS (DX)(R8*1), Y5
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $192, DI
+	DECQ CX
+	JNZ pa6loop
+	VZEROUPPER
+	RET

@@ -46,3 +46,11 @@ func kernNT3x16(k8 int, a *float32, lda int, bt *float32, c *float32, ldc int) {
 func kernNT1x16(k8 int, a *float32, bt *float32, c *float32) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func kern6x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int) {
+	panic("blas: no assembly kernels on this platform")
+}
+
+func packA6Group(chunks int, a *float32, lda int, dst *float32) {
+	panic("blas: no assembly kernels on this platform")
+}

@@ -40,6 +40,8 @@ func TestAVX512KernelsMatchAVX2(t *testing.T) {
 	shapes := []shape{{4, 6, 8}, {7, 13, 16}, {64, 96, 576}, {37, 50, 64}, {130, 200, 48}, {9, 1536, 576}, {190, 576, 1536}, {3, 47, 24}, {61, 1536, 16}, {40, 192, 16}, {18, 100, 40}, {131, 16, 576}, {70, 20, 24}, {16, 64, 8}, {3040, 16, 576}, {301, 130, 1536},
 		// The student's dx shapes (packed 8×48 path): 4,864 = 101·48 + 16 columns, k off the 128-row blocks.
 		{150, 4864, 136}, {333, 896, 300},
+		// The packed forward's six-row groups followed by two four-row groups (152 rows; 104 in blocks of 24, the last of 8) and by one (100 rows).
+		{152, 104, 64}, {104, 96, 2048}, {100, 96, 8},
 		// LoRA's 16-row products (dA = gᵀ·x, dBᵀ = (s·u)ᵀ·dy: transposed A, kernOP16x16T512): k across the 256-row blocks, a partial last strip.
 		{16, 576, 3040}, {16, 200, 300}, {16, 16, 1}, {16, 1552, 257}}
 	for _, sh := range shapes {
