@@ -147,6 +147,10 @@ func gemmNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb i
 		gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
+	if use512 && useNT16 && k == 16 && beta != 0 && n%16 == 0 && n > 0 && m > 0 {
+		gemmNTS16(m, n, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	if use512 && useNT16 && n == 16 && alpha == 1 && beta == 0 && k%8 == 0 && k > 0 && m >= 3 {
 		gemmNT16(m, k, a, lda, b, ldb, c, ldc)
 		return

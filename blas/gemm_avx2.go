@@ -280,10 +280,11 @@ var use6x8 = true
 
 // gemmNTPacked is gemmNT for C = A·Bᵀ (alpha 1, beta 0, k a multiple of 8:
 // the forward's x·Wᵀ and the LM head's logits, many rows) on the AVX-512
-// kernel kern4x8P512. Goroutines split the rows; each packs a block of its
-// rows (packA4) right before computing it, so the copy is read back from
-// L2, and walks that block against B's columns in blocks that stay in L2,
-// 8 columns (an L1-resident strip of B) at a time. Columns past the last
+// kernels kern6x8P512 and kern4x8P512. Goroutines split the rows; each
+// packs a block of its rows (packA6, packA4) right before computing it, so
+// the copy is read back from L2, and walks that block against B's columns
+// in blocks that stay in L2, 8 columns (an L1-resident strip of B) at a
+// time, six rows a call (a block's last 4 or 8 rows four). Columns past the last
 // multiple of 8 and rows past the last multiple of 4 take the other
 // kernels. Every element is kern4x3C's sum, so the results are
 // gemmNTRangeAVX2's bit for bit, whatever the split.
@@ -372,6 +373,34 @@ func gemmNT16(m, k int, a []float32, lda int, b []float32, ldb int, c []float32,
 		}
 		for ; i < i1; i++ {
 			kernNT1x16(k, &a[i*lda], &bt[0], &c[i*ldc])
+		}
+	})
+}
+
+// gemmNTS16 is gemmNT for C = alpha·A·Bᵀ + beta·C with k = 16, beta ≠ 0
+// and a multiple of 16 columns: LoRA's out += s·(u·Bᵀ) at rank 16, in the
+// forward and in serving. B is packed once as 16 × 16 strips; goroutines
+// split the rows, and kernNTS16 finishes each row of C left to right. Every
+// element is block512ScaledPacked's, bit for bit.
+func gemmNTS16(m, n int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	_ = a[(m-1)*lda+15]
+	_ = b[(n-1)*ldb+15]
+	_ = c[(m-1)*ldc+n-1]
+	buf := opPackPool.Get().(*[]float32)
+	defer opPackPool.Put(buf)
+	if cap(*buf) < 16*n {
+		*buf = make([]float32, 16*n)
+	}
+	bt := (*buf)[:16*n]
+	for j := range n {
+		s, q := j/16, j%16
+		for p, v := range b[j*ldb : j*ldb+16] {
+			bt[(s*16+p)*16+q] = v
+		}
+	}
+	parallelFor(m, 1, 2*int64(m)*int64(n)*16, func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			kernNTS16(n/16, &a[i*lda], &bt[0], &c[i*ldc], alpha, beta)
 		}
 	})
 }

@@ -1146,3 +1146,80 @@ pa6loop:
 	JNZ pa6loop
 	VZEROUPPER
 	RET
+
+// func kernNTS16(ns int, a *float32, bt *float32, c *float32, alpha float32, beta float32)
+// C[q] = alpha·Σ_p a[p]·B[q, p] + beta·C[q] for one row of A, k = 16 and
+// the 16·ns columns of C, with B packed as ns strips of 16 × 16 (bt[(s*16+p)
+// *16+q] = B[s*16+q, p]): LoRA's out += s·(u·Bᵀ) at rank 16. Each element
+// is kern4x8P512S's, bitwise: chain l (FMAs from zero) adds products l and
+// 8+l, the chains are reduced as ((l0+l4)+(l1+l5))+((l2+l6)+(l3+l7)), then
+// two rounded products and their rounded sum. The row's 16 values are
+// broadcast once into Z8–Z23 and every FMA fills a register with useful
+// products, where the dot-product kernel spent most of its time at k = 16
+// in its reduction's shuffles.
+TEXT ·kernNTS16(SB), NOSPLIT, $0-40
+	MOVQ ns+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ bt+16(FP), DI
+	MOVQ c+24(FP), BX
+	VBROADCASTSS alpha+32(FP), Z24
+	VBROADCASTSS beta+36(FP), Z25
+	VBROADCASTSS 0(SI), Z8
+	VBROADCASTSS 4(SI), Z9
+	VBROADCASTSS 8(SI), Z10
+	VBROADCASTSS 12(SI), Z11
+	VBROADCASTSS 16(SI), Z12
+	VBROADCASTSS 20(SI), Z13
+	VBROADCASTSS 24(SI), Z14
+	VBROADCASTSS 28(SI), Z15
+	VBROADCASTSS 32(SI), Z16
+	VBROADCASTSS 36(SI), Z17
+	VBROADCASTSS 40(SI), Z18
+	VBROADCASTSS 44(SI), Z19
+	VBROADCASTSS 48(SI), Z20
+	VBROADCASTSS 52(SI), Z21
+	VBROADCASTSS 56(SI), Z22
+	VBROADCASTSS 60(SI), Z23
+
+nts16loop:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VFMADD231PS 0(DI), Z8, Z0
+	VFMADD231PS 64(DI), Z9, Z1
+	VFMADD231PS 128(DI), Z10, Z2
+	VFMADD231PS 192(DI), Z11, Z3
+	VFMADD231PS 256(DI), Z12, Z4
+	VFMADD231PS 320(DI), Z13, Z5
+	VFMADD231PS 384(DI), Z14, Z6
+	VFMADD231PS 448(DI), Z15, Z7
+	VFMADD231PS 512(DI), Z16, Z0
+	VFMADD231PS 576(DI), Z17, Z1
+	VFMADD231PS 640(DI), Z18, Z2
+	VFMADD231PS 704(DI), Z19, Z3
+	VFMADD231PS 768(DI), Z20, Z4
+	VFMADD231PS 832(DI), Z21, Z5
+	VFMADD231PS 896(DI), Z22, Z6
+	VFMADD231PS 960(DI), Z23, Z7
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VMULPS Z24, Z0, Z0
+	VMULPS (BX), Z25, Z1
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, (BX)
+	ADDQ $1024, DI
+	ADDQ $64, BX
+	DECQ CX
+	JNZ nts16loop
+	VZEROUPPER
+	RET

@@ -54,3 +54,7 @@ func kern6x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int) 
 func packA6Group(chunks int, a *float32, lda int, dst *float32) {
 	panic("blas: no assembly kernels on this platform")
 }
+
+func kernNTS16(ns int, a *float32, bt *float32, c *float32, alpha float32, beta float32) {
+	panic("blas: no assembly kernels on this platform")
+}

@@ -246,10 +246,11 @@ func BenchmarkLoRAGrads(b *testing.B) {
 	}
 }
 
-// BenchmarkLoRANT times LoRA's two 16-column dot-product products at the
-// SmolLM2 step's 3,040 tokens, u = x·Aᵀ (k = 576 or 1,536, the layer's
-// input width) and g = dy·(s·B) (k = the output width), on gemmNT16 and
-// on the 4×6, 4×3 and 1×1 dot-product kernels it replaced (the same bits):
+// BenchmarkLoRANT times LoRA's rank-16 dot-product products at the SmolLM2
+// step's 3,040 tokens: u = x·Aᵀ (k = 576 or 1,536, the layer's input
+// width) and g = dy·(s·B) (k = the output width), on gemmNT16 and on the
+// 4×6, 4×3 and 1×1 kernels it replaced; out += s·(u·Bᵀ) (k = 16, 576 or
+// 1,536 columns) on gemmNTS16 and on kern4x8P512S. The same bits either way:
 //
 //	go test ./blas -run '^$' -bench LoRANT -benchtime 50x
 func BenchmarkLoRANT(b *testing.B) {
@@ -275,6 +276,31 @@ func BenchmarkLoRANT(b *testing.B) {
 					SgemmGo(false, true, t, r, k, 1, x, k, w, k, 0, c, r)
 				}
 				flops := 2 * float64(t) * float64(r) * float64(k) * float64(b.N)
+				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+			})
+		}
+	}
+	for _, n := range []int{576, 1536} {
+		u, w, c := make([]float32, t*r), make([]float32, n*r), make([]float32, t*n)
+		for i := range u {
+			u[i] = float32(i%7) * 0.1
+		}
+		for i := range w {
+			w[i] = float32(i%5) * 0.01
+		}
+		for _, on := range []bool{true, false} {
+			name := fmt.Sprintf("out%d/nts16", n)
+			if !on {
+				name = fmt.Sprintf("out%d/4x8s", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(v bool) { useNT16 = v }(useNT16)
+				useNT16 = on
+				c0 := cpuSeconds()
+				for range b.N {
+					SgemmGo(false, true, t, n, r, 2, u, r, w, r, 1, c, n)
+				}
+				flops := 2 * float64(t) * float64(r) * float64(n) * float64(b.N)
 				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
 			})
 		}
