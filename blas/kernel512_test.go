@@ -250,57 +250,44 @@ func BenchmarkLoRAGrads(b *testing.B) {
 // step's 3,040 tokens: u = x·Aᵀ (k = 576 or 1,536, the layer's input
 // width) and g = dy·(s·B) (k = the output width), on gemmNT16 and on the
 // 4×6, 4×3 and 1×1 kernels it replaced; out += s·(u·Bᵀ) (k = 16, 576 or
-// 1,536 columns) on gemmNTS16 and on kern4x8P512S. The same bits either way:
+// 1,536 columns) on gemmNTS16 and on kern4x8P512S ("new" and "old" in the
+// names). The same bits either way:
 //
 //	go test ./blas -run '^$' -bench LoRANT -benchtime 50x
 func BenchmarkLoRANT(b *testing.B) {
 	const t, r = 3040, 16
-	for _, k := range []int{576, 1536} {
-		x, w, c := make([]float32, t*k), make([]float32, r*k), make([]float32, t*r)
+	fill := func(n, mod int, step float32) []float32 {
+		x := make([]float32, n)
 		for i := range x {
-			x[i] = float32(i%7) * 0.1
+			x[i] = float32(i%mod) * step
 		}
-		for i := range w {
-			w[i] = float32(i%5) * 0.01
-		}
-		for _, on := range []bool{true, false} {
-			name := fmt.Sprintf("k%d/nt16", k)
-			if !on {
-				name = fmt.Sprintf("k%d/4x6", k)
-			}
-			b.Run(name, func(b *testing.B) {
-				defer func(v bool) { useNT16 = v }(useNT16)
-				useNT16 = on
-				c0 := cpuSeconds()
-				for range b.N {
-					SgemmGo(false, true, t, r, k, 1, x, k, w, k, 0, c, r)
-				}
-				flops := 2 * float64(t) * float64(r) * float64(k) * float64(b.N)
-				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
-			})
-		}
+		return x
 	}
-	for _, n := range []int{576, 1536} {
-		u, w, c := make([]float32, t*r), make([]float32, n*r), make([]float32, t*n)
-		for i := range u {
-			u[i] = float32(i%7) * 0.1
-		}
-		for i := range w {
-			w[i] = float32(i%5) * 0.01
-		}
+	// Each case: C [t, n] = alpha·A [t, k]·Bᵀ (B [n, k]) + beta·C.
+	type product struct {
+		name        string
+		n, k        int
+		alpha, beta float32
+	}
+	var cases []product
+	for _, d := range []int{576, 1536} {
+		cases = append(cases, product{fmt.Sprintf("k%d", d), r, d, 1, 0}, product{fmt.Sprintf("out%d", d), d, r, 2, 1})
+	}
+	for _, p := range cases {
+		a, w, c := fill(t*p.k, 7, 0.1), fill(p.n*p.k, 5, 0.01), make([]float32, t*p.n)
 		for _, on := range []bool{true, false} {
-			name := fmt.Sprintf("out%d/nts16", n)
+			name := p.name + "/new"
 			if !on {
-				name = fmt.Sprintf("out%d/4x8s", n)
+				name = p.name + "/old"
 			}
 			b.Run(name, func(b *testing.B) {
 				defer func(v bool) { useNT16 = v }(useNT16)
 				useNT16 = on
 				c0 := cpuSeconds()
 				for range b.N {
-					SgemmGo(false, true, t, n, r, 2, u, r, w, r, 1, c, n)
+					SgemmGo(false, true, t, p.n, p.k, p.alpha, a, p.k, w, p.k, p.beta, c, p.n)
 				}
-				flops := 2 * float64(t) * float64(r) * float64(n) * float64(b.N)
+				flops := 2 * float64(t) * float64(p.n) * float64(p.k) * float64(b.N)
 				b.ReportMetric(flops/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
 			})
 		}
