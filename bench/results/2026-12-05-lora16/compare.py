@@ -1,7 +1,8 @@
 """tldr seed 3 on serve's defaults: the recorded run (Zen 4, VDPBF16PS), the sixty-seventh
-session's run on the AMX Xeon with the tiles off (its kernels), and this round's (learn.sh:
-the new LoRA and forward kernels, tiles off). Held-out answers liked by round and how many
-held-out texts equal the recorded run's. Run from the repository root:
+session's runs on the AMX Xeon with the tiles off and on (its kernels), and this round's
+(learn.sh: the new LoRA and forward kernels, tiles off; more.sh: tiles on). Held-out answers
+liked by round and how many held-out texts equal the first run of each group's. Run from the
+repository root:
 
     python3 bench/results/2026-12-05-lora16/compare.py
 """
@@ -10,7 +11,9 @@ here = os.path.dirname(os.path.abspath(__file__))
 R = os.path.join(here, '..')
 PAIRS = [[('recorded', os.path.join(R, '2026-12-04-summary-once', 'tldr-s3-defaults')),
           ('67th, AMX=0', os.path.join(R, '2026-12-05-amx', 'tldr-s3-noamx')),
-          ('this, AMX=0', os.path.join(here, 'tldr-s3-noamx'))]]
+          ('this, AMX=0', os.path.join(here, 'tldr-s3-noamx'))],
+         [('67th, AMX', os.path.join(R, '2026-12-05-amx', 'tldr-s3-amx')),
+          ('this, AMX', os.path.join(here, 'tldr-s3-amx'))]]
 
 
 def evals(folder):
