@@ -284,9 +284,9 @@ var use6x8 = true
 // packs a block of its rows (packA6, packA4) right before computing it, so
 // the copy is read back from L2, and walks that block against B's columns
 // in blocks that stay in L2, 8 columns (an L1-resident strip of B) at a
-// time, six rows a call (a block's last 4 or 8 rows four). Columns past the last
-// multiple of 8 and rows past the last multiple of 4 take the other
-// kernels. Every element is kern4x3C's sum, so the results are
+// time, six rows a call (a block's last 4 or 8 rows four). Columns past
+// the last multiple of 8 and rows past the last multiple of 4 take the
+// other kernels. Every element is kern4x3C's sum, so the results are
 // gemmNTRangeAVX2's bit for bit, whatever the split.
 func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	m4, n8 := m&^3, n&^7
@@ -311,11 +311,9 @@ func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []f
 			ib1 := min(ib+blockRows, i1)
 			// Six-row groups, then the one or two four-row groups that
 			// leave (a block's rows are a multiple of 4).
-			e6 := ib1
+			e6 := ib
 			if use6x8 {
-				e6 -= (ib1 - ib) % 12
-			} else {
-				e6 = ib
+				e6 = ib1 - (ib1-ib)%12
 			}
 			packA6(ap, a[ib*lda:], lda, e6-ib, k)
 			packA4(ap[(e6-ib)*k:], a[e6*lda:], lda, ib1-e6, k)
@@ -355,12 +353,8 @@ func gemmNT16(m, k int, a []float32, lda int, b []float32, ldb int, c []float32,
 	_ = a[(m-1)*lda+k-1]
 	_ = b[15*ldb+k-1]
 	_ = c[(m-1)*ldc+15]
-	buf := opPackPool.Get().(*[]float32)
+	buf, bt := pooledBuf(16 * k)
 	defer opPackPool.Put(buf)
-	if cap(*buf) < 16*k {
-		*buf = make([]float32, 16*k)
-	}
-	bt := (*buf)[:16*k]
 	for j := range 16 {
 		for p, v := range b[j*ldb : j*ldb+k] {
 			bt[p*16+j] = v
@@ -386,12 +380,8 @@ func gemmNTS16(m, n int, alpha float32, a []float32, lda int, b []float32, ldb i
 	_ = a[(m-1)*lda+15]
 	_ = b[(n-1)*ldb+15]
 	_ = c[(m-1)*ldc+n-1]
-	buf := opPackPool.Get().(*[]float32)
+	buf, bt := pooledBuf(16 * n)
 	defer opPackPool.Put(buf)
-	if cap(*buf) < 16*n {
-		*buf = make([]float32, 16*n)
-	}
-	bt := (*buf)[:16*n]
 	for j := range n {
 		s, q := j/16, j%16
 		for p, v := range b[j*ldb : j*ldb+16] {

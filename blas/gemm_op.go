@@ -106,17 +106,14 @@ func (g *opGemm) runPacked(i0, i1, j0, j1 int) {
 	// The panel and the partial panel's rows of C in one pooled buffer: a
 	// training step makes thousands of these calls, and fresh buffers each
 	// time grew the heap by ~0.7 GB.
-	buf := opPackPool.Get().(*[]float32)
-	defer opPackPool.Put(buf)
 	nb := min(opPackK, k) * opPackCols
 	nc := 0
 	if (j1-j0)%opPackCols != 0 {
 		nc = min(opPackBlock, i1-i0) * opPackCols
 	}
-	if cap(*buf) < nb+nc {
-		*buf = make([]float32, nb+nc)
-	}
-	bp, cp := (*buf)[:nb], (*buf)[nb:nb+nc]
+	buf, all := pooledBuf(nb + nc)
+	defer opPackPool.Put(buf)
+	bp, cp := all[:nb], all[nb:]
 	for ib := i0; ib < i1; ib += opPackBlock {
 		ie := min(ib+opPackBlock, i1)
 		for j := j0; j < j1; j += opPackCols {
@@ -211,6 +208,16 @@ func (g *opGemm) run16(j0, j1 int) {
 }
 
 var opPackPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// pooledBuf takes a buffer from opPackPool, grown to at least n floats, and
+// returns it with its first n; the caller puts the buffer back.
+func pooledBuf(n int) (*[]float32, []float32) {
+	buf := opPackPool.Get().(*[]float32)
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	return buf, (*buf)[:n]
+}
 
 // runInPlace computes C[i0:i1, j0:j1] with B read where it is.
 func (g *opGemm) runInPlace(i0, i1, j0, j1 int) {

@@ -211,38 +211,40 @@ op48loop:
 // ((L0+L4) + (L1+L5)) + ((L2+L6) + (L3+L7)), with the additions done eight
 // or sixteen at a time after shuffles: the same additions on the same
 // operands, so the same bits as kern4x3C. Row lo's eight sums go to
-// (rlo), row hi's to (rhi). Clobbers Z16–Z27.
+// (rlo), row hi's to (rhi). It works in its inputs' registers with one
+// temporary (t; yz0 is z0's Y name), so kern6x8P512's 24 accumulators
+// leave it enough: clobbers z0–z7 and t.
 //
 // Step 1 pairs column q with q+4: S = [q.lo L0-3, q.hi L0-3, q'.lo L0-3,
 // q'.hi L0-3] + the same lanes' L4-7, that is Lj + Lj+4. Steps 2 and 3 are
 // horizontal adds within 128-bit lanes (even + odd elements), which leave
 // the sums as [lo c0-3, hi c0-3, lo c4-7, hi c4-7]; a last lane shuffle
 // puts row lo's eight columns in the low half.
-#define PAIRS8(z0, z1, z2, z3, z4, z5, z6, z7, rlo, rhi) \
-	VSHUFF32X4 $0x88, z4, z0, Z16; \
-	VSHUFF32X4 $0xDD, z4, z0, Z17; \
-	VADDPS Z17, Z16, Z16; \
-	VSHUFF32X4 $0x88, z5, z1, Z18; \
-	VSHUFF32X4 $0xDD, z5, z1, Z19; \
-	VADDPS Z19, Z18, Z18; \
-	VSHUFF32X4 $0x88, z6, z2, Z20; \
-	VSHUFF32X4 $0xDD, z6, z2, Z21; \
-	VADDPS Z21, Z20, Z20; \
-	VSHUFF32X4 $0x88, z7, z3, Z22; \
-	VSHUFF32X4 $0xDD, z7, z3, Z23; \
-	VADDPS Z23, Z22, Z22; \
-	VSHUFPS $0x88, Z18, Z16, Z24; \
-	VSHUFPS $0xDD, Z18, Z16, Z25; \
-	VADDPS Z25, Z24, Z24; \
-	VSHUFPS $0x88, Z22, Z20, Z26; \
-	VSHUFPS $0xDD, Z22, Z20, Z27; \
-	VADDPS Z27, Z26, Z26; \
-	VSHUFPS $0x88, Z26, Z24, Z16; \
-	VSHUFPS $0xDD, Z26, Z24, Z17; \
-	VADDPS Z17, Z16, Z16; \
-	VSHUFF32X4 $0xD8, Z16, Z16, Z16; \
-	VMOVUPS Y16, (rlo); \
-	VEXTRACTF32X8 $1, Z16, (rhi)
+#define PAIRS8(z0, z1, z2, z3, z4, z5, z6, z7, t, yz0, rlo, rhi) \
+	VSHUFF32X4 $0x88, z4, z0, t; \
+	VSHUFF32X4 $0xDD, z4, z0, z4; \
+	VADDPS z4, t, z0; \
+	VSHUFF32X4 $0x88, z5, z1, t; \
+	VSHUFF32X4 $0xDD, z5, z1, z5; \
+	VADDPS z5, t, z1; \
+	VSHUFF32X4 $0x88, z6, z2, t; \
+	VSHUFF32X4 $0xDD, z6, z2, z6; \
+	VADDPS z6, t, z2; \
+	VSHUFF32X4 $0x88, z7, z3, t; \
+	VSHUFF32X4 $0xDD, z7, z3, z7; \
+	VADDPS z7, t, z3; \
+	VSHUFPS $0x88, z1, z0, t; \
+	VSHUFPS $0xDD, z1, z0, z1; \
+	VADDPS z1, t, z0; \
+	VSHUFPS $0x88, z3, z2, t; \
+	VSHUFPS $0xDD, z3, z2, z3; \
+	VADDPS z3, t, z2; \
+	VSHUFPS $0x88, z2, z0, t; \
+	VSHUFPS $0xDD, z2, z0, z2; \
+	VADDPS z2, t, z0; \
+	VSHUFF32X4 $0xD8, z0, z0, z0; \
+	VMOVUPS yz0, (rlo); \
+	VEXTRACTF32X8 $1, z0, (rhi)
 
 // func kern4x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int)
 // C[r, q] = dot(a row r, b row q) over the first k8 elements for r < 4,
@@ -324,8 +326,8 @@ loop4x8p:
 	LEAQ (R11)(R8*1), R12
 	// Z(2q) holds rows 0 (low) and 1 (high) of column q, Z(2q+1) rows 2
 	// and 3.
-	PAIRS8(Z0, Z2, Z4, Z6, Z8, Z10, Z12, Z14, SI, R10)
-	PAIRS8(Z1, Z3, Z5, Z7, Z9, Z11, Z13, Z15, R11, R12)
+	PAIRS8(Z0, Z2, Z4, Z6, Z8, Z10, Z12, Z14, Z16, Y0, SI, R10)
+	PAIRS8(Z1, Z3, Z5, Z7, Z9, Z11, Z13, Z15, Z16, Y1, R11, R12)
 	VZEROUPPER
 	RET
 
@@ -983,36 +985,6 @@ nt1x16loop:
 	VZEROUPPER
 	RET
 
-// PAIRS8I is PAIRS8 computed in its inputs' registers with one temporary
-// (t): the same shuffles and the same additions of the same operands, so
-// the same bits, for kern6x8P512, whose 24 accumulators leave PAIRS8 too
-// few spare registers. Clobbers z0–z7 and t; yz0 is z0's Y name.
-#define PAIRS8I(z0, z1, z2, z3, z4, z5, z6, z7, t, yz0, rlo, rhi) \
-	VSHUFF32X4 $0x88, z4, z0, t; \
-	VSHUFF32X4 $0xDD, z4, z0, z4; \
-	VADDPS z4, t, z0; \
-	VSHUFF32X4 $0x88, z5, z1, t; \
-	VSHUFF32X4 $0xDD, z5, z1, z5; \
-	VADDPS z5, t, z1; \
-	VSHUFF32X4 $0x88, z6, z2, t; \
-	VSHUFF32X4 $0xDD, z6, z2, z6; \
-	VADDPS z6, t, z2; \
-	VSHUFF32X4 $0x88, z7, z3, t; \
-	VSHUFF32X4 $0xDD, z7, z3, z7; \
-	VADDPS z7, t, z3; \
-	VSHUFPS $0x88, z1, z0, t; \
-	VSHUFPS $0xDD, z1, z0, z1; \
-	VADDPS z1, t, z0; \
-	VSHUFPS $0x88, z3, z2, t; \
-	VSHUFPS $0xDD, z3, z2, z3; \
-	VADDPS z3, t, z2; \
-	VSHUFPS $0x88, z2, z0, t; \
-	VSHUFPS $0xDD, z2, z0, z2; \
-	VADDPS z2, t, z0; \
-	VSHUFF32X4 $0xD8, z0, z0, z0; \
-	VMOVUPS yz0, (rlo); \
-	VEXTRACTF32X8 $1, z0, (rhi)
-
 // func kern6x8P512(k8 int, ap *float32, b *float32, ldb int, c *float32, ldc int)
 // kern4x8P512 for six rows of A (packA6: for each 8-element chunk of k,
 // rows 0 and 1's chunks side by side, then rows 2 and 3's, then 4 and 5's):
@@ -1108,9 +1080,9 @@ loop6x8p:
 	LEAQ (R11)(R8*1), R12
 	LEAQ (R12)(R8*1), R13
 	LEAQ (R13)(R8*1), R14
-	PAIRS8I(Z0, Z3, Z6, Z9, Z12, Z15, Z18, Z21, Z29, Y0, SI, R10)
-	PAIRS8I(Z1, Z4, Z7, Z10, Z13, Z16, Z19, Z22, Z29, Y1, R11, R12)
-	PAIRS8I(Z2, Z5, Z8, Z11, Z14, Z17, Z20, Z23, Z29, Y2, R13, R14)
+	PAIRS8(Z0, Z3, Z6, Z9, Z12, Z15, Z18, Z21, Z29, Y0, SI, R10)
+	PAIRS8(Z1, Z4, Z7, Z10, Z13, Z16, Z19, Z22, Z29, Y1, R11, R12)
+	PAIRS8(Z2, Z5, Z8, Z11, Z14, Z17, Z20, Z23, Z29, Y2, R13, R14)
 	VZEROUPPER
 	RET
 
