@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,8 +63,17 @@ func TestGGUFTinyParity(t *testing.T) {
 			}
 			// The dequantized float32 copy, and the blocks with float32
 			// activations (packed kernels where they exist, widened tiles
-			// for the rest): both are transformers' numbers.
+			// for the rest): both are transformers' numbers. The packed
+			// kernels sum a Q4_1 block as d·Σq·x + m·Σx (llama.cpp's form,
+			// the one order they use at every batch), two terms that
+			// largely cancel where m ≈ −7.5·d, so their rounding weighs
+			// more than the dequantized dot's: up to 1.3e-4 (llama,
+			// position 24) where the float32 copy is within 3.5e-5.
 			for _, dtype := range []string{"f32", "quant-f32"} {
+				tol := parityTol
+				if dtype == "quant-f32" {
+					tol = 3 * parityTol
+				}
 				m, err := LoadWith(path, Options{WeightDType: dtype})
 				if err != nil {
 					t.Fatal(err)
@@ -76,10 +86,12 @@ func TestGGUFTinyParity(t *testing.T) {
 					t.Fatal(err)
 				}
 				V := m.Config.VocabSize
-				bad := 0
+				bad, worst := 0, 0.0
 				for pos, want := range c.Logits {
 					for j, w := range want {
-						if got := float64(logits[pos*V+j]); !closeRel(got, w) {
+						got := float64(logits[pos*V+j])
+						worst = max(worst, math.Abs(got-w)/math.Max(1, math.Abs(w)))
+						if math.Abs(got-w) > tol*math.Max(1, math.Abs(w)) {
 							if bad++; bad <= 5 {
 								t.Errorf("position %d logit %d: %.7g, transformers %.7g", pos, j, got, w)
 							}
@@ -87,7 +99,7 @@ func TestGGUFTinyParity(t *testing.T) {
 					}
 				}
 				if bad > 0 {
-					t.Fatalf("%d of %d logits differ from transformers by more than %g", bad, len(c.Logits)*V, parityTol)
+					t.Fatalf("%d of %d logits differ from transformers by more than %g (at most %.2g)", bad, len(c.Logits)*V, tol, worst)
 				}
 				seq := m.NewSequence()
 				last, err := m.Prefill(context.Background(), seq, c.IDs, nil)
@@ -114,7 +126,7 @@ func TestGGUFTinyParity(t *testing.T) {
 				if !slices.Equal(got[:agree], c.GreedyLlamaCpp[:agree]) {
 					t.Errorf("greedy %v, llama.cpp %v", got, c.GreedyLlamaCpp)
 				}
-				t.Logf("%s %s: %d types, %d logits within %g of transformers; greedy equal to transformers (%d ids), to llama.cpp for %d", arch, dtype, len(types), len(c.Logits)*V, parityTol, len(got), agree)
+				t.Logf("%s %s: %d types, %d logits within %g of transformers (at most %.2g); greedy equal to transformers (%d ids), to llama.cpp for %d", arch, dtype, len(types), len(c.Logits)*V, tol, worst, len(got), agree)
 			}
 		})
 	}

@@ -16,7 +16,7 @@ func fastGemv8(vnni, avx2 bool) map[Type]gemv8Func { return map[Type]gemv8Func{}
 
 func fastGemvF32(avx2 bool) map[Type]gemvF32Func { return map[Type]gemvF32Func{} }
 
-func fastGemvF32x4(avx2 bool) map[Type]gemvF32x4Func { return map[Type]gemvF32x4Func{} }
+func fastGemvF32x2(avx2 bool) map[Type]gemvF32x2Func { return map[Type]gemvF32x2Func{} }
 
 const hasAVX512 = false
 

@@ -29,44 +29,51 @@ type gemvF32x16Func func(nb int, w *byte, gstride int, x *float32, sx *float32, 
 // gemvF32x16 are the two-group kernels this CPU runs (AVX-512).
 var gemvF32x16 = fastGemvF32x16(hasAVX512)
 
-// gemvF32x4Func is gemvF32Func for four tokens at once (their rows ldx
+// gemvF32x2Func is gemvF32Func for two tokens at once (their rows ldx
 // bytes apart in x, ldsx in sx; outputs ldo bytes apart): each block is
-// widened once for all four.
-type gemvF32x4Func func(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+// widened once for both, and each token's outputs are bitwise those of
+// gemvF32Func on it alone.
+type gemvF32x2Func func(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
-// gemvF32x4 are the four-token kernels this CPU runs.
-var gemvF32x4 = fastGemvF32x4(hasAVX2)
+// gemvF32x2 are the two-token kernels this CPU runs (AVX2).
+var gemvF32x2 = fastGemvF32x2(hasAVX2)
 
-// gemvF32x16x4Func is gemvF32x4Func for two adjacent packed groups (the
-// second gstride bytes after the first; 16 outputs per token).
+// gemvF32x16x4Func is gemvF32x16Func for four tokens at once (strides as
+// gemvF32x2Func's), each token's outputs bitwise those of the one-token
+// kernels on it alone.
 type gemvF32x16x4Func func(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
-// gemvF32x16x4 are the two-group four-token kernels this CPU runs.
+// gemvF32x16x4 are the two-group four-token kernels this CPU runs
+// (AVX-512).
 var gemvF32x16x4 = fastGemvF32x16x4(hasAVX512)
 
-// f32PackedMaxT is the batch from which float32-activation matmuls widen
-// tiles of rows and run blas instead of the packed kernels, which redo the
-// widening for every token; BENCHMARKS.md ("float32 activations over
-// quantized blocks") has the measurements that chose it.
-var f32PackedMaxT = 32
+// The float32-activation products are batch-invariant: every kernel sums
+// a row's products in the one-token kernel's order (per block four partial
+// sums, (p0+p1)+(p2+p3), then d·sum and m·Σx fused into the row's sum), so
+// a token's outputs are the same bits alone, beside other requests in a
+// decode step, after a prefix-cache hit and in the trainer's batch. That is
+// why larger batches run the packed kernels too, not widened tiles through
+// blas (whose order of sums differs): the kernels that widen a block once
+// for two or four tokens were faster than the tiles at every batch
+// measured (BENCHMARKS.md, "float32 activations, batch-invariant").
 
 // matMulF32 is MatMul for a matrix with F32Activations.
 func matMulF32(out, x []float32, T int, m *Matrix) {
-	pk := m.f32PackedData(T)
+	pk := m.f32PackedData()
 	if pk == nil {
 		matMulDequant(out, x, T, m)
 		return
 	}
 	sx := blockSums(m.Type, x[:T*m.Cols])
 	parallelRows(m.Rows, int64(T)*int64(len(m.Data)), func(r0, r1 int) {
-		packedGroupsF32(out, x, sx, T, m, pk, r0/packRows, r1/packRows)
+		packedGroupsF32(out, m.Rows, 0, x, sx, T, m, pk, r0/packRows, r1/packRows)
 	})
 }
 
 // f32PackedData is m's packed copy when a float32-activation packed kernel
-// runs m at batch T, else nil.
-func (m *Matrix) f32PackedData(T int) []byte {
-	if gemvF32[m.Type] == nil || T >= f32PackedMaxT {
+// runs m, else nil.
+func (m *Matrix) f32PackedData() []byte {
+	if gemvF32[m.Type] == nil {
 		return nil
 	}
 	return m.packedData()
@@ -90,41 +97,43 @@ func blockSums(t Type, x []float32) []float32 {
 }
 
 // packedGroupsF32 runs groups [g0, g1) of m's packed copy pk for T tokens
-// of float32 activations x (sx: their block sums, or nil).
-func packedGroupsF32(out, x, sx []float32, T int, m *Matrix, pk []byte, g0, g1 int) {
-	k, k4, k16, k16x4 := gemvF32[m.Type], gemvF32x4[m.Type], gemvF32x16[m.Type], gemvF32x16x4[m.Type]
+// of float32 activations x (sx: their block sums, or nil), row r of token
+// t to out[t·ldo + r - c0].
+func packedGroupsF32(out []float32, ldo, c0 int, x, sx []float32, T int, m *Matrix, pk []byte, g0, g1 int) {
+	k, k2, k16, k16x4 := gemvF32[m.Type], gemvF32x2[m.Type], gemvF32x16[m.Type], gemvF32x16x4[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
-	T4 := 0 // tokens done four at a time
-	if k4 != nil {
-		T4 = T / 4 * 4
-	}
 	sums := func(t int) *float32 {
 		if sx == nil {
 			return nil
 		}
 		return &sx[t*nb]
 	}
+	o := func(t, g int) *float32 { return &out[t*ldo+g*packRows-c0] }
 	g := g0
-	if k16 != nil && (T4 == 0 || k16x4 != nil) {
-		// Two groups per call (AVX-512), bitwise the one-group kernels.
+	if k16 != nil && k16x4 != nil {
+		// Two groups per call (AVX-512), four tokens at a time.
 		for ; g+1 < g1; g += 2 {
 			w := &pk[g*gsize]
-			for t := 0; t < T4; t += 4 {
-				k16x4(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, &out[t*m.Rows+g*packRows], 4*m.Rows)
+			t := 0
+			for ; t+4 <= T; t += 4 {
+				k16x4(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
 			}
-			for t := T4; t < T; t++ {
-				k16(nb, w, gsize, &x[t*m.Cols], sums(t), &out[t*m.Rows+g*packRows])
+			for ; t < T; t++ {
+				k16(nb, w, gsize, &x[t*m.Cols], sums(t), o(t, g))
 			}
 		}
 	}
 	for ; g < g1; g++ {
 		w := &pk[g*gsize]
-		for t := 0; t < T4; t += 4 {
-			k4(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, &out[t*m.Rows+g*packRows], 4*m.Rows)
+		t := 0
+		if k2 != nil {
+			for ; t+2 <= T; t += 2 {
+				k2(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
+			}
 		}
-		for t := T4; t < T; t++ {
-			k(nb, w, &x[t*m.Cols], sums(t), &out[t*m.Rows+g*packRows])
+		for ; t < T; t++ {
+			k(nb, w, &x[t*m.Cols], sums(t), o(t, g))
 		}
 	}
 }
@@ -136,7 +145,7 @@ func matMulSharedF32(outs [][]float32, x []float32, T int, ms []*Matrix) {
 	rows := 0
 	var work int64
 	for i, m := range ms {
-		pks[i] = m.f32PackedData(T)
+		pks[i] = m.f32PackedData()
 		if pks[i] == nil || m.Cols != ms[0].Cols || len(x) < T*m.Cols || len(outs[i]) < T*m.Rows {
 			for j, m := range ms {
 				MatMul(outs[j], x, T, m)
@@ -152,7 +161,7 @@ func matMulSharedF32(outs [][]float32, x []float32, T int, ms []*Matrix) {
 			break
 		}
 	}
-	jointGroups(ms, rows, work, func(i, g0, g1 int) { packedGroupsF32(outs[i], x, sx, T, ms[i], pks[i], g0, g1) })
+	jointGroups(ms, rows, work, func(i, g0, g1 int) { packedGroupsF32(outs[i], ms[i].Rows, 0, x, sx, T, ms[i], pks[i], g0, g1) })
 }
 
 // HasF32Kernel reports whether this CPU runs decode-sized float32-activation

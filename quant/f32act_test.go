@@ -35,14 +35,31 @@ func randomBlocks(rng *rand.Rand, t Type, rows, cols int) *Matrix {
 	return m
 }
 
+// f32KernelSets are the sets of float32-activation kernels a CPU may run:
+// all of this one's, without the AVX-512 ones (an AVX2 CPU), and the
+// one-token kernel alone.
+var f32KernelSets = []string{"all", "avx2", "one-token"}
+
+// useF32Kernels makes MatMul run the kernel set named (f32KernelSets) until
+// the returned function restores this CPU's.
+func useF32Kernels(set string) (restore func()) {
+	k2, k16, k16x4 := gemvF32x2, gemvF32x16, gemvF32x16x4
+	if set != "all" {
+		gemvF32x16, gemvF32x16x4 = map[Type]gemvF32x16Func{}, map[Type]gemvF32x16x4Func{}
+	}
+	if set == "one-token" {
+		gemvF32x2 = map[Type]gemvF32x2Func{}
+	}
+	return func() { gemvF32x2, gemvF32x16, gemvF32x16x4 = k2, k16, k16x4 }
+}
+
 // With F32Activations, MatMul equals the float64 dot of the dequantized
 // weights with the unrounded activations within float32 rounding (a bound
-// 100× tighter than the int8 path's), on the packed float32 kernels (at
-// every batch, forced) and on the widened-tile path, for quantized and for
-// random-byte blocks; 37 rows take the unpacked path.
+// 100× tighter than the int8 path's), with every set of packed kernels and
+// on the widened-tile path (matrices with no packed copy), for quantized
+// and for random-byte blocks; 37 rows take the tile path.
 func TestF32ActivationsMatchDequantized(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	defer func(v int) { f32PackedMaxT = v }(f32PackedMaxT)
 	for _, ty := range allTypes {
 		for _, rows := range []int{64, 37} {
 			const cols = 512
@@ -59,13 +76,11 @@ func TestF32ActivationsMatchDequantized(t *testing.T) {
 				m.DequantizeRows(wf, 0, rows)
 				for _, T := range []int{1, 3, 9} {
 					x := randRow(rng, T*cols, 1)
-					for _, path := range []string{"packed", "tiles"} {
-						f32PackedMaxT = 1 << 30
-						if path == "tiles" {
-							f32PackedMaxT = 0
-						}
+					for _, path := range f32KernelSets {
+						restore := useF32Kernels(path)
 						out := make([]float32, T*rows)
 						MatMul(out, x, T, m)
+						restore()
 						for tk := 0; tk < T; tk++ {
 							for r := 0; r < rows; r++ {
 								var want, mag float64
@@ -118,8 +133,10 @@ func TestF32ActivationsShared(t *testing.T) {
 
 // BenchmarkF32Activations times the demo model's shapes (Q4_1 gate/up
 // 1536×576 and down 576×1536, the Q8_0 head 49152×576) with float32
-// activations on the packed kernels and on widened tiles, beside the int8
-// packed kernels, per batch: the measurements behind f32PackedMaxT.
+// activations on this CPU's packed kernels (f32), on the AVX2 ones (f32avx2)
+// and on widened tiles through blas (f32tiles, not batch-invariant: the
+// path before the two- and four-token kernels), beside the int8 packed
+// kernels, per batch.
 func BenchmarkF32Activations(b *testing.B) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	shapes := []struct {
@@ -129,20 +146,23 @@ func BenchmarkF32Activations(b *testing.B) {
 	}{{"gate_up", Q4_1, 1536, 576}, {"down", Q4_1, 576, 1536}, {"head", Q8_0, 49152, 576}}
 	for _, s := range shapes {
 		m := quantRows(s.t, randRow(rng, s.rows*s.cols, 0.05), s.rows, s.cols)
-		for _, T := range []int{1, 2, 4, 8, 16} {
+		for _, T := range []int{1, 2, 4, 8, 16, 32, 64, 190} {
 			x := randRow(rng, T*s.cols, 1)
 			out := make([]float32, T*s.rows)
-			for _, path := range []string{"int8", "f32packed", "f32tiles"} {
+			for _, path := range []string{"int8", "f32", "f32avx2", "f32tiles"} {
 				b.Run(fmt.Sprintf("%s_%v_%dx%d/T=%d/%s", s.name, s.t, s.rows, s.cols, T, path), func(b *testing.B) {
-					defer func(v int) { f32PackedMaxT, m.F32Activations = v, false }(f32PackedMaxT)
+					defer func() { m.F32Activations = false }()
 					m.F32Activations = path != "int8"
-					f32PackedMaxT = 1 << 30
-					if path == "f32tiles" {
-						f32PackedMaxT = 0
+					if path == "f32avx2" {
+						defer useF32Kernels("avx2")()
 					}
 					cpu0 := processCPU()
 					for b.Loop() {
-						MatMul(out, x, T, m)
+						if path == "f32tiles" {
+							matMulDequant(out, x, T, m)
+						} else {
+							MatMul(out, x, T, m)
+						}
 					}
 					b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 				})
@@ -211,29 +231,146 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 					}
 				}
 			}
-			// Four tokens (rows of x4 cols apart, outputs 24 apart).
-			k4, k16x4 := gemvF32x4[ty], gemvF32x16x4[ty]
-			if k4 == nil || k16x4 == nil {
+			// Four tokens (rows of x4 cols apart, outputs 24 apart):
+			// each token's outputs are the one-token kernel's.
+			k16x4 := gemvF32x16x4[ty]
+			if k16x4 == nil {
 				continue
 			}
 			x4 := randRow(rng, 4*cols, 2)
 			sx4 := blockSums(ty, x4)
-			sums4 := (*float32)(nil)
-			if sx4 != nil {
-				sums4 = &sx4[0]
+			sums4 := func(t int) *float32 {
+				if sx4 == nil {
+					return nil
+				}
+				return &sx4[t*nb]
 			}
 			const ldo = 24
 			for g := 0; g+1 < rows/packRows; g++ {
 				var want, got [4 * ldo]float32
-				k4(nb, &pk[g*gsize], &x4[0], 4*cols, sums4, 4*nb, &want[0], 4*ldo)
-				k4(nb, &pk[(g+1)*gsize], &x4[0], 4*cols, sums4, 4*nb, &want[8], 4*ldo)
-				k16x4(nb, &pk[g*gsize], gsize, &x4[0], 4*cols, sums4, 4*nb, &got[0], 4*ldo)
+				for tk := range 4 {
+					k(nb, &pk[g*gsize], &x4[tk*cols], sums4(tk), &want[tk*ldo])
+					k(nb, &pk[(g+1)*gsize], &x4[tk*cols], sums4(tk), &want[tk*ldo+8])
+				}
+				k16x4(nb, &pk[g*gsize], gsize, &x4[0], 4*cols, sums4(0), 4*nb, &got[0], 4*ldo)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%v cols %d groups %d,%d token %d row %d: 16-row four-token kernel %v, 8-row %v", ty, cols, g, g+1, i/ldo, i%ldo, got[i], want[i])
+						t.Fatalf("%v cols %d groups %d,%d token %d row %d: four-token kernel %v, one-token %v", ty, cols, g, g+1, i/ldo, i%ldo, got[i], want[i])
 					}
 				}
 			}
+		}
+	}
+}
+
+// The two-token (AVX2) kernels give each token the one-token kernel's
+// outputs bitwise.
+func TestF32TwoTokenKernelsBitwise(t *testing.T) {
+	if len(gemvF32x2) == 0 {
+		t.Skip("no two-token float32-activation kernels on this CPU (AVX2)")
+	}
+	rng := rand.New(rand.NewPCG(45, 46))
+	for ty, k2 := range gemvF32x2 {
+		k := gemvF32[ty]
+		for _, cols := range []int{32, 576, 1536} {
+			const rows = 24
+			m := randomBlocks(rng, ty, rows, cols)
+			pk := pack(m)
+			nb := cols / QK
+			gsize := nb * packedBlockBytes(ty)
+			x := randRow(rng, 2*cols, 3)
+			for i := range x {
+				x[i] *= float32(math.Exp(rng.NormFloat64()))
+			}
+			sx := blockSums(ty, x)
+			sums := func(t int) *float32 {
+				if sx == nil {
+					return nil
+				}
+				return &sx[t*nb]
+			}
+			const ldo = 12
+			for g := 0; g < rows/packRows; g++ {
+				var want, got [2 * ldo]float32
+				k(nb, &pk[g*gsize], &x[0], sums(0), &want[0])
+				k(nb, &pk[g*gsize], &x[cols], sums(1), &want[ldo])
+				k2(nb, &pk[g*gsize], &x[0], 4*cols, sums(0), 4*nb, &got[0], 4*ldo)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v cols %d group %d token %d row %d: two-token kernel %v, one-token %v", ty, cols, g, i/ldo, i%ldo, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// With F32Activations, a token's outputs do not depend on the batch it
+// runs in: MatMul, MatMulShared and MatMulRows of T tokens give each token
+// the bits MatMul gives it alone, at every batch (the one-token kernel's
+// order of sums is the canonical one). Serving relies on it: a request's
+// logits must not change with how many others share its decode step or how
+// much of its prompt the prefix cache held, and the trainer's π_old must
+// equal the behaviour log-probabilities.
+func TestF32ActivationsBatchInvariant(t *testing.T) {
+	for _, set := range f32KernelSets {
+		restore := useF32Kernels(set)
+		t.Run(set, testF32BatchInvariant)
+		restore()
+	}
+}
+
+func testF32BatchInvariant(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	const cols = 576
+	for _, ty := range []Type{Q4_1, Q8_0} {
+		m := randomBlocks(rng, ty, 40, cols) // five groups: a pair-less one
+		m.F32Activations = true
+		m2 := randomBlocks(rng, ty, 24, cols)
+		m2.F32Activations = true
+		const maxT = 70
+		x := randRow(rng, maxT*cols, 2)
+		for i := range x {
+			x[i] *= float32(math.Exp(rng.NormFloat64()))
+		}
+		alone := func(m *Matrix) []float32 {
+			out := make([]float32, maxT*m.Rows)
+			for tk := 0; tk < maxT; tk++ {
+				MatMul(out[tk*m.Rows:(tk+1)*m.Rows], x[tk*cols:(tk+1)*cols], 1, m)
+			}
+			return out
+		}
+		want, want2 := alone(m), alone(m2)
+		check := func(what string, T int, got, want []float32, rows, ld, r0 int) {
+			t.Helper()
+			for tk := 0; tk < T; tk++ {
+				for r := 0; r < rows; r++ {
+					if g, w := got[tk*ld+r], want[tk*m.Rows+r0+r]; math.Float32bits(g) != math.Float32bits(w) {
+						t.Fatalf("%v %s T=%d: token %d row %d = %v, alone %v", ty, what, T, tk, r0+r, g, w)
+					}
+				}
+			}
+		}
+		for _, T := range []int{2, 3, 4, 5, 7, 8, 9, 16, 31, 32, 33, 40, maxT} {
+			out := make([]float32, T*m.Rows)
+			MatMul(out, x, T, m)
+			check("MatMul", T, out, want, m.Rows, m.Rows, 0)
+			outs := [][]float32{make([]float32, T*m.Rows), make([]float32, T*m2.Rows)}
+			MatMulShared(outs, x, T, []*Matrix{m, m2})
+			check("MatMulShared", T, outs[0], want, m.Rows, m.Rows, 0)
+			for tk := 0; tk < T; tk++ {
+				for r := 0; r < m2.Rows; r++ {
+					if g, w := outs[1][tk*m2.Rows+r], want2[tk*m2.Rows+r]; math.Float32bits(g) != math.Float32bits(w) {
+						t.Fatalf("%v MatMulShared T=%d: second matrix token %d row %d = %v, alone %v", ty, T, tk, r, g, w)
+					}
+				}
+			}
+			const r0, r1, ldo = 5, 29, 30
+			rows := make([]float32, T*ldo)
+			if err := MatMulRows(rows, ldo, x, T, m, r0, r1); err != nil {
+				t.Fatal(err)
+			}
+			check("MatMulRows", T, rows, want, r1-r0, ldo, r0)
 		}
 	}
 }

@@ -27,16 +27,24 @@ import (
 // and the trainer scores them packed into micro-batches of several
 // sequences. After one training step the published adapter and the trainer
 // agree again. The quantized case serves and trains (QLoRA) on Q4_1 blocks
-// (Q8_0 embeddings): the trainer's forward runs the same quantized kernels.
+// (Q8_0 embeddings): the trainer's forward runs the same quantized kernels,
+// with 8-bit activations (the "quant" weights) and with float32 ones
+// ("quant-f32", the demo GGUF's default), whose kernels give a token the
+// same bits in a batch of any size.
 func TestScoreEqualsBehaviourLogprobs(t *testing.T) {
 	for _, tc := range []struct {
-		family    model.Family
-		vocab     string
-		quantized bool
-	}{{model.Qwen3, "qwen3", false}, {model.Qwen2, "qwen2", false}, {model.Llama, "llama", false}, {model.Llama, "llama", true}} {
+		family         model.Family
+		vocab          string
+		quantized      bool
+		f32Activations bool
+	}{{model.Qwen3, "qwen3", false, false}, {model.Qwen2, "qwen2", false, false}, {model.Llama, "llama", false, false},
+		{model.Llama, "llama", true, false}, {model.Llama, "llama", true, true}} {
 		name := string(tc.family)
 		if tc.quantized {
 			name += "-q4_1"
+		}
+		if tc.f32Activations {
+			name += "-f32act"
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := tinyCheckpoint(t, tc.family, tc.vocab)
@@ -47,6 +55,17 @@ func TestScoreEqualsBehaviourLogprobs(t *testing.T) {
 			if tc.quantized {
 				if err := m.Weights.Quantize(quant.Q4_1, quant.Q8_0); err != nil {
 					t.Fatal(err)
+				}
+				if tc.f32Activations {
+					w := m.Weights
+					w.Embed.Q.F32Activations = true
+					w.LMHead.Q.F32Activations = true
+					for i := range w.Blocks {
+						b := &w.Blocks[i]
+						for _, l := range []*model.Linear{&b.Q, &b.K, &b.V, &b.O, &b.Gate, &b.Up, &b.Down} {
+							l.Q.F32Activations = true
+						}
+					}
 				}
 			}
 			f, err := native.LoadFormat(dir, m.Config)
