@@ -341,7 +341,9 @@ func BenchmarkQLoRAStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			tr, err := New(w, Config{MicroBatchTokens: 4096})
+			// CLAWRL_BENCH_PRECISION=bf16 times the bf16 backward, serve's
+			// default where blas has a bf16 kernel (--train-precision auto).
+			tr, err := New(w, Config{MicroBatchTokens: 4096, Precision: Precision(os.Getenv("CLAWRL_BENCH_PRECISION"))})
 			if err != nil {
 				b.Fatal(err)
 			}
