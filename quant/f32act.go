@@ -110,44 +110,33 @@ func packedGroupsF32(out []float32, ldo, c0 int, x, sx []float32, T int, m *Matr
 		return &sx[t*nb]
 	}
 	o := func(t, g int) *float32 { return &out[t*ldo+g*packRows-c0] }
-	// Tokens go in blocks whose activations stay in L2 while every group
-	// of the range runs over them: a trainer's batch of thousands of
-	// tokens would otherwise stream all of x from memory once per group.
-	tb := max(4, f32TokenBlockBytes/(4*m.Cols)/4*4)
-	for t0 := 0; t0 < T; t0 += tb {
-		t1 := min(t0+tb, T)
-		g := g0
-		if k16 != nil && k16x4 != nil {
-			// Two groups per call (AVX-512), four tokens at a time.
-			for ; g+1 < g1; g += 2 {
-				w := &pk[g*gsize]
-				t := t0
-				for ; t+4 <= t1; t += 4 {
-					k16x4(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
-				}
-				for ; t < t1; t++ {
-					k16(nb, w, gsize, &x[t*m.Cols], sums(t), o(t, g))
-				}
-			}
-		}
-		for ; g < g1; g++ {
+	g := g0
+	if k16 != nil && k16x4 != nil {
+		// Two groups per call (AVX-512), four tokens at a time.
+		for ; g+1 < g1; g += 2 {
 			w := &pk[g*gsize]
-			t := t0
-			if k2 != nil {
-				for ; t+2 <= t1; t += 2 {
-					k2(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
-				}
+			t := 0
+			for ; t+4 <= T; t += 4 {
+				k16x4(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
 			}
-			for ; t < t1; t++ {
-				k(nb, w, &x[t*m.Cols], sums(t), o(t, g))
+			for ; t < T; t++ {
+				k16(nb, w, gsize, &x[t*m.Cols], sums(t), o(t, g))
 			}
 		}
 	}
+	for ; g < g1; g++ {
+		w := &pk[g*gsize]
+		t := 0
+		if k2 != nil {
+			for ; t+2 <= T; t += 2 {
+				k2(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
+			}
+		}
+		for ; t < T; t++ {
+			k(nb, w, &x[t*m.Cols], sums(t), o(t, g))
+		}
+	}
 }
-
-// f32TokenBlockBytes bounds the activations packedGroupsF32 runs all of a
-// range's groups over before it moves to the next tokens.
-var f32TokenBlockBytes = 128 << 10
 
 // matMulSharedF32 is MatMulShared for matrices with F32Activations: one
 // parallel region over all their rows where all run packed kernels.

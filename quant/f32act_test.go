@@ -375,34 +375,3 @@ func testF32BatchInvariant(t *testing.T) {
 	}
 }
 
-// BenchmarkF32ActivationsTrainBatch times the demo model's MLP shapes at a
-// trainer's batch (16 × 190 tokens) with the tokens in L2-sized blocks
-// (f32TokenBlockBytes) and in one block.
-func BenchmarkF32ActivationsTrainBatch(b *testing.B) {
-	rng := rand.New(rand.NewPCG(27, 28))
-	const T = 3040
-	for _, s := range []struct {
-		name       string
-		rows, cols int
-	}{{"gate_up", 1536, 576}, {"down", 576, 1536}} {
-		m := quantRows(Q4_1, randRow(rng, s.rows*s.cols, 0.05), s.rows, s.cols)
-		m.F32Activations = true
-		x := randRow(rng, T*s.cols, 1)
-		out := make([]float32, T*s.rows)
-		for _, blocks := range []string{"blocks", "one-block"} {
-			b.Run(fmt.Sprintf("%s_Q4_1_%dx%d/T=%d/%s", s.name, s.rows, s.cols, T, blocks), func(b *testing.B) {
-				if blocks == "one-block" {
-					defer func(v int) { f32TokenBlockBytes = v }(f32TokenBlockBytes)
-					f32TokenBlockBytes = 1 << 40
-				}
-				cpu0 := processCPU()
-				for b.Loop() {
-					MatMul(out, x, T, m)
-				}
-				cpu := float64((processCPU() - cpu0).Nanoseconds()) / float64(b.N)
-				b.ReportMetric(cpu, "cpu-ns/op")
-				b.ReportMetric(2*float64(T)*float64(s.rows*s.cols)/cpu, "GFLOP/cpu-s")
-			})
-		}
-	}
-}
