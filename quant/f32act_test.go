@@ -374,4 +374,3 @@ func testF32BatchInvariant(t *testing.T) {
 		}
 	}
 }
-
