@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -14,8 +15,9 @@ var (
 	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 	hasVNNI = hasAVX2 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
 	// hasAVX512: the float32-activation kernels' 16-row forms (byte
-	// shuffles and shifts on Z registers need BW).
-	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
+	// shuffles and shifts on Z registers need BW). CLAWRL_AVX512=0 runs
+	// the AVX2 forms instead, as it does in blas (the same bits).
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && os.Getenv("CLAWRL_AVX512") != "0"
 )
 
 //go:noescape

@@ -13,6 +13,7 @@ import (
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/model"
+	"github.com/clawrl/clawrl/modelref/demotest"
 	"github.com/clawrl/clawrl/quant"
 	"github.com/clawrl/clawrl/safetensors"
 	"github.com/clawrl/clawrl/tokenizer/vocab"
@@ -30,15 +31,18 @@ import (
 // (Q8_0 embeddings): the trainer's forward runs the same quantized kernels,
 // with 8-bit activations (the "quant" weights) and with float32 ones
 // ("quant-f32", the demo GGUF's default), whose kernels give a token the
-// same bits in a batch of any size.
+// same bits in a batch of any size. A last case serves and trains the demo
+// model's file (SmolLM2-135M-Instruct Q4_1, where `model pull smollm2` put
+// it or $CLAWRL_DEMO_GGUF) as `clawrl serve` does (native.Open: quant-f32).
 func TestScoreEqualsBehaviourLogprobs(t *testing.T) {
 	for _, tc := range []struct {
 		family         model.Family
 		vocab          string
 		quantized      bool
 		f32Activations bool
-	}{{model.Qwen3, "qwen3", false, false}, {model.Qwen2, "qwen2", false, false}, {model.Llama, "llama", false, false},
-		{model.Llama, "llama", true, false}, {model.Llama, "llama", true, true}} {
+		demo           bool
+	}{{model.Qwen3, "qwen3", false, false, false}, {model.Qwen2, "qwen2", false, false, false}, {model.Llama, "llama", false, false, false},
+		{model.Llama, "llama", true, false, false}, {model.Llama, "llama", true, true, false}, {model.Llama, "", true, true, true}} {
 		name := string(tc.family)
 		if tc.quantized {
 			name += "-q4_1"
@@ -46,33 +50,19 @@ func TestScoreEqualsBehaviourLogprobs(t *testing.T) {
 		if tc.f32Activations {
 			name += "-f32act"
 		}
+		if tc.demo {
+			name = "demo-gguf"
+		}
 		t.Run(name, func(t *testing.T) {
-			dir := tinyCheckpoint(t, tc.family, tc.vocab)
-			m, err := model.Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.quantized {
-				if err := m.Weights.Quantize(quant.Q4_1, quant.Q8_0); err != nil {
+			var e *native.Engine
+			if tc.demo {
+				var err error
+				if e, err = native.Open(demotest.GGUF(t), native.Options{MaxBatch: 4}); err != nil {
 					t.Fatal(err)
 				}
-				if tc.f32Activations {
-					w := m.Weights
-					w.Embed.Q.F32Activations = true
-					w.LMHead.Q.F32Activations = true
-					for i := range w.Blocks {
-						b := &w.Blocks[i]
-						for _, l := range []*model.Linear{&b.Q, &b.K, &b.V, &b.O, &b.Gate, &b.Up, &b.Down} {
-							l.Q.F32Activations = true
-						}
-					}
-				}
+			} else {
+				e = tinyEngine(t, tc.family, tc.vocab, tc.quantized, tc.f32Activations)
 			}
-			f, err := native.LoadFormat(dir, m.Config)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := native.New(m, f, native.Options{MaxBatch: 4})
 			defer e.Close()
 			w, err := train.FromModel(e.Model(), false)
 			if err != nil {
@@ -144,6 +134,39 @@ func TestScoreEqualsBehaviourLogprobs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tinyEngine serves a random tiny checkpoint of family, its linear weights
+// as Q4_1 blocks (Q8_0 embeddings) when quantized, with float32
+// activations when f32Activations.
+func tinyEngine(t *testing.T, family model.Family, vocabFamily string, quantized, f32Activations bool) *native.Engine {
+	t.Helper()
+	dir := tinyCheckpoint(t, family, vocabFamily)
+	m, err := model.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if quantized {
+		if err := m.Weights.Quantize(quant.Q4_1, quant.Q8_0); err != nil {
+			t.Fatal(err)
+		}
+		if f32Activations {
+			w := m.Weights
+			w.Embed.Q.F32Activations = true
+			w.LMHead.Q.F32Activations = true
+			for i := range w.Blocks {
+				b := &w.Blocks[i]
+				for _, l := range []*model.Linear{&b.Q, &b.K, &b.V, &b.O, &b.Gate, &b.Up, &b.Down} {
+					l.Q.F32Activations = true
+				}
+			}
+		}
+	}
+	f, err := native.LoadFormat(dir, m.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return native.New(m, f, native.Options{MaxBatch: 4})
 }
 
 // nllObjective is the summed negative log-likelihood.
