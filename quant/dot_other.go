@@ -27,3 +27,5 @@ func fastGemvF32x16x4(avx512 bool) map[Type]gemvF32x16x4Func { return map[Type]g
 func fastGemv8x4(vnni bool) map[Type]gemv8x4Func { return map[Type]gemv8x4Func{} }
 
 func dequantFast(t Type, dst []float32, src []byte) bool { return false }
+
+func fastGemvF32x16x2(avx512 bool) map[Type]gemvF32x16x4Func { return map[Type]gemvF32x16x4Func{} }

@@ -47,6 +47,10 @@ type gemvF32x16x4Func func(nb int, w *byte, gstride int, x *float32, ldx int, sx
 // (AVX-512).
 var gemvF32x16x4 = fastGemvF32x16x4(hasAVX512)
 
+// gemvF32x16x2 are their two-token forms (the same signature), for the
+// tokens past a batch's fours.
+var gemvF32x16x2 = fastGemvF32x16x2(hasAVX512)
+
 // The float32-activation products are batch-invariant: every kernel sums
 // a row's products in the one-token kernel's order (per block four partial
 // sums, (p0+p1)+(p2+p3), then d·sum and m·Σx fused into the row's sum), so
@@ -100,7 +104,7 @@ func blockSums(t Type, x []float32) []float32 {
 // of float32 activations x (sx: their block sums, or nil), row r of token
 // t to out[t·ldo + r - c0].
 func packedGroupsF32(out []float32, ldo, c0 int, x, sx []float32, T int, m *Matrix, pk []byte, g0, g1 int) {
-	k, k2, k16, k16x4 := gemvF32[m.Type], gemvF32x2[m.Type], gemvF32x16[m.Type], gemvF32x16x4[m.Type]
+	k, k2, k16, k16x2, k16x4 := gemvF32[m.Type], gemvF32x2[m.Type], gemvF32x16[m.Type], gemvF32x16x2[m.Type], gemvF32x16x4[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
 	sums := func(t int) *float32 {
@@ -118,6 +122,10 @@ func packedGroupsF32(out []float32, ldo, c0 int, x, sx []float32, T int, m *Matr
 			t := 0
 			for ; t+4 <= T; t += 4 {
 				k16x4(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
+			}
+			if k16x2 != nil && t+2 <= T {
+				k16x2(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
+				t += 2
 			}
 			for ; t < T; t++ {
 				k16(nb, w, gsize, &x[t*m.Cols], sums(t), o(t, g))

@@ -58,3 +58,18 @@ func fastGemvF32x16x4(avx512 bool) map[Type]gemvF32x16x4Func {
 	}
 	return map[Type]gemvF32x16x4Func{Q4_1: gemvQ4_1x16F32x4, Q8_0: gemvQ8_0x16F32x4}
 }
+
+//go:noescape
+func gemvQ4_1x16F32x2(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+//go:noescape
+func gemvQ8_0x16F32x2(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+// fastGemvF32x16x2 are the AVX-512 two-token forms of fastGemvF32x16's
+// kernels.
+func fastGemvF32x16x2(avx512 bool) map[Type]gemvF32x16x4Func {
+	if !avx512 {
+		return map[Type]gemvF32x16x4Func{}
+	}
+	return map[Type]gemvF32x16x4Func{Q4_1: gemvQ4_1x16F32x2, Q8_0: gemvQ8_0x16F32x2}
+}

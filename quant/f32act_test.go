@@ -43,14 +43,14 @@ var f32KernelSets = []string{"all", "avx2", "one-token"}
 // useF32Kernels makes MatMul run the kernel set named (f32KernelSets) until
 // the returned function restores this CPU's.
 func useF32Kernels(set string) (restore func()) {
-	k2, k16, k16x4 := gemvF32x2, gemvF32x16, gemvF32x16x4
+	k2, k16, k16x2, k16x4 := gemvF32x2, gemvF32x16, gemvF32x16x2, gemvF32x16x4
 	if set != "all" {
-		gemvF32x16, gemvF32x16x4 = map[Type]gemvF32x16Func{}, map[Type]gemvF32x16x4Func{}
+		gemvF32x16, gemvF32x16x2, gemvF32x16x4 = map[Type]gemvF32x16Func{}, map[Type]gemvF32x16x4Func{}, map[Type]gemvF32x16x4Func{}
 	}
 	if set == "one-token" {
 		gemvF32x2 = map[Type]gemvF32x2Func{}
 	}
-	return func() { gemvF32x2, gemvF32x16, gemvF32x16x4 = k2, k16, k16x4 }
+	return func() { gemvF32x2, gemvF32x16, gemvF32x16x2, gemvF32x16x4 = k2, k16, k16x2, k16x4 }
 }
 
 // With F32Activations, MatMul equals the float64 dot of the dequantized
@@ -194,10 +194,11 @@ func TestUnpackRowsEqualsDequantize(t *testing.T) {
 	}
 }
 
-// The two-group (AVX-512) kernels give each row the eight-row kernel's
-// sum bitwise: random-byte blocks (every nibble and byte value), activations
-// of mixed magnitude, every pair of groups of a matrix with an odd group
-// count (the last group runs on the eight-row kernel in MatMul).
+// The two-group (AVX-512) kernels, and their four- and two-token forms,
+// give each row the eight-row kernel's sum bitwise: random-byte blocks
+// (every nibble and byte value), activations of mixed magnitude, every pair
+// of groups of a matrix with an odd group count (the last group runs on the
+// eight-row kernel in MatMul).
 func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 	if len(gemvF32x16) == 0 {
 		t.Skip("no 16-row float32-activation kernels on this CPU (AVX-512 BW)")
@@ -231,10 +232,10 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 					}
 				}
 			}
-			// Four tokens (rows of x4 cols apart, outputs 24 apart):
-			// each token's outputs are the one-token kernel's.
-			k16x4 := gemvF32x16x4[ty]
-			if k16x4 == nil {
+			// Four tokens and two (rows of x4 cols apart, outputs 24
+			// apart): each token's outputs are the one-token kernel's.
+			k16x2, k16x4 := gemvF32x16x2[ty], gemvF32x16x4[ty]
+			if k16x4 == nil || k16x2 == nil {
 				continue
 			}
 			x4 := randRow(rng, 4*cols, 2)
@@ -256,6 +257,13 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%v cols %d groups %d,%d token %d row %d: four-token kernel %v, one-token %v", ty, cols, g, g+1, i/ldo, i%ldo, got[i], want[i])
+					}
+				}
+				clear(got[:])
+				k16x2(nb, &pk[g*gsize], gsize, &x4[cols], 4*cols, sums4(1), 4*nb, &got[ldo], 4*ldo)
+				for i := ldo; i < 3*ldo; i++ {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v cols %d groups %d,%d token %d row %d: two-token kernel %v, one-token %v", ty, cols, g, g+1, i/ldo, i%ldo, got[i], want[i])
 					}
 				}
 			}
