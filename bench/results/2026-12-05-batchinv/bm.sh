@@ -1,0 +1,7 @@
+#!/bin/bash
+# clawrl bench model on the demo GGUF (quant-f32), old (3676f29) and new binaries alternating
+M=$HOME/.cache/clawrl/models/SmolLM2-135M-Instruct.Q4_1.gguf
+for i in 1 2; do for b in old new4; do
+  echo "== $b $i $(date -u +%H:%M:%S)"
+  ./clawrl-$b bench model --model $M --dtype quant-f32 --decode 32 --threads 2 2>&1 | tail -6
+done; done
