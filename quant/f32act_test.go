@@ -194,6 +194,26 @@ func TestUnpackRowsEqualsDequantize(t *testing.T) {
 	}
 }
 
+// kernelInputs packs a [rows, cols] matrix of t's random-byte blocks and
+// draws float32 activations of mixed magnitude for tokens tokens (rows of
+// x cols apart); sums(i) is token i's block sums as the kernels take them.
+func kernelInputs(rng *rand.Rand, t Type, rows, cols, tokens int) (pk []byte, nb, gsize int, x []float32, sums func(i int) *float32) {
+	pk = pack(randomBlocks(rng, t, rows, cols))
+	nb = cols / QK
+	gsize = nb * packedBlockBytes(t)
+	x = randRow(rng, tokens*cols, 3)
+	for i := range x {
+		x[i] *= float32(math.Exp(rng.NormFloat64()))
+	}
+	sx := blockSums(t, x)
+	return pk, nb, gsize, x, func(i int) *float32 {
+		if sx == nil {
+			return nil
+		}
+		return &sx[i*nb]
+	}
+}
+
 // The two-group (AVX-512) kernels, and their four- and two-token forms,
 // give each row the eight-row kernel's sum bitwise: random-byte blocks
 // (every nibble and byte value), activations of mixed magnitude, every pair
@@ -208,59 +228,39 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 		k := gemvF32[ty]
 		for _, cols := range []int{32, 576, 1536} {
 			const rows = 40 // five groups
-			m := randomBlocks(rng, ty, rows, cols)
-			pk := pack(m)
-			nb := cols / QK
-			gsize := nb * packedBlockBytes(ty)
-			x := randRow(rng, cols, 3)
-			for i := range x {
-				x[i] *= float32(math.Exp(rng.NormFloat64()))
-			}
-			sx := blockSums(ty, x)
-			sums := (*float32)(nil)
-			if sx != nil {
-				sums = &sx[0]
-			}
+			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 4)
 			for g := 0; g+1 < rows/packRows; g++ {
 				var want, got [16]float32
-				k(nb, &pk[g*gsize], &x[0], sums, &want[0])
-				k(nb, &pk[(g+1)*gsize], &x[0], sums, &want[8])
-				k16(nb, &pk[g*gsize], gsize, &x[0], sums, &got[0])
+				k(nb, &pk[g*gsize], &x[0], sums(0), &want[0])
+				k(nb, &pk[(g+1)*gsize], &x[0], sums(0), &want[8])
+				k16(nb, &pk[g*gsize], gsize, &x[0], sums(0), &got[0])
 				for r := range want {
 					if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
 						t.Fatalf("%v cols %d groups %d,%d row %d: 16-row kernel %v, 8-row %v", ty, cols, g, g+1, r, got[r], want[r])
 					}
 				}
 			}
-			// Four tokens and two (rows of x4 cols apart, outputs 24
-			// apart): each token's outputs are the one-token kernel's.
+			// Four tokens and two (outputs 24 apart): each token's
+			// outputs are the one-token kernel's.
 			k16x2, k16x4 := gemvF32x16x2[ty], gemvF32x16x4[ty]
 			if k16x4 == nil || k16x2 == nil {
 				continue
-			}
-			x4 := randRow(rng, 4*cols, 2)
-			sx4 := blockSums(ty, x4)
-			sums4 := func(t int) *float32 {
-				if sx4 == nil {
-					return nil
-				}
-				return &sx4[t*nb]
 			}
 			const ldo = 24
 			for g := 0; g+1 < rows/packRows; g++ {
 				var want, got [4 * ldo]float32
 				for tk := range 4 {
-					k(nb, &pk[g*gsize], &x4[tk*cols], sums4(tk), &want[tk*ldo])
-					k(nb, &pk[(g+1)*gsize], &x4[tk*cols], sums4(tk), &want[tk*ldo+8])
+					k(nb, &pk[g*gsize], &x[tk*cols], sums(tk), &want[tk*ldo])
+					k(nb, &pk[(g+1)*gsize], &x[tk*cols], sums(tk), &want[tk*ldo+8])
 				}
-				k16x4(nb, &pk[g*gsize], gsize, &x4[0], 4*cols, sums4(0), 4*nb, &got[0], 4*ldo)
+				k16x4(nb, &pk[g*gsize], gsize, &x[0], 4*cols, sums(0), 4*nb, &got[0], 4*ldo)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%v cols %d groups %d,%d token %d row %d: four-token kernel %v, one-token %v", ty, cols, g, g+1, i/ldo, i%ldo, got[i], want[i])
 					}
 				}
 				clear(got[:])
-				k16x2(nb, &pk[g*gsize], gsize, &x4[cols], 4*cols, sums4(1), 4*nb, &got[ldo], 4*ldo)
+				k16x2(nb, &pk[g*gsize], gsize, &x[cols], 4*cols, sums(1), 4*nb, &got[ldo], 4*ldo)
 				for i := ldo; i < 3*ldo; i++ {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%v cols %d groups %d,%d token %d row %d: two-token kernel %v, one-token %v", ty, cols, g, g+1, i/ldo, i%ldo, got[i], want[i])
@@ -282,21 +282,7 @@ func TestF32TwoTokenKernelsBitwise(t *testing.T) {
 		k := gemvF32[ty]
 		for _, cols := range []int{32, 576, 1536} {
 			const rows = 24
-			m := randomBlocks(rng, ty, rows, cols)
-			pk := pack(m)
-			nb := cols / QK
-			gsize := nb * packedBlockBytes(ty)
-			x := randRow(rng, 2*cols, 3)
-			for i := range x {
-				x[i] *= float32(math.Exp(rng.NormFloat64()))
-			}
-			sx := blockSums(ty, x)
-			sums := func(t int) *float32 {
-				if sx == nil {
-					return nil
-				}
-				return &sx[t*nb]
-			}
+			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 2)
 			const ldo = 12
 			for g := 0; g < rows/packRows; g++ {
 				var want, got [2 * ldo]float32
