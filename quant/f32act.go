@@ -172,9 +172,10 @@ func matMulSharedF32(outs [][]float32, x []float32, T int, ms []*Matrix) {
 	jointGroups(ms, rows, work, func(i, g0, g1 int) { packedGroupsF32(outs[i], ms[i].Rows, 0, x, sx, T, ms[i], pks[i], g0, g1) })
 }
 
-// HasF32Kernel reports whether this CPU runs decode-sized float32-activation
-// products with t's blocks on a packed kernel (else they widen tiles of
-// rows to float32 for every product, slower at decode than a float32 copy).
+// HasF32Kernel reports whether this CPU runs float32-activation products
+// with t's blocks on packed kernels (at every batch, in one order of sums;
+// else they widen tiles of rows to float32 for every product, slower at
+// decode than a float32 copy).
 func HasF32Kernel(t Type) bool { return gemvF32[t] != nil }
 
 // unpackRows widens rows [r0, r1) (whole groups) of m from its packed copy
