@@ -57,9 +57,11 @@ var gemvF32x16x2 = fastGemvF32x16x2(hasAVX512)
 // a token's outputs are the same bits alone, beside other requests in a
 // decode step, after a prefix-cache hit and in the trainer's batch. That is
 // why larger batches run the packed kernels too, not widened tiles through
-// blas (whose order of sums differs): the kernels that widen a block once
-// for two or four tokens were faster than the tiles at every batch
-// measured (BENCHMARKS.md, "float32 activations, batch-invariant").
+// blas (whose order of sums differs). With AVX-512, where a block widened
+// once serves four tokens, they are faster than the tiles at every batch
+// measured; with AVX2 (two tokens) they cost up to 1.4× the tiles' time at
+// a few hundred tokens (BENCHMARKS.md, "Float32 activations,
+// batch-invariant").
 
 // matMulF32 is MatMul for a matrix with F32Activations.
 func matMulF32(out, x []float32, T int, m *Matrix) {
