@@ -61,3 +61,18 @@ for persona, seed, runs in SETS:
             print(f'{"":13s} wait_s by round: {" ".join(f"{x:.0f}" for x in w)} (sum {sum(w):.0f})')
         if s:
             print(f'{"":13s} policy steps, s: {" ".join(f"{x:.0f}" for x in s)} (mean {sum(s)/len(s):.1f})')
+
+# Summed over the persona-seeds run with the tiles on: held-out answers liked by round.
+tot = {'recorded': [0] * 9, 'AMX': [0] * 9}
+n = 0
+for persona, seed, runs in SETS:
+    d = dict(runs)
+    if not os.path.exists(os.path.join(d['AMX'], 'learn.json')):
+        continue
+    n += 1
+    for name in tot:
+        for i, e in enumerate(evals(d[name])):
+            tot[name][i] += e['satisfied']
+print(f'{n} persona-seeds with the tiles on, liked of {20 * n} by round 0-8:')
+for name, v in tot.items():
+    print(f'{name:13s} {" ".join(map(str, v))} (rounds 1-8: {sum(v[1:])})')
