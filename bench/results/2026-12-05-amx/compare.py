@@ -1,7 +1,7 @@
 """Persona-seeds on serve's defaults: the recorded run (Zen 4, VDPBF16PS) and this
 session's runs on an AMX Xeon: tldr seed 3 with the tiles off (CLAWRL_AMX=0) and on
 (learn.sh), then tldr seed 5 and french seed 1 with them on (more.sh), then signoff seeds 1 and 2
-(more2.sh, the sixty-ninth session). Held-out answers liked by round, how many held-out texts equal the recorded
+(`RUNS='signoff:1 signoff:2' more.sh`, the sixty-ninth session). Held-out answers liked by round, how many held-out texts equal the recorded
 run's, and the seconds from a version's 16th rated turn to its service (wait_s) and the
 policy step's time (the server's "trained version" line; a version held or retaken trains again). Run from the repository root:
 
@@ -17,7 +17,7 @@ SETS = [('tldr', 3, [('recorded', os.path.join(R, '2026-12-04-summary-once', 'tl
                       ('AMX', os.path.join(here, 'tldr-s5-amx'))]),
         ('french', 1, [('recorded', os.path.join(R, '2026-12-03-asks-back', 'french-s1')),
                         ('AMX', os.path.join(here, 'french-s1-amx'))]),
-        # more2.sh (sixty-ninth session)
+        # RUNS='signoff:1 signoff:2' more.sh (sixty-ninth session)
         ('signoff', 1, [('recorded', os.path.join(R, '2026-12-03-quoted-fit', 'signoff-s1')),
                          ('AMX', os.path.join(here, 'signoff-s1-amx'))]),
         ('signoff', 2, [('recorded', os.path.join(R, '2026-12-03-quoted-fit', 'signoff-s2')),
