@@ -29,3 +29,7 @@ func fastGemv8x4(vnni bool) map[Type]gemv8x4Func { return map[Type]gemv8x4Func{}
 func dequantFast(t Type, dst []float32, src []byte) bool { return false }
 
 func fastGemvF32x16x2(avx512 bool) map[Type]gemvF32x16x4Func { return map[Type]gemvF32x16x4Func{} }
+
+func fastGemvF32x4(avx2 bool) map[Type]gemvF32x2Func { return map[Type]gemvF32x2Func{} }
+
+func fastGemvF32x16x8(avx512 bool) map[Type]gemvF32x16x4Func { return map[Type]gemvF32x16x4Func{} }

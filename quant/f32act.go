@@ -13,6 +13,8 @@ package quant
 // kernels. Either way only the weights are rounded, as in the dequantized
 // float32 model, whose logits these equal within float32 rounding.
 
+//go:generate go run packedf32_gen.go
+
 // gemvF32Func computes out[0:8] for one packed group (nb blocks at w)
 // against one float32 activation row x, with sx its sums per block of 32
 // (read by the types with a minimum, Q4_1).
@@ -29,39 +31,43 @@ type gemvF32x16Func func(nb int, w *byte, gstride int, x *float32, sx *float32, 
 // gemvF32x16 are the two-group kernels this CPU runs (AVX-512).
 var gemvF32x16 = fastGemvF32x16(hasAVX512)
 
-// gemvF32x2Func is gemvF32Func for two tokens at once (their rows ldx
+// gemvF32x2Func is gemvF32Func for several tokens at once (their rows ldx
 // bytes apart in x, ldsx in sx; outputs ldo bytes apart): each block is
-// widened once for both, and each token's outputs are bitwise those of
+// widened once for all, and each token's outputs are bitwise those of
 // gemvF32Func on it alone.
 type gemvF32x2Func func(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
-// gemvF32x2 are the two-token kernels this CPU runs (AVX2).
-var gemvF32x2 = fastGemvF32x2(hasAVX2)
+// gemvF32x2 and gemvF32x4 are the two- and four-token kernels this CPU
+// runs (AVX2).
+var (
+	gemvF32x2 = fastGemvF32x2(hasAVX2)
+	gemvF32x4 = fastGemvF32x4(hasAVX2)
+)
 
-// gemvF32x16x4Func is gemvF32x16Func for four tokens at once (strides as
-// gemvF32x2Func's), each token's outputs bitwise those of the one-token
+// gemvF32x16x4Func is gemvF32x16Func for several tokens at once (strides
+// as gemvF32x2Func's), each token's outputs bitwise those of the one-token
 // kernels on it alone.
 type gemvF32x16x4Func func(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
-// gemvF32x16x4 are the two-group four-token kernels this CPU runs
-// (AVX-512).
-var gemvF32x16x4 = fastGemvF32x16x4(hasAVX512)
-
-// gemvF32x16x2 are their two-token forms (the same signature), for the
-// tokens past a batch's fours.
-var gemvF32x16x2 = fastGemvF32x16x2(hasAVX512)
+// gemvF32x16x8, gemvF32x16x4 and gemvF32x16x2 are the two-group eight-,
+// four- and two-token kernels this CPU runs (AVX-512).
+var (
+	gemvF32x16x8 = fastGemvF32x16x8(hasAVX512)
+	gemvF32x16x4 = fastGemvF32x16x4(hasAVX512)
+	gemvF32x16x2 = fastGemvF32x16x2(hasAVX512)
+)
 
 // The float32-activation products are batch-invariant: every kernel sums
-// a row's products in the one-token kernel's order (per block four partial
-// sums, (p0+p1)+(p2+p3), then d·sum and m·Σx fused into the row's sum), so
-// a token's outputs are the same bits alone, beside other requests in a
-// decode step, after a prefix-cache hit and in the trainer's batch. That is
-// why larger batches run the packed kernels too, not widened tiles through
-// blas (whose order of sums differs). With AVX-512, where a block widened
-// once serves four tokens, they are faster than the tiles at every batch
-// measured; with AVX2 (two tokens) they cost up to 1.4× the tiles' time at
-// a few hundred tokens (BENCHMARKS.md, "Float32 activations,
-// batch-invariant").
+// a row's products in one order (packedf32_gen.go: per block two partial
+// sums, one over byte positions 0 and 2, one over 1 and 3, added, then
+// d·sum and m·Σx fused into the row's sum), so a token's outputs are the
+// same bits alone, beside other requests in a decode step, after a
+// prefix-cache hit and in the trainer's batch. That is why larger batches
+// run the packed kernels too, not widened tiles through blas (whose order
+// of sums differs). Two partial sums per token (not four, as before the
+// seventieth session) leave registers for a block widened once to serve
+// four tokens with AVX2 and eight with AVX-512 (BENCHMARKS.md, "Two
+// partial sums per block").
 
 // matMulF32 is MatMul for a matrix with F32Activations.
 func matMulF32(out, x []float32, T int, m *Matrix) {
@@ -106,7 +112,6 @@ func blockSums(t Type, x []float32) []float32 {
 // of float32 activations x (sx: their block sums, or nil), row r of token
 // t to out[t·ldo + r - c0].
 func packedGroupsF32(out []float32, ldo, c0 int, x, sx []float32, T int, m *Matrix, pk []byte, g0, g1 int) {
-	k, k2, k16, k16x2, k16x4 := gemvF32[m.Type], gemvF32x2[m.Type], gemvF32x16[m.Type], gemvF32x16x2[m.Type], gemvF32x16x4[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
 	sums := func(t int) *float32 {
@@ -117,29 +122,37 @@ func packedGroupsF32(out []float32, ldo, c0 int, x, sx []float32, T int, m *Matr
 	}
 	o := func(t, g int) *float32 { return &out[t*ldo+g*packRows-c0] }
 	g := g0
-	if k16 != nil && k16x4 != nil {
-		// Two groups per call (AVX-512), four tokens at a time.
+	if k16 := gemvF32x16[m.Type]; k16 != nil {
+		// Two groups per call (AVX-512), eight tokens at a time, then
+		// four, two and one.
+		multi := []struct {
+			n int
+			k gemvF32x16x4Func
+		}{{8, gemvF32x16x8[m.Type]}, {4, gemvF32x16x4[m.Type]}, {2, gemvF32x16x2[m.Type]}}
 		for ; g+1 < g1; g += 2 {
 			w := &pk[g*gsize]
 			t := 0
-			for ; t+4 <= T; t += 4 {
-				k16x4(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
-			}
-			if k16x2 != nil && t+2 <= T {
-				k16x2(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
-				t += 2
+			for _, mk := range multi {
+				for ; mk.k != nil && t+mk.n <= T; t += mk.n {
+					mk.k(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
+				}
 			}
 			for ; t < T; t++ {
 				k16(nb, w, gsize, &x[t*m.Cols], sums(t), o(t, g))
 			}
 		}
 	}
+	multi := []struct {
+		n int
+		k gemvF32x2Func
+	}{{4, gemvF32x4[m.Type]}, {2, gemvF32x2[m.Type]}}
+	k := gemvF32[m.Type]
 	for ; g < g1; g++ {
 		w := &pk[g*gsize]
 		t := 0
-		if k2 != nil {
-			for ; t+2 <= T; t += 2 {
-				k2(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
+		for _, mk := range multi {
+			for ; mk.k != nil && t+mk.n <= T; t += mk.n {
+				mk.k(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
 			}
 		}
 		for ; t < T; t++ {

@@ -1,9 +1,14 @@
 package quant
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -43,14 +48,16 @@ var f32KernelSets = []string{"all", "avx2", "one-token"}
 // useF32Kernels makes MatMul run the kernel set named (f32KernelSets) until
 // the returned function restores this CPU's.
 func useF32Kernels(set string) (restore func()) {
-	k2, k16, k16x2, k16x4 := gemvF32x2, gemvF32x16, gemvF32x16x2, gemvF32x16x4
+	k2, k4, k16, k16x2, k16x4, k16x8 := gemvF32x2, gemvF32x4, gemvF32x16, gemvF32x16x2, gemvF32x16x4, gemvF32x16x8
 	if set != "all" {
-		gemvF32x16, gemvF32x16x2, gemvF32x16x4 = map[Type]gemvF32x16Func{}, map[Type]gemvF32x16x4Func{}, map[Type]gemvF32x16x4Func{}
+		gemvF32x16, gemvF32x16x2, gemvF32x16x4, gemvF32x16x8 = map[Type]gemvF32x16Func{}, map[Type]gemvF32x16x4Func{}, map[Type]gemvF32x16x4Func{}, map[Type]gemvF32x16x4Func{}
 	}
 	if set == "one-token" {
-		gemvF32x2 = map[Type]gemvF32x2Func{}
+		gemvF32x2, gemvF32x4 = map[Type]gemvF32x2Func{}, map[Type]gemvF32x2Func{}
 	}
-	return func() { gemvF32x2, gemvF32x16, gemvF32x16x2, gemvF32x16x4 = k2, k16, k16x2, k16x4 }
+	return func() {
+		gemvF32x2, gemvF32x4, gemvF32x16, gemvF32x16x2, gemvF32x16x4, gemvF32x16x8 = k2, k4, k16, k16x2, k16x4, k16x8
+	}
 }
 
 // With F32Activations, MatMul equals the float64 dot of the dequantized
@@ -214,11 +221,99 @@ func kernelInputs(rng *rand.Rand, t Type, rows, cols, tokens int) (pk []byte, nb
 	}
 }
 
-// The two-group (AVX-512) kernels, and their four- and two-token forms,
-// give each row the eight-row kernel's sum bitwise: random-byte blocks
-// (every nibble and byte value), activations of mixed magnitude, every pair
-// of groups of a matrix with an odd group count (the last group runs on the
-// eight-row kernel in MatMul).
+// f32RefRow is the float32-activation kernels' order of sums in Go
+// (packedf32_gen.go), each FMA rounded once as the hardware's: row r of m
+// against one token's activations x.
+func f32RefRow(m *Matrix, r int, x []float32) float32 {
+	fma := func(a, b, c float32) float32 {
+		var p, s big.Float
+		p.SetPrec(200).SetFloat64(float64(a)).Mul(&p, new(big.Float).SetFloat64(float64(b)))
+		s.SetPrec(200).Add(&p, new(big.Float).SetFloat64(float64(c)))
+		f, _ := s.Float32()
+		return f
+	}
+	row := m.Row(r)
+	bb := m.Type.BlockBytes()
+	var sum float32
+	for b := 0; b < m.Cols/QK; b++ {
+		blk := row[b*bb : (b+1)*bb]
+		xb := x[b*QK : (b+1)*QK]
+		var p [2]float32
+		d := F16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
+		switch m.Type {
+		case Q4_1:
+			qs := blk[4:20]
+			for k := range 4 {
+				for i := range 4 {
+					p[i%2] = fma(float32(qs[4*k+i]&0x0f), xb[4*k+i], p[i%2])
+				}
+				for i := range 4 {
+					p[i%2] = fma(float32(qs[4*k+i]>>4), xb[16+4*k+i], p[i%2])
+				}
+			}
+		case Q8_0:
+			qs := blk[2:34]
+			for k := range 8 {
+				for i := range 4 {
+					p[i%2] = fma(float32(int8(qs[4*k+i])), xb[4*k+i], p[i%2])
+				}
+			}
+		}
+		sum = fma(d, p[0]+p[1], sum)
+		if m.Type == Q4_1 {
+			var sx float32
+			for _, v := range xb {
+				sx += v
+			}
+			sum = fma(F16ToF32(uint16(blk[2])|uint16(blk[3])<<8), sx, sum)
+		}
+	}
+	return sum
+}
+
+// The one-token kernel sums in the order f32RefRow writes down, bitwise
+// (random-byte blocks, activations of mixed magnitude); every other kernel
+// is held to the one-token kernel's bits below.
+func TestF32KernelOrder(t *testing.T) {
+	if len(gemvF32) == 0 {
+		t.Skip("no float32-activation kernels on this CPU (AVX2)")
+	}
+	rng := rand.New(rand.NewPCG(47, 48))
+	for ty, k := range gemvF32 {
+		for _, cols := range []int{32, 96, 576} {
+			const rows = 16
+			m := randomBlocks(rng, ty, rows, cols)
+			pk := pack(m)
+			nb := cols / QK
+			gsize := nb * packedBlockBytes(ty)
+			x := randRow(rng, cols, 3)
+			for i := range x {
+				x[i] *= float32(math.Exp(rng.NormFloat64()))
+			}
+			sx := blockSums(ty, x)
+			var sums *float32
+			if sx != nil {
+				sums = &sx[0]
+			}
+			for g := 0; g < rows/packRows; g++ {
+				var got [8]float32
+				k(nb, &pk[g*gsize], &x[0], sums, &got[0])
+				for r, v := range got {
+					if want := f32RefRow(m, g*packRows+r, x); math.Float32bits(v) != math.Float32bits(want) {
+						t.Fatalf("%v cols %d row %d: kernel %v, the order in Go %v", ty, cols, g*packRows+r, v, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The two-group (AVX-512) kernels, and their eight-, four- and two-token
+// forms, give each row the eight-row kernel's sum bitwise: random-byte
+// blocks (every nibble and byte value), activations of mixed magnitude,
+// every pair of groups of a matrix with an odd group count (the last group
+// runs on the eight-row kernel in MatMul), block counts odd and even (the
+// one- and two-token kernels take blocks in pairs).
 func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 	if len(gemvF32x16) == 0 {
 		t.Skip("no 16-row float32-activation kernels on this CPU (AVX-512 BW)")
@@ -226,9 +321,9 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	for ty, k16 := range gemvF32x16 {
 		k := gemvF32[ty]
-		for _, cols := range []int{32, 576, 1536} {
+		for _, cols := range []int{32, 96, 576, 1536} {
 			const rows = 40 // five groups
-			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 4)
+			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 9)
 			for g := 0; g+1 < rows/packRows; g++ {
 				var want, got [16]float32
 				k(nb, &pk[g*gsize], &x[0], sums(0), &want[0])
@@ -240,30 +335,27 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 					}
 				}
 			}
-			// Four tokens and two (outputs 24 apart): each token's
+			// n tokens from token 1 (outputs 24 apart): each token's
 			// outputs are the one-token kernel's.
-			k16x2, k16x4 := gemvF32x16x2[ty], gemvF32x16x4[ty]
-			if k16x4 == nil || k16x2 == nil {
-				continue
-			}
 			const ldo = 24
-			for g := 0; g+1 < rows/packRows; g++ {
-				var want, got [4 * ldo]float32
-				for tk := range 4 {
-					k(nb, &pk[g*gsize], &x[tk*cols], sums(tk), &want[tk*ldo])
-					k(nb, &pk[(g+1)*gsize], &x[tk*cols], sums(tk), &want[tk*ldo+8])
+			for _, mk := range []struct {
+				n int
+				k gemvF32x16x4Func
+			}{{8, gemvF32x16x8[ty]}, {4, gemvF32x16x4[ty]}, {2, gemvF32x16x2[ty]}} {
+				if mk.k == nil {
+					t.Fatalf("%v: no %d-token 16-row kernel", ty, mk.n)
 				}
-				k16x4(nb, &pk[g*gsize], gsize, &x[0], 4*cols, sums(0), 4*nb, &got[0], 4*ldo)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%v cols %d groups %d,%d token %d row %d: four-token kernel %v, one-token %v", ty, cols, g, g+1, i/ldo, i%ldo, got[i], want[i])
+				for g := 0; g+1 < rows/packRows; g++ {
+					want, got := make([]float32, 9*ldo), make([]float32, 9*ldo)
+					for tk := 1; tk <= mk.n; tk++ {
+						k(nb, &pk[g*gsize], &x[tk*cols], sums(tk), &want[tk*ldo])
+						k(nb, &pk[(g+1)*gsize], &x[tk*cols], sums(tk), &want[tk*ldo+8])
 					}
-				}
-				clear(got[:])
-				k16x2(nb, &pk[g*gsize], gsize, &x[cols], 4*cols, sums(1), 4*nb, &got[ldo], 4*ldo)
-				for i := ldo; i < 3*ldo; i++ {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%v cols %d groups %d,%d token %d row %d: two-token kernel %v, one-token %v", ty, cols, g, g+1, i/ldo, i%ldo, got[i], want[i])
+					mk.k(nb, &pk[g*gsize], gsize, &x[cols], 4*cols, sums(1), 4*nb, &got[ldo], 4*ldo)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%v cols %d groups %d,%d token %d row %d: %d-token kernel %v, one-token %v", ty, cols, g, g+1, i/ldo, i%ldo, mk.n, got[i], want[i])
+						}
 					}
 				}
 			}
@@ -271,27 +363,35 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 	}
 }
 
-// The two-token (AVX2) kernels give each token the one-token kernel's
-// outputs bitwise.
-func TestF32TwoTokenKernelsBitwise(t *testing.T) {
+// The four- and two-token (AVX2) kernels give each token the one-token
+// kernel's outputs bitwise.
+func TestF32MultiTokenKernelsBitwise(t *testing.T) {
 	if len(gemvF32x2) == 0 {
-		t.Skip("no two-token float32-activation kernels on this CPU (AVX2)")
+		t.Skip("no multi-token float32-activation kernels on this CPU (AVX2)")
 	}
 	rng := rand.New(rand.NewPCG(45, 46))
-	for ty, k2 := range gemvF32x2 {
-		k := gemvF32[ty]
-		for _, cols := range []int{32, 576, 1536} {
+	for ty, k := range gemvF32 {
+		for _, cols := range []int{32, 96, 576, 1536} {
 			const rows = 24
-			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 2)
+			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 5)
 			const ldo = 12
-			for g := 0; g < rows/packRows; g++ {
-				var want, got [2 * ldo]float32
-				k(nb, &pk[g*gsize], &x[0], sums(0), &want[0])
-				k(nb, &pk[g*gsize], &x[cols], sums(1), &want[ldo])
-				k2(nb, &pk[g*gsize], &x[0], 4*cols, sums(0), 4*nb, &got[0], 4*ldo)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%v cols %d group %d token %d row %d: two-token kernel %v, one-token %v", ty, cols, g, i/ldo, i%ldo, got[i], want[i])
+			for _, mk := range []struct {
+				n int
+				k gemvF32x2Func
+			}{{4, gemvF32x4[ty]}, {2, gemvF32x2[ty]}} {
+				if mk.k == nil {
+					t.Fatalf("%v: no %d-token kernel", ty, mk.n)
+				}
+				for g := 0; g < rows/packRows; g++ {
+					want, got := make([]float32, 5*ldo), make([]float32, 5*ldo)
+					for tk := 1; tk <= mk.n; tk++ {
+						k(nb, &pk[g*gsize], &x[tk*cols], sums(tk), &want[tk*ldo])
+					}
+					mk.k(nb, &pk[g*gsize], &x[cols], 4*cols, sums(1), 4*nb, &got[ldo], 4*ldo)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%v cols %d group %d token %d row %d: %d-token kernel %v, one-token %v", ty, cols, g, i/ldo, i%ldo, mk.n, got[i], want[i])
+						}
 					}
 				}
 			}
@@ -366,5 +466,27 @@ func testF32BatchInvariant(t *testing.T) {
 			}
 			check("MatMulRows", T, rows, want, r1-r0, ldo, r0)
 		}
+	}
+}
+
+// packedf32_amd64.s is what packedf32_gen.go writes today.
+func TestPackedF32Generated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the generator with go run")
+	}
+	out := filepath.Join(t.TempDir(), "packedf32_amd64.s")
+	if b, err := exec.Command("go", "run", "packedf32_gen.go", "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("go run packedf32_gen.go: %v\n%s", err, b)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("packedf32_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("packedf32_amd64.s is not packedf32_gen.go's output: run go generate ./quant")
 	}
 }
