@@ -36,7 +36,13 @@ def diff(x, y, p=""):
     return [] if x == y else [p]
 
 
-runs = {d: strip(load(d)) for d in ("q-new1", "q-new2", "q-new4", "q-old1")}
-for a, b in (("q-new1", "q-new2"), ("q-new1", "q-new4"), ("q-new1", "q-old1")):
-    d = diff(runs[a], runs[b])
-    print("%s vs %s: %d fields differ%s" % (a, b, len(d), (": " + ", ".join(d[:8]) + (" …" if len(d) > 8 else "")) if d else ""))
+def report(pairs):
+    """Prints, for each pair of run folders (relative to this one), the fields that differ."""
+    runs = {d: strip(load(d)) for pair in pairs for d in pair}
+    for a, b in pairs:
+        d = diff(runs[a], runs[b])
+        print("%s vs %s: %d fields differ%s" % (a, b, len(d), (": " + ", ".join(d[:8]) + (" …" if len(d) > 8 else "")) if d else ""))
+
+
+if __name__ == "__main__":
+    report((("q-new1", "q-new2"), ("q-new1", "q-new4"), ("q-new1", "q-old1")))
