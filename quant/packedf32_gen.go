@@ -33,8 +33,9 @@ import (
 )
 
 // typ is a block type with float32-activation kernels: its packed block
-// bytes, the number of 32-byte vectors of values per packed block and the
-// offsets of the rows' float16 d (and m) in it.
+// bytes, the number of 32-byte vectors of values per packed block, the
+// offsets of the rows' float16 d (and m) in it and the 64-byte lines a
+// block spans (prefetched PFDIST ahead).
 type typ struct {
 	name    string
 	bytes   int
@@ -87,6 +88,7 @@ type kernel struct {
 	row                []int      // [token]
 	mask               string     // Q4_1's nibble mask, Q8_0's sign flip: a register or memory
 	shuf               [3]string  // byte positions 0–2: a register or memory
+	maskTbl, shufTbl   string     // their tables (shufTbl a format of the position)
 }
 
 func newKernel(a isa, t typ, T, B int) *kernel {
@@ -119,16 +121,16 @@ func newKernel(a isa, t typ, T, B int) *kernel {
 	if n > a.regs {
 		log.Fatalf("%s: %d registers", k.name, n)
 	}
-	maskTbl, shufTbl := "nibbles<>(SB)", "shufLow%d<>(SB)"
+	k.maskTbl, k.shufTbl = "nibbles<>(SB)", "shufLow%d<>(SB)"
 	if t.mOff == 0 {
-		maskTbl, shufTbl = "signs<>(SB)", "shufTop%d<>(SB)"
+		k.maskTbl, k.shufTbl = "signs<>(SB)", "shufTop%d<>(SB)"
 	}
-	k.mask = maskTbl
+	k.mask = k.maskTbl
 	if n < a.regs {
 		k.mask = a.v(next())
 	}
 	for i := range k.shuf {
-		k.shuf[i] = fmt.Sprintf(shufTbl, i)
+		k.shuf[i] = fmt.Sprintf(k.shufTbl, i)
 		if n < a.regs {
 			k.shuf[i] = a.v(next())
 		}
@@ -346,20 +348,16 @@ func (k *kernel) write(g *gen) {
 		g.f("\tLEAQ (DI)(R9*4), R14")
 		g.f("\tLEAQ (DX)(R10*4), R11")
 	}
-	maskTbl, shufTbl := "nibbles<>(SB)", "shufLow%d<>(SB)"
-	if k.t.mOff == 0 {
-		maskTbl, shufTbl = "signs<>(SB)", "shufTop%d<>(SB)"
-	}
 	mov := "VMOVDQU"
 	if a.z {
 		mov = "VMOVDQU64"
 	}
 	if !strings.HasSuffix(k.mask, "(SB)") {
-		g.f("\t%s %s, %s", mov, maskTbl, k.mask)
+		g.f("\t%s %s, %s", mov, k.maskTbl, k.mask)
 	}
 	for i, s := range k.shuf {
 		if !strings.HasSuffix(s, "(SB)") {
-			g.f("\t%s %s, %s", mov, fmt.Sprintf(shufTbl, i), s)
+			g.f("\t%s %s, %s", mov, fmt.Sprintf(k.shufTbl, i), s)
 		}
 	}
 	for _, r := range k.row {
