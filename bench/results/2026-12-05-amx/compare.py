@@ -1,7 +1,8 @@
 """Persona-seeds on serve's defaults: the recorded run (Zen 4, VDPBF16PS) and this
 session's runs on an AMX Xeon: tldr seed 3 with the tiles off (CLAWRL_AMX=0) and on
 (learn.sh), then tldr seed 5 and french seed 1 with them on (more.sh), then signoff seeds 1 and 2
-(`RUNS='signoff:1 signoff:2' more.sh`, the sixty-ninth session). Held-out answers liked by round, how many held-out texts equal the recorded
+(`RUNS='signoff:1 signoff:2' more.sh`, the sixty-ninth session), then french seed 3
+(`RUNS='french:3' more.sh`, the seventieth). Held-out answers liked by round, how many held-out texts equal the recorded
 run's, and the seconds from a version's 16th rated turn to its service (wait_s) and the
 policy step's time (the server's "trained version" line; a version held or retaken trains again). Run from the repository root:
 
@@ -21,7 +22,10 @@ SETS = [('tldr', 3, [('recorded', os.path.join(R, '2026-12-04-summary-once', 'tl
         ('signoff', 1, [('recorded', os.path.join(R, '2026-12-03-quoted-fit', 'signoff-s1')),
                          ('AMX', os.path.join(here, 'signoff-s1-amx'))]),
         ('signoff', 2, [('recorded', os.path.join(R, '2026-12-03-quoted-fit', 'signoff-s2')),
-                         ('AMX', os.path.join(here, 'signoff-s2-amx'))])]
+                         ('AMX', os.path.join(here, 'signoff-s2-amx'))]),
+        # RUNS='french:3' more.sh (seventieth session, binary 3f5a100)
+        ('french', 3, [('recorded', os.path.join(R, '2026-12-03-asks-back', 'french-s3')),
+                        ('AMX', os.path.join(here, 'french-s3-amx'))])]
 
 
 def evals(folder):
