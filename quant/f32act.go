@@ -20,16 +20,10 @@ package quant
 // (read by the types with a minimum, Q4_1).
 type gemvF32Func func(nb int, w *byte, x *float32, sx *float32, out *float32)
 
-// gemvF32 are the float32-activation packed kernels this CPU runs.
-var gemvF32 = fastGemvF32(hasAVX2)
-
 // gemvF32x16Func is gemvF32Func for two adjacent packed groups (16 rows,
 // the second gstride bytes after the first; out[0:16]), bitwise the same
 // per row.
 type gemvF32x16Func func(nb int, w *byte, gstride int, x *float32, sx *float32, out *float32)
-
-// gemvF32x16 are the two-group kernels this CPU runs (AVX-512).
-var gemvF32x16 = fastGemvF32x16(hasAVX512)
 
 // gemvF32x2Func is gemvF32Func for several tokens at once (their rows ldx
 // bytes apart in x, ldsx in sx; outputs ldo bytes apart): each block is
@@ -37,25 +31,31 @@ var gemvF32x16 = fastGemvF32x16(hasAVX512)
 // gemvF32Func on it alone.
 type gemvF32x2Func func(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
-// gemvF32x2 and gemvF32x4 are the two- and four-token kernels this CPU
-// runs (AVX2).
-var (
-	gemvF32x2 = fastGemvF32x2(hasAVX2)
-	gemvF32x4 = fastGemvF32x4(hasAVX2)
-)
-
 // gemvF32x16x4Func is gemvF32x16Func for several tokens at once (strides
 // as gemvF32x2Func's), each token's outputs bitwise those of the one-token
 // kernels on it alone.
 type gemvF32x16x4Func func(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
-// gemvF32x16x8, gemvF32x16x4 and gemvF32x16x2 are the two-group eight-,
-// four- and two-token kernels this CPU runs (AVX-512).
-var (
-	gemvF32x16x8 = fastGemvF32x16x8(hasAVX512)
-	gemvF32x16x4 = fastGemvF32x16x4(hasAVX512)
-	gemvF32x16x2 = fastGemvF32x16x2(hasAVX512)
-)
+// tokensKernel is a multi-token kernel and the tokens it takes per call.
+type tokensKernel[F any] struct {
+	n int
+	k F
+}
+
+// f32Kernels are one block type's float32-activation packed kernels on
+// this CPU: eight rows (one packed group; AVX2) for one token and for
+// several (multi, most tokens first), and sixteen rows (two groups;
+// AVX-512, nil without it) likewise.
+type f32Kernels struct {
+	one     gemvF32Func
+	multi   []tokensKernel[gemvF32x2Func]
+	one16   gemvF32x16Func
+	multi16 []tokensKernel[gemvF32x16x4Func]
+}
+
+// f32KernelsFor are the float32-activation kernels this CPU runs, by block
+// type (none for a type without them).
+var f32KernelsFor = fastF32Kernels(hasAVX2, hasAVX512)
 
 // The float32-activation products are batch-invariant: every kernel sums
 // a row's products in one order (packedf32_gen.go: per block two partial
@@ -85,7 +85,7 @@ func matMulF32(out, x []float32, T int, m *Matrix) {
 // f32PackedData is m's packed copy when a float32-activation packed kernel
 // runs m, else nil.
 func (m *Matrix) f32PackedData() []byte {
-	if gemvF32[m.Type] == nil {
+	if !HasF32Kernel(m.Type) {
 		return nil
 	}
 	return m.packedData()
@@ -112,6 +112,7 @@ func blockSums(t Type, x []float32) []float32 {
 // of float32 activations x (sx: their block sums, or nil), row r of token
 // t to out[t·ldo + r - c0].
 func packedGroupsF32(out []float32, ldo, c0 int, x, sx []float32, T int, m *Matrix, pk []byte, g0, g1 int) {
+	ks := f32KernelsFor[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
 	sums := func(t int) *float32 {
@@ -122,41 +123,32 @@ func packedGroupsF32(out []float32, ldo, c0 int, x, sx []float32, T int, m *Matr
 	}
 	o := func(t, g int) *float32 { return &out[t*ldo+g*packRows-c0] }
 	g := g0
-	if k16 := gemvF32x16[m.Type]; k16 != nil {
-		// Two groups per call (AVX-512), eight tokens at a time, then
-		// four, two and one.
-		multi := []struct {
-			n int
-			k gemvF32x16x4Func
-		}{{8, gemvF32x16x8[m.Type]}, {4, gemvF32x16x4[m.Type]}, {2, gemvF32x16x2[m.Type]}}
+	if ks.one16 != nil {
+		// Two groups per call (AVX-512), the most tokens a kernel takes
+		// at a time, then fewer.
 		for ; g+1 < g1; g += 2 {
 			w := &pk[g*gsize]
 			t := 0
-			for _, mk := range multi {
-				for ; mk.k != nil && t+mk.n <= T; t += mk.n {
+			for _, mk := range ks.multi16 {
+				for ; t+mk.n <= T; t += mk.n {
 					mk.k(nb, w, gsize, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
 				}
 			}
 			for ; t < T; t++ {
-				k16(nb, w, gsize, &x[t*m.Cols], sums(t), o(t, g))
+				ks.one16(nb, w, gsize, &x[t*m.Cols], sums(t), o(t, g))
 			}
 		}
 	}
-	multi := []struct {
-		n int
-		k gemvF32x2Func
-	}{{4, gemvF32x4[m.Type]}, {2, gemvF32x2[m.Type]}}
-	k := gemvF32[m.Type]
 	for ; g < g1; g++ {
 		w := &pk[g*gsize]
 		t := 0
-		for _, mk := range multi {
-			for ; mk.k != nil && t+mk.n <= T; t += mk.n {
+		for _, mk := range ks.multi {
+			for ; t+mk.n <= T; t += mk.n {
 				mk.k(nb, w, &x[t*m.Cols], 4*m.Cols, sums(t), 4*nb, o(t, g), 4*ldo)
 			}
 		}
 		for ; t < T; t++ {
-			k(nb, w, &x[t*m.Cols], sums(t), o(t, g))
+			ks.one(nb, w, &x[t*m.Cols], sums(t), o(t, g))
 		}
 	}
 }
@@ -191,7 +183,7 @@ func matMulSharedF32(outs [][]float32, x []float32, T int, ms []*Matrix) {
 // with t's blocks on packed kernels (at every batch, in one order of sums;
 // else they widen tiles of rows to float32 for every product, slower at
 // decode than a float32 copy).
-func HasF32Kernel(t Type) bool { return gemvF32[t] != nil }
+func HasF32Kernel(t Type) bool { return f32KernelsFor[t].one != nil }
 
 // unpackRows widens rows [r0, r1) (whole groups) of m from its packed copy
 // pk into dst, bitwise as DequantizeRows does from the blocks, and reports

@@ -2,19 +2,15 @@
 
 package quant
 
+// The float32-activation packed kernels (packedf32_amd64.s, written by
+// packedf32_gen.go): AVX2 with FMA and F16C for eight rows, AVX-512 (BW,
+// VL) for sixteen.
+
 //go:noescape
 func gemvQ4_1x8F32(nb int, w *byte, x *float32, sx *float32, out *float32)
 
 //go:noescape
 func gemvQ8_0x8F32(nb int, w *byte, x *float32, sx *float32, out *float32)
-
-// fastGemvF32 are the float32-activation packed kernels (AVX2, FMA, F16C).
-func fastGemvF32(avx2 bool) map[Type]gemvF32Func {
-	if !avx2 {
-		return map[Type]gemvF32Func{}
-	}
-	return map[Type]gemvF32Func{Q4_1: gemvQ4_1x8F32, Q8_0: gemvQ8_0x8F32}
-}
 
 //go:noescape
 func gemvQ4_1x8F32x2(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
@@ -22,13 +18,11 @@ func gemvQ4_1x8F32x2(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int
 //go:noescape
 func gemvQ8_0x8F32x2(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
-// fastGemvF32x2 are the two-token forms of fastGemvF32's kernels.
-func fastGemvF32x2(avx2 bool) map[Type]gemvF32x2Func {
-	if !avx2 {
-		return map[Type]gemvF32x2Func{}
-	}
-	return map[Type]gemvF32x2Func{Q4_1: gemvQ4_1x8F32x2, Q8_0: gemvQ8_0x8F32x2}
-}
+//go:noescape
+func gemvQ4_1x8F32x4(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+
+//go:noescape
+func gemvQ8_0x8F32x4(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
 //go:noescape
 func gemvQ4_1x16F32(nb int, w *byte, gstride int, x *float32, sx *float32, out *float32)
@@ -37,26 +31,10 @@ func gemvQ4_1x16F32(nb int, w *byte, gstride int, x *float32, sx *float32, out *
 func gemvQ8_0x16F32(nb int, w *byte, gstride int, x *float32, sx *float32, out *float32)
 
 //go:noescape
-func gemvQ4_1x8F32x4(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
+func gemvQ4_1x16F32x2(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
 //go:noescape
-func gemvQ8_0x8F32x4(nb int, w *byte, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
-
-// fastGemvF32x4 are the four-token forms of fastGemvF32's kernels.
-func fastGemvF32x4(avx2 bool) map[Type]gemvF32x2Func {
-	if !avx2 {
-		return map[Type]gemvF32x2Func{}
-	}
-	return map[Type]gemvF32x2Func{Q4_1: gemvQ4_1x8F32x4, Q8_0: gemvQ8_0x8F32x4}
-}
-
-// fastGemvF32x16 are the AVX-512 two-group forms of fastGemvF32's kernels.
-func fastGemvF32x16(avx512 bool) map[Type]gemvF32x16Func {
-	if !avx512 {
-		return map[Type]gemvF32x16Func{}
-	}
-	return map[Type]gemvF32x16Func{Q4_1: gemvQ4_1x16F32, Q8_0: gemvQ8_0x16F32}
-}
+func gemvQ8_0x16F32x2(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
 //go:noescape
 func gemvQ4_1x16F32x4(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
@@ -64,41 +42,25 @@ func gemvQ4_1x16F32x4(nb int, w *byte, gstride int, x *float32, ldx int, sx *flo
 //go:noescape
 func gemvQ8_0x16F32x4(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
-// fastGemvF32x16x4 are the AVX-512 four-token forms of fastGemvF32x16's
-// kernels.
-func fastGemvF32x16x4(avx512 bool) map[Type]gemvF32x16x4Func {
-	if !avx512 {
-		return map[Type]gemvF32x16x4Func{}
-	}
-	return map[Type]gemvF32x16x4Func{Q4_1: gemvQ4_1x16F32x4, Q8_0: gemvQ8_0x16F32x4}
-}
-
-//go:noescape
-func gemvQ4_1x16F32x2(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
-
-//go:noescape
-func gemvQ8_0x16F32x2(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
-
-// fastGemvF32x16x2 are the AVX-512 two-token forms of fastGemvF32x16's
-// kernels.
-func fastGemvF32x16x2(avx512 bool) map[Type]gemvF32x16x4Func {
-	if !avx512 {
-		return map[Type]gemvF32x16x4Func{}
-	}
-	return map[Type]gemvF32x16x4Func{Q4_1: gemvQ4_1x16F32x2, Q8_0: gemvQ8_0x16F32x2}
-}
-
 //go:noescape
 func gemvQ4_1x16F32x8(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
 //go:noescape
 func gemvQ8_0x16F32x8(nb int, w *byte, gstride int, x *float32, ldx int, sx *float32, ldsx int, out *float32, ldo int)
 
-// fastGemvF32x16x8 are the AVX-512 eight-token forms of fastGemvF32x16's
-// kernels.
-func fastGemvF32x16x8(avx512 bool) map[Type]gemvF32x16x4Func {
-	if !avx512 {
-		return map[Type]gemvF32x16x4Func{}
+// fastF32Kernels are the float32-activation kernels by block type: none
+// without AVX2, the sixteen-row ones only with AVX-512.
+func fastF32Kernels(avx2, avx512 bool) map[Type]f32Kernels {
+	if !avx2 {
+		return nil
 	}
-	return map[Type]gemvF32x16x4Func{Q4_1: gemvQ4_1x16F32x8, Q8_0: gemvQ8_0x16F32x8}
+	q41 := f32Kernels{one: gemvQ4_1x8F32, multi: []tokensKernel[gemvF32x2Func]{{4, gemvQ4_1x8F32x4}, {2, gemvQ4_1x8F32x2}}}
+	q80 := f32Kernels{one: gemvQ8_0x8F32, multi: []tokensKernel[gemvF32x2Func]{{4, gemvQ8_0x8F32x4}, {2, gemvQ8_0x8F32x2}}}
+	if avx512 {
+		q41.one16 = gemvQ4_1x16F32
+		q41.multi16 = []tokensKernel[gemvF32x16x4Func]{{8, gemvQ4_1x16F32x8}, {4, gemvQ4_1x16F32x4}, {2, gemvQ4_1x16F32x2}}
+		q80.one16 = gemvQ8_0x16F32
+		q80.multi16 = []tokensKernel[gemvF32x16x4Func]{{8, gemvQ8_0x16F32x8}, {4, gemvQ8_0x16F32x4}, {2, gemvQ8_0x16F32x2}}
+	}
+	return map[Type]f32Kernels{Q4_1: q41, Q8_0: q80}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -48,16 +49,18 @@ var f32KernelSets = []string{"all", "avx2", "one-token"}
 // useF32Kernels makes MatMul run the kernel set named (f32KernelSets) until
 // the returned function restores this CPU's.
 func useF32Kernels(set string) (restore func()) {
-	k2, k4, k16, k16x2, k16x4, k16x8 := gemvF32x2, gemvF32x4, gemvF32x16, gemvF32x16x2, gemvF32x16x4, gemvF32x16x8
-	if set != "all" {
-		gemvF32x16, gemvF32x16x2, gemvF32x16x4, gemvF32x16x8 = map[Type]gemvF32x16Func{}, map[Type]gemvF32x16x4Func{}, map[Type]gemvF32x16x4Func{}, map[Type]gemvF32x16x4Func{}
+	saved := f32KernelsFor
+	f32KernelsFor = map[Type]f32Kernels{}
+	for ty, ks := range saved {
+		if set != "all" {
+			ks.one16, ks.multi16 = nil, nil
+		}
+		if set == "one-token" {
+			ks.multi = nil
+		}
+		f32KernelsFor[ty] = ks
 	}
-	if set == "one-token" {
-		gemvF32x2, gemvF32x4 = map[Type]gemvF32x2Func{}, map[Type]gemvF32x2Func{}
-	}
-	return func() {
-		gemvF32x2, gemvF32x4, gemvF32x16, gemvF32x16x2, gemvF32x16x4, gemvF32x16x8 = k2, k4, k16, k16x2, k16x4, k16x8
-	}
+	return func() { f32KernelsFor = saved }
 }
 
 // With F32Activations, MatMul equals the float64 dot of the dequantized
@@ -275,11 +278,12 @@ func f32RefRow(m *Matrix, r int, x []float32) float32 {
 // (random-byte blocks, activations of mixed magnitude); every other kernel
 // is held to the one-token kernel's bits below.
 func TestF32KernelOrder(t *testing.T) {
-	if len(gemvF32) == 0 {
+	if len(f32KernelsFor) == 0 {
 		t.Skip("no float32-activation kernels on this CPU (AVX2)")
 	}
 	rng := rand.New(rand.NewPCG(47, 48))
-	for ty, k := range gemvF32 {
+	for ty, ks := range f32KernelsFor {
+		k := ks.one
 		for _, cols := range []int{32, 96, 576} {
 			const rows = 16
 			m := randomBlocks(rng, ty, rows, cols)
@@ -315,12 +319,15 @@ func TestF32KernelOrder(t *testing.T) {
 // runs on the eight-row kernel in MatMul), block counts odd and even (the
 // one- and two-token kernels take blocks in pairs).
 func TestF32SixteenRowKernelsBitwise(t *testing.T) {
-	if len(gemvF32x16) == 0 {
+	if !hasAVX512 {
 		t.Skip("no 16-row float32-activation kernels on this CPU (AVX-512 BW)")
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
-	for ty, k16 := range gemvF32x16 {
-		k := gemvF32[ty]
+	for ty, ks := range f32KernelsFor {
+		k, k16 := ks.one, ks.one16
+		if got := tokenCounts(ks.multi16); k16 == nil || got != "8 4 2" {
+			t.Fatalf("%v: 16-row kernels for %q tokens, want 1 and 8 4 2", ty, got)
+		}
 		for _, cols := range []int{32, 96, 576, 1536} {
 			const rows = 40 // five groups
 			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 9)
@@ -338,13 +345,7 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 			// n tokens from token 1 (outputs 24 apart): each token's
 			// outputs are the one-token kernel's.
 			const ldo = 24
-			for _, mk := range []struct {
-				n int
-				k gemvF32x16x4Func
-			}{{8, gemvF32x16x8[ty]}, {4, gemvF32x16x4[ty]}, {2, gemvF32x16x2[ty]}} {
-				if mk.k == nil {
-					t.Fatalf("%v: no %d-token 16-row kernel", ty, mk.n)
-				}
+			for _, mk := range ks.multi16 {
 				for g := 0; g+1 < rows/packRows; g++ {
 					want, got := make([]float32, 9*ldo), make([]float32, 9*ldo)
 					for tk := 1; tk <= mk.n; tk++ {
@@ -366,22 +367,20 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 // The four- and two-token (AVX2) kernels give each token the one-token
 // kernel's outputs bitwise.
 func TestF32MultiTokenKernelsBitwise(t *testing.T) {
-	if len(gemvF32x2) == 0 {
+	if len(f32KernelsFor) == 0 {
 		t.Skip("no multi-token float32-activation kernels on this CPU (AVX2)")
 	}
 	rng := rand.New(rand.NewPCG(45, 46))
-	for ty, k := range gemvF32 {
+	for ty, ks := range f32KernelsFor {
+		k := ks.one
+		if got := tokenCounts(ks.multi); got != "4 2" {
+			t.Fatalf("%v: multi-token kernels for %q tokens, want 4 2", ty, got)
+		}
 		for _, cols := range []int{32, 96, 576, 1536} {
 			const rows = 24
 			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 5)
 			const ldo = 12
-			for _, mk := range []struct {
-				n int
-				k gemvF32x2Func
-			}{{4, gemvF32x4[ty]}, {2, gemvF32x2[ty]}} {
-				if mk.k == nil {
-					t.Fatalf("%v: no %d-token kernel", ty, mk.n)
-				}
+			for _, mk := range ks.multi {
 				for g := 0; g < rows/packRows; g++ {
 					want, got := make([]float32, 5*ldo), make([]float32, 5*ldo)
 					for tk := 1; tk <= mk.n; tk++ {
@@ -489,4 +488,13 @@ func TestPackedF32Generated(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatal("packedf32_amd64.s is not packedf32_gen.go's output: run go generate ./quant")
 	}
+}
+
+// tokenCounts lists the tokens per call of kernels, "8 4 2".
+func tokenCounts[F any](kernels []tokensKernel[F]) string {
+	var ns []string
+	for _, k := range kernels {
+		ns = append(ns, fmt.Sprint(k.n))
+	}
+	return strings.Join(ns, " ")
 }
