@@ -204,11 +204,13 @@ func TestUnpackRowsEqualsDequantize(t *testing.T) {
 	}
 }
 
-// kernelInputs packs a [rows, cols] matrix of t's random-byte blocks and
-// draws float32 activations of mixed magnitude for tokens tokens (rows of
-// x cols apart); sums(i) is token i's block sums as the kernels take them.
-func kernelInputs(rng *rand.Rand, t Type, rows, cols, tokens int) (pk []byte, nb, gsize int, x []float32, sums func(i int) *float32) {
-	pk = pack(randomBlocks(rng, t, rows, cols))
+// kernelInputs makes a [rows, cols] matrix m of t's random-byte blocks and
+// its packed copy pk, and draws float32 activations of mixed magnitude for
+// tokens tokens (rows of x cols apart); sums(i) is token i's block sums as
+// the kernels take them.
+func kernelInputs(rng *rand.Rand, t Type, rows, cols, tokens int) (m *Matrix, pk []byte, nb, gsize int, x []float32, sums func(i int) *float32) {
+	m = randomBlocks(rng, t, rows, cols)
+	pk = pack(m)
 	nb = cols / QK
 	gsize = nb * packedBlockBytes(t)
 	x = randRow(rng, tokens*cols, 3)
@@ -216,7 +218,7 @@ func kernelInputs(rng *rand.Rand, t Type, rows, cols, tokens int) (pk []byte, nb
 		x[i] *= float32(math.Exp(rng.NormFloat64()))
 	}
 	sx := blockSums(t, x)
-	return pk, nb, gsize, x, func(i int) *float32 {
+	return m, pk, nb, gsize, x, func(i int) *float32 {
 		if sx == nil {
 			return nil
 		}
@@ -286,22 +288,10 @@ func TestF32KernelOrder(t *testing.T) {
 		k := ks.one
 		for _, cols := range []int{32, 96, 576} {
 			const rows = 16
-			m := randomBlocks(rng, ty, rows, cols)
-			pk := pack(m)
-			nb := cols / QK
-			gsize := nb * packedBlockBytes(ty)
-			x := randRow(rng, cols, 3)
-			for i := range x {
-				x[i] *= float32(math.Exp(rng.NormFloat64()))
-			}
-			sx := blockSums(ty, x)
-			var sums *float32
-			if sx != nil {
-				sums = &sx[0]
-			}
+			m, pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 1)
 			for g := 0; g < rows/packRows; g++ {
 				var got [8]float32
-				k(nb, &pk[g*gsize], &x[0], sums, &got[0])
+				k(nb, &pk[g*gsize], &x[0], sums(0), &got[0])
 				for r, v := range got {
 					if want := f32RefRow(m, g*packRows+r, x); math.Float32bits(v) != math.Float32bits(want) {
 						t.Fatalf("%v cols %d row %d: kernel %v, the order in Go %v", ty, cols, g*packRows+r, v, want)
@@ -330,7 +320,7 @@ func TestF32SixteenRowKernelsBitwise(t *testing.T) {
 		}
 		for _, cols := range []int{32, 96, 576, 1536} {
 			const rows = 40 // five groups
-			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 9)
+			_, pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 9)
 			for g := 0; g+1 < rows/packRows; g++ {
 				var want, got [16]float32
 				k(nb, &pk[g*gsize], &x[0], sums(0), &want[0])
@@ -378,7 +368,7 @@ func TestF32MultiTokenKernelsBitwise(t *testing.T) {
 		}
 		for _, cols := range []int{32, 96, 576, 1536} {
 			const rows = 24
-			pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 5)
+			_, pk, nb, gsize, x, sums := kernelInputs(rng, ty, rows, cols, 5)
 			const ldo = 12
 			for _, mk := range ks.multi {
 				for g := 0; g < rows/packRows; g++ {
