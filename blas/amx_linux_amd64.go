@@ -4,6 +4,7 @@ package blas
 
 import (
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/cpu"
@@ -14,7 +15,13 @@ import (
 // AVX512_BF16 (which runs the rest), and Linux lets the process use the
 // tile data (arch_prctl ARCH_REQ_XCOMP_PERM, Linux 5.16 on). CLAWRL_AMX=0
 // turns it off.
-var useAMX = useBF16 && cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && os.Getenv("CLAWRL_AMX") != "0" && requestAMX()
+var useAMX = useBF16 && cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && os.Getenv("CLAWRL_AMX") != "0" && AMXPermitted()
+
+// AMXPermitted reports whether Linux lets this process use the AMX tile
+// data (asked once; quant's AMX-INT8 kernels ask here too).
+func AMXPermitted() bool { return amxPermitted() }
+
+var amxPermitted = sync.OnceValue(requestAMX)
 
 // requestAMX asks Linux for the tile data state (XFEATURE_XTILEDATA, 18);
 // without it the first tile instruction faults.

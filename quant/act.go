@@ -25,8 +25,10 @@ type Act struct {
 	isums   []int32 // exact Σq per block of 32 (Q8 form)
 	sums4   []int32 // 128·Σq per four values (fillSums4), for the packed Q8_0 kernel
 	sums32  []int32 // Σq per 32 values (Q8_K form), for the packed Q4_K/Q5_K kernels' minimums
+	sums32h []int16 // the same as int16 (|Σq| ≤ 32·127), for the AMX Q4_K kernel's minimums
 	sums16  []int32 // 32·Σq per 16 values (Q8_K form), for the packed Q6_K kernel's offset
-	filled  uint8   // which of sums4, sums32, sums16 hold the current values
+	tail    amxTail // the last tokens padded to a tile, for the AMX kernels
+	filled  uint8   // which of sums4, sums32, sums16 and tail hold the current values
 }
 
 // Quantize fills a from x[T, cols] for products with weights of type t.
@@ -41,9 +43,8 @@ func (a *Act) Quantize(t Type, x []float32, T, cols int) {
 		a.ds = grow(a.ds, T*cols/QKK)
 		a.bsums = grow(a.bsums, T*cols/16)
 		parallelRows(T, work, func(t0, t1 int) {
-			for b := t0 * cols / QKK; b < t1*cols/QKK; b++ {
-				quantizeQ8K(a.qs[b*QKK:(b+1)*QKK], &a.ds[b], a.bsums[b*16:(b+1)*16], x[b*QKK:(b+1)*QKK])
-			}
+			b0, b1 := t0*cols/QKK, t1*cols/QKK
+			quantizeQ8KBlocks(a.qs[b0*QKK:b1*QKK], a.ds[b0:b1], a.bsums[16*b0:16*b1], x[b0*QKK:b1*QKK])
 		})
 		return
 	}
@@ -68,6 +69,7 @@ const (
 	filledSums4 = 1 << iota
 	filledSums32
 	filledSums16
+	filledTail
 )
 
 // prepare fills the activation sums the packed kernel of weight type t
@@ -78,11 +80,7 @@ func (a *Act) prepare(t Type) {
 		a.fillSums4()
 		a.filled |= filledSums4
 	case (t == Q4_K || t == Q5_K) && a.filled&filledSums32 == 0:
-		a.sums32 = grow(a.sums32, a.T*a.Cols/32)
-		for i := range a.sums32 {
-			a.sums32[i] = int32(a.bsums[2*i]) + int32(a.bsums[2*i+1])
-		}
-		a.filled |= filledSums32
+		a.fillSums32()
 	case t == Q6_K && a.filled&filledSums16 == 0:
 		a.sums16 = grow(a.sums16, a.T*a.Cols/16)
 		for i := range a.sums16 {
@@ -90,6 +88,26 @@ func (a *Act) prepare(t Type) {
 		}
 		a.filled |= filledSums16
 	}
+	if _, ok := amxKernels[t]; ok && hasAMXInt8 {
+		if a.filled&filledSums32 == 0 {
+			a.fillSums32() // the tile kernels take (and Q4_K's reads) sums32h
+		}
+		if a.filled&filledTail == 0 && amxTailed(a.T) {
+			a.fillTail()
+			a.filled |= filledTail
+		}
+	}
+}
+
+// fillSums32 computes sums32 and sums32h from bsums (Q8_K form).
+func (a *Act) fillSums32() {
+	a.sums32 = grow(a.sums32, a.T*a.Cols/32)
+	a.sums32h = grow(a.sums32h, a.T*a.Cols/32)
+	for i := range a.sums32 {
+		a.sums32[i] = int32(a.bsums[2*i]) + int32(a.bsums[2*i+1])
+		a.sums32h[i] = int16(a.sums32[i])
+	}
+	a.filled |= filledSums32
 }
 
 // sums is the activation sums of token t that the packed kernel of weight
@@ -199,6 +217,17 @@ func quantizeQ8Ref(qs []int8, ds []float32, isums []int32, x []float32) {
 		isums[b] = int32(sum)
 		ds[2*b] = F16ToF32(F32ToF16(d))
 		ds[2*b+1] = F16ToF32(F32ToF16(d * float32(sum)))
+	}
+}
+
+// quantizeQ8KBlocks quantizes len(ds) super-blocks of x, on the assembly
+// where the CPU has it (the same results).
+func quantizeQ8KBlocks(qs []int8, ds []float32, bsums []int16, x []float32) {
+	if quantizeQ8KFast(qs, ds, bsums, x) {
+		return
+	}
+	for b := range ds {
+		quantizeQ8K(qs[b*QKK:(b+1)*QKK], &ds[b], bsums[b*16:(b+1)*16], x[b*QKK:(b+1)*QKK])
 	}
 }
 

@@ -118,6 +118,21 @@ func quantizeQ8Fast(qs []int8, ds []float32, isums []int32, x []float32) bool {
 }
 
 //go:noescape
+func quantizeQ8KAVX512(nb int, x *float32, qs *int8, d *float32, bsums *int16)
+
+// quantizeQ8KFast runs the assembly Q8_K quantizer where the CPU has
+// AVX-512 and reports whether it did.
+func quantizeQ8KFast(qs []int8, ds []float32, bsums []int16, x []float32) bool {
+	nb := len(ds)
+	if !hasAVX512 || nb == 0 {
+		return false
+	}
+	_, _, _ = qs[nb*QKK-1], bsums[16*nb-1], x[nb*QKK-1]
+	quantizeQ8KAVX512(nb, &x[0], &qs[0], &ds[0], &bsums[0])
+	return true
+}
+
+//go:noescape
 func gemvQ4_1x8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 
 //go:noescape

@@ -459,24 +459,27 @@ func testF32BatchInvariant(t *testing.T) {
 }
 
 // packedf32_amd64.s is what packedf32_gen.go writes today.
-func TestPackedF32Generated(t *testing.T) {
+func TestPackedF32Generated(t *testing.T) { checkGenerated(t, "packedf32_gen.go", "packedf32_amd64.s") }
+
+// checkGenerated fails when file is not what the generator gen writes.
+func checkGenerated(t *testing.T, gen, file string) {
 	if testing.Short() {
 		t.Skip("runs the generator with go run")
 	}
-	out := filepath.Join(t.TempDir(), "packedf32_amd64.s")
-	if b, err := exec.Command("go", "run", "packedf32_gen.go", "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("go run packedf32_gen.go: %v\n%s", err, b)
+	out := filepath.Join(t.TempDir(), file)
+	if b, err := exec.Command("go", "run", gen, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("go run %s: %v\n%s", gen, err, b)
 	}
 	want, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("packedf32_amd64.s")
+	got, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("packedf32_amd64.s is not packedf32_gen.go's output: run go generate ./quant")
+		t.Fatalf("%s is not %s's output: run go generate ./quant", file, gen)
 	}
 }
 

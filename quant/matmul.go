@@ -136,23 +136,47 @@ func matMulPacked(out []float32, a *Act, T int, m *Matrix, pk []byte) {
 }
 
 // packedGroups runs groups [g0, g1) of m's packed copy pk for T tokens:
-// row r of m for token t lands at out[t·ldo + r − c0].
+// row r of m for token t lands at out[t·ldo + r − c0]. Where the CPU has
+// AMX-INT8 and m's type a tile kernel (amxk.go), pairs of groups take
+// their tokens sixteen at a time on the tiles, the rest on the kernels
+// below; every output is the same bits either way.
 func packedGroups(out []float32, ldo, c0 int, a *Act, T int, m *Matrix, pk []byte, g0, g1 int) {
 	k, k4 := gemv8[m.Type], gemv8x4[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
-	T4 := 0 // tokens done four at a time
-	if k4 != nil {
-		T4 = T / 4 * 4
-	}
-	for g := g0; g < g1; g++ {
+	// rest runs tokens [t0, T) of group g: four at a time, then one.
+	rest := func(g, t0 int) {
 		w := &pk[g*gsize]
-		for t := 0; t < T4; t += 4 {
+		t := t0
+		for ; t+4 <= T && k4 != nil; t += 4 {
 			k4(nb, w, &a.qs[t*m.Cols], m.Cols, a.scales(t), a.scaleStride(), a.sums(m.Type, t), 4*sumsPerRow(m.Type, a.Cols), &out[t*ldo+g*packRows-c0], 4*ldo)
 		}
-		for t := T4; t < T; t++ {
+		for ; t < T; t++ {
 			k(nb, w, &a.qs[t*m.Cols], a.scales(t), a.sums(m.Type, t), &out[t*ldo+g*packRows-c0])
 		}
+	}
+	g := g0
+	if ak, ok := amxKernels[m.Type]; ok && hasAMXInt8 && T >= amxTokens && g1-g0 >= 2 {
+		T16 := T / amxTokens * amxTokens
+		s := amxPool.Get().(*amxScratch)
+		tail, t0 := amxTailed(T), T16
+		if tail {
+			t0 = T
+		}
+		most := amxPairs(m.Cols / QKK)
+		for g+2 <= g1 {
+			np := min(most, (g1-g)/2)
+			amxPairsRun(&ak, out, ldo, c0, a, T16, tail, m, pk, g, np, s)
+			for ; np > 0; np-- {
+				rest(g, t0)
+				rest(g+1, t0)
+				g += 2
+			}
+		}
+		amxPool.Put(s)
+	}
+	for ; g < g1; g++ {
+		rest(g, 0)
 	}
 }
 

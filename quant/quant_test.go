@@ -187,6 +187,56 @@ func TestQuantizeQ8MatchesReference(t *testing.T) {
 	}
 }
 
+// The assembly Q8_K quantizer equals quantizeQ8K bit for bit: on random
+// blocks and on blocks built for its edges (all zeros, ties of magnitude
+// between signs, halves that round to even, NaNs, infinities, values
+// past float32's reach of 127·x, subnormals).
+func TestQuantizeQ8KMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const nb = 24
+	x := randRow(rng, nb*QKK, 3)
+	blk := func(b int) []float32 { return x[b*QKK : (b+1)*QKK] }
+	clear(blk(1))                                    // all zeros
+	blk(2)[7], blk(2)[200] = -9, 9                   // a tie: the first (−9) sets the sign
+	blk(3)[0], blk(3)[255] = 9, -9                   // and the other way
+	blk(4)[3] = 127                                  // iscale −1: halves below
+	blk(4)[4], blk(4)[5], blk(4)[6] = 2.5, -3.5, 0.5 // round to even
+	blk(5)[10], blk(5)[74] = 50, float32(math.NaN()) // a NaN after the largest value in its lane
+	for i := range blk(6) {                          // NaNs only
+		blk(6)[i] = float32(math.NaN())
+	}
+	blk(7)[100] = float32(math.Inf(-1)) // an infinity
+	blk(8)[9] = 3e38                    // large, finite
+	for i := range blk(9) {             // subnormals
+		blk(9)[i] = float32(rng.NormFloat64()) * 1e-40
+	}
+	blk(10)[0] = float32(math.Copysign(0, -1)) // −0 and zeros
+	clear(blk(10)[1:])
+	qs, ds, bs := make([]int8, nb*QKK), make([]float32, nb), make([]int16, nb*16)
+	if !quantizeQ8KFast(qs, ds, bs, x) {
+		t.Skip("no assembly Q8_K quantizer on this CPU")
+	}
+	for b := 0; b < nb; b++ {
+		q := make([]int8, QKK)
+		bsum := make([]int16, 16)
+		var d float32
+		quantizeQ8K(q, &d, bsum, blk(b))
+		if math.Float32bits(d) != math.Float32bits(ds[b]) {
+			t.Fatalf("block %d: d = %v, reference %v", b, ds[b], d)
+		}
+		for i := range q {
+			if q[i] != qs[b*QKK+i] {
+				t.Fatalf("block %d: q[%d] = %d, reference %d", b, i, qs[b*QKK+i], q[i])
+			}
+		}
+		for i := range bsum {
+			if bsum[i] != bs[b*16+i] {
+				t.Fatalf("block %d: sum[%d] = %d, reference %d", b, i, bs[b*16+i], bsum[i])
+			}
+		}
+	}
+}
+
 func TestRowBytesErrors(t *testing.T) {
 	for _, c := range []struct {
 		t    Type
@@ -223,5 +273,32 @@ func TestFastDots4MatchReference(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkQuantizeQ8K quantizes a 190-token batch of Qwen2.5-1.5B's
+// widest input (8,960) to Q8_K on one goroutine: the Go reference and the
+// assembly (where the CPU has it) side by side, ns per super-block.
+func BenchmarkQuantizeQ8K(b *testing.B) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n = 190 * 8960
+	x := randRow(rng, n, 1)
+	qs, ds, bs := make([]int8, n), make([]float32, n/QKK), make([]int16, n/16)
+	for _, name := range []string{"go", "asm"} {
+		b.Run(name, func(b *testing.B) {
+			if name == "asm" && !quantizeQ8KFast(qs, ds, bs, x) {
+				b.Skip("no assembly Q8_K quantizer on this CPU")
+			}
+			for b.Loop() {
+				if name == "asm" {
+					quantizeQ8KFast(qs, ds, bs, x)
+					continue
+				}
+				for i := range ds {
+					quantizeQ8K(qs[i*QKK:(i+1)*QKK], &ds[i], bs[16*i:16*(i+1)], x[i*QKK:(i+1)*QKK])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ds)), "ns/superblock")
+		})
 	}
 }
