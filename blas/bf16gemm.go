@@ -217,10 +217,11 @@ const (
 	amxPairs = 16
 )
 
-// amxConfig is the tile configuration kernAMX32x48 loads: palette 1;
-// tmm0–7 16 rows of 64 bytes (C: 16 float32; A: 16 pairs of bf16; B: 16
-// words of a panel's pairs).
-var amxConfig = func() (c [64]byte) {
+// AMXTileConfig is the tile configuration the AMX kernels load (LDTILECFG):
+// palette 1; tmm0–7 16 rows of 64 bytes. kernAMX32x48's C: 16 float32, A:
+// 16 pairs of bf16, B: 16 words of a panel's pairs; quant's int8 kernels'
+// C: 16 int32, A: 64 int8, B: 16 rows' four bytes. Not to be written.
+var AMXTileConfig = func() (c [64]byte) {
 	c[0] = 1
 	for t := range 8 {
 		c[16+2*t] = 64
@@ -245,7 +246,7 @@ func kernBF16Group(group, pc int, a []uint16, lda int, bp []uint32, c []float32,
 	if acc {
 		ac = 1
 	}
-	kernAMX32x48(ks, &a[0], lda, &bp[0], &c[0], ldc, ac, &amxConfig[0])
+	kernAMX32x48(ks, &a[0], lda, &bp[0], &c[0], ldc, ac, &AMXTileConfig[0])
 	if t := pc - ks*amxPairs; t > 0 {
 		for r := 0; r < amxRows; r += bf16GroupRows {
 			kernBF16(t, a[r*lda+2*ks*amxPairs:], lda, bp[ks*amxPairs*bf16PackCols:], c[r*ldc:], ldc, true)

@@ -390,7 +390,7 @@ func BenchmarkAMXKernel(b *testing.B) {
 		b.Skip("no AMX-BF16")
 	}
 	benchKernel(b, amxRows, func(kp int, a *uint16, lda int, bp *uint32, c *float32) {
-		kernAMX32x48(kp/amxPairs, a, lda, bp, c, bf16PackCols, 1, &amxConfig[0])
+		kernAMX32x48(kp/amxPairs, a, lda, bp, c, bf16PackCols, 1, &AMXTileConfig[0])
 	})
 }
 

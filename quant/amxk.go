@@ -1,6 +1,10 @@
 package quant
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/clawrl/clawrl/blas"
+)
 
 //go:generate go run amxk_gen.go
 
@@ -32,18 +36,6 @@ const amxMaxPrep = 8576
 
 // amxTokens is how many tokens one tile takes.
 const amxTokens = 16
-
-// amxTileConfig is the tile configuration the gemm kernels load: palette 1;
-// tmm0–7 16 rows of 64 bytes (C: 16 int32; A: 64 activations; B: 16
-// rows' four weight bytes).
-var amxTileConfig = func() (c [64]byte) {
-	c[0] = 1
-	for t := range 8 {
-		c[16+2*t] = 64
-		c[48+t] = 16
-	}
-	return c
-}()
 
 // amxTailMin is the fewest tokens past the last full tile that run on the
 // tiles as one more, zero-padded, tile; fewer run on the VNNI kernels. A
@@ -122,7 +114,7 @@ type amxTiles struct {
 // run passes the tiles over prepared super-block b of pair p at prep on
 // k's kernel.
 func (x *amxTiles) run(k *amxKernel, b, p int, prep *byte, s *amxScratch) {
-	k.gemm(x.tiles, prep, &x.qs[b*QKK], x.ldq, &x.ds[b], 4*x.ldd, &x.sums[b*8], 2*x.lds, &x.o[2*packRows*p], 4*x.ldo, &s.ctmp[0], &amxTileConfig[0])
+	k.gemm(x.tiles, prep, &x.qs[b*QKK], x.ldq, &x.ds[b], 4*x.ldd, &x.sums[b*8], 2*x.lds, &x.o[2*packRows*p], 4*x.ldo, &s.ctmp[0], &blas.AMXTileConfig[0])
 }
 
 // amxPairsRun computes on k's kernels tokens [0, T16) (a multiple of

@@ -195,23 +195,41 @@ func (g *gen) prep() {
 			g.f("\tVPANDD Z31, Z7, Z7")
 			for h := 0; h < 2; h++ {
 				n, e, o := 6+h, 2+2*h, 3+2*h
-				row := 2048*c + 64*(q+8*h)
-				g.f("\tVPMADDUBSW Z%d, Z%d, Z8", e, n)
-				g.f("\tVPMADDUBSW Z%d, Z%d, Z9", o, n)
-				g.f("\tVPSLLW $8, Z9, Z10")
-				g.f("\tVPSRLW $8, Z8, Z11")
-				g.f("\tVMOVDQU8 Z8, K1, Z10")
-				g.f("\tVMOVDQU8 Z11, K1, Z9")
-				g.f("\tVMOVDQU64 Z10, %d(DI)", row)
-				g.f("\tVMOVDQU64 Z9, %d(DI)", row+1024)
+				g.products(n, e, o, -1, 2048*c+64*(q+8*h))
 			}
 		}
 	}
-	g.f("\tADDQ $1184, SI")
-	g.f("\tADDQ $1184, DX")
-	g.f("\tADDQ $%d, DI", prepBytes)
+	g.next(1184, prepBytes, "prepq4k")
+}
+
+// products writes one B row pair: the 64 values in Z<v> (16 weight rows ×
+// 4) times the scale patterns Z<e> (sc, 0, sc, 0 per row) and Z<o> (0, sc,
+// 0, sc), less Z<sub> (32·sc per word; −1: none), as words, split into
+// their low bytes (stored at row of DI) and their high bytes (row+1024):
+// the even bytes from the even values' words, the odd from the odd ones'.
+func (g *gen) products(v, e, o, sub, row int) {
+	g.f("\tVPMADDUBSW Z%d, Z%d, Z8", e, v)
+	g.f("\tVPMADDUBSW Z%d, Z%d, Z9", o, v)
+	if sub >= 0 {
+		g.f("\tVPSUBW Z%d, Z8, Z8", sub)
+		g.f("\tVPSUBW Z%d, Z9, Z9", sub)
+	}
+	g.f("\tVPSLLW $8, Z9, Z10")
+	g.f("\tVPSRLW $8, Z8, Z11") // a signed word's high byte all the same
+	g.f("\tVMOVDQU8 Z8, K1, Z10")
+	g.f("\tVMOVDQU8 Z11, K1, Z9")
+	g.f("\tVMOVDQU64 Z10, %d(DI)", row)
+	g.f("\tVMOVDQU64 Z9, %d(DI)", row+1024)
+}
+
+// next ends a prep kernel's loop: the groups' next super-blocks (bb bytes
+// on), the next prepared one (pb bytes on).
+func (g *gen) next(bb, pb int, label string) {
+	g.f("\tADDQ $%d, SI", bb)
+	g.f("\tADDQ $%d, DX", bb)
+	g.f("\tADDQ $%d, DI", pb)
 	g.f("\tDECQ CX")
-	g.f("\tJNZ prepq4k")
+	g.f("\tJNZ %s", label)
 	g.f("\tVZEROUPPER")
 	g.f("\tRET")
 }
@@ -290,28 +308,12 @@ func (g *gen) prepQ6K() {
 						g.f("\tVPSRLW $2, Z7, Z7")
 					}
 					g.f("\tVPTERNLOGD $0xF8, Z30, Z7, Z6") // Z6 |= Z7 & Z30
-					g.f("\tVPMADDUBSW Z2, Z6, Z8")
-					g.f("\tVPMADDUBSW Z3, Z6, Z9")
-					g.f("\tVPSUBW Z4, Z8, Z8")
-					g.f("\tVPSUBW Z4, Z9, Z9")
-					g.f("\tVPSLLW $8, Z9, Z10")
-					g.f("\tVPSRLW $8, Z8, Z11") // the same low byte as VPSRAW
-					g.f("\tVMOVDQU8 Z8, K1, Z10")
-					g.f("\tVMOVDQU8 Z11, K1, Z9")
-					row := 2048*c + 64*(i+8*h)
-					g.f("\tVMOVDQU64 Z10, %d(DI)", row)
-					g.f("\tVMOVDQU64 Z9, %d(DI)", row+1024)
+					g.products(6, 2, 3, 4, 2048*c+64*(i+8*h))
 				}
 			}
 		}
 	}
-	g.f("\tADDQ $1680, SI")
-	g.f("\tADDQ $1680, DX")
-	g.f("\tADDQ $%d, DI", q6PrepBytes)
-	g.f("\tDECQ CX")
-	g.f("\tJNZ prepq6k")
-	g.f("\tVZEROUPPER")
-	g.f("\tRET")
+	g.next(1680, q6PrepBytes, "prepq6k")
 }
 
 // kind is one block type's tile kernel: its name in the function names,
