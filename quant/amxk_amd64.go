@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasAMXInt8: Q4_K products of sixteen tokens and more run on AMX-INT8
-// tiles (amxk_amd64.s, written by amxk_gen.go) where the CPU has
+// hasAMXInt8: Q4_K and Q6_K products of sixteen tokens and more run on
+// AMX-INT8 tiles (amxk_amd64.s, written by amxk_gen.go) where the CPU has
 // AMX-TILE and AMX-INT8 beside the AVX-512 VNNI kernels and Linux lets
 // the process use the tile data. CLAWRL_AMX=0 turns it off (as in blas),
 // and so does CLAWRL_AVX512=0.
