@@ -25,10 +25,10 @@ type Act struct {
 	isums   []int32 // exact Σq per block of 32 (Q8 form)
 	sums4   []int32 // 128·Σq per four values (fillSums4), for the packed Q8_0 kernel
 	sums32  []int32 // Σq per 32 values (Q8_K form), for the packed Q4_K/Q5_K kernels' minimums
-	sums32h []int16 // the same as int16 (|Σq| ≤ 32·127), for the AMX Q4_K kernel's minimums
+	sums32h []int16 // Σq per 32 values as int16 (|Σq| ≤ 32·127), for the AMX kernels (fillTiles)
 	sums16  []int32 // 32·Σq per 16 values (Q8_K form), for the packed Q6_K kernel's offset
 	tail    amxTail // the last tokens padded to a tile, for the AMX kernels
-	filled  uint8   // which of sums4, sums32, sums16 and tail hold the current values
+	filled  uint8   // which of sums4, sums32, sums16 and sums32h with tail hold the current values
 }
 
 // Quantize fills a from x[T, cols] for products with weights of type t.
@@ -69,7 +69,7 @@ const (
 	filledSums4 = 1 << iota
 	filledSums32
 	filledSums16
-	filledTail
+	filledTiles
 )
 
 // prepare fills the activation sums the packed kernel of weight type t
@@ -80,7 +80,11 @@ func (a *Act) prepare(t Type) {
 		a.fillSums4()
 		a.filled |= filledSums4
 	case (t == Q4_K || t == Q5_K) && a.filled&filledSums32 == 0:
-		a.fillSums32()
+		a.sums32 = grow(a.sums32, a.T*a.Cols/32)
+		for i := range a.sums32 {
+			a.sums32[i] = int32(a.bsums[2*i]) + int32(a.bsums[2*i+1])
+		}
+		a.filled |= filledSums32
 	case t == Q6_K && a.filled&filledSums16 == 0:
 		a.sums16 = grow(a.sums16, a.T*a.Cols/16)
 		for i := range a.sums16 {
@@ -88,26 +92,10 @@ func (a *Act) prepare(t Type) {
 		}
 		a.filled |= filledSums16
 	}
-	if _, ok := amxKernels[t]; ok && hasAMXInt8 {
-		if a.filled&filledSums32 == 0 {
-			a.fillSums32() // the tile kernels take (and Q4_K's reads) sums32h
-		}
-		if a.filled&filledTail == 0 && amxTailed(a.T) {
-			a.fillTail()
-			a.filled |= filledTail
-		}
+	if _, ok := amxKernels[t]; ok && hasAMXInt8 && a.T >= amxTokens && a.filled&filledTiles == 0 {
+		a.fillTiles()
+		a.filled |= filledTiles
 	}
-}
-
-// fillSums32 computes sums32 and sums32h from bsums (Q8_K form).
-func (a *Act) fillSums32() {
-	a.sums32 = grow(a.sums32, a.T*a.Cols/32)
-	a.sums32h = grow(a.sums32h, a.T*a.Cols/32)
-	for i := range a.sums32 {
-		a.sums32[i] = int32(a.bsums[2*i]) + int32(a.bsums[2*i+1])
-		a.sums32h[i] = int16(a.sums32[i])
-	}
-	a.filled |= filledSums32
 }
 
 // sums is the activation sums of token t that the packed kernel of weight

@@ -54,8 +54,17 @@ type amxTail struct {
 	sums []int16
 }
 
-// fillTail copies a's last tokens into a.tail (prepare, after sums32h).
-func (a *Act) fillTail() {
+// fillTiles fills what the tile kernels read beside the values: sums32h
+// and, where the batch's last tokens run on a padded tile, a.tail
+// (prepare, for batches of amxTokens and more).
+func (a *Act) fillTiles() {
+	a.sums32h = grow(a.sums32h, a.T*a.Cols/32)
+	for i := range a.sums32h {
+		a.sums32h[i] = a.bsums[2*i] + a.bsums[2*i+1]
+	}
+	if !amxTailed(a.T) {
+		return
+	}
 	t0, nb, n32 := a.T/amxTokens*amxTokens, a.Cols/QKK, a.Cols/32
 	tl := &a.tail
 	tl.qs = grow(tl.qs, amxTokens*a.Cols)
@@ -98,43 +107,41 @@ type amxScratch struct {
 var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
 
 // amxTiles is tiles of tokens whose first values, d and int16 sums of
-// 32 are qs, ds and sums (rows ldq, ldd and lds elements apart; Q4_K's
-// kernel reads the sums); their outputs are summed into o, ldo per
-// token, pair p's 16 at 16p.
+// 32 are qs, ds and sums (Q4_K's kernel reads the sums), laid out per
+// token as in an Act; their outputs are summed into o, pair p's 16 at 16p
+// of each token's run.
 type amxTiles struct {
-	tiles         int
-	qs            []int8
-	ds            []float32
-	sums          []int16
-	ldq, ldd, lds int
-	o             []float32
-	ldo           int
-}
-
-// run passes the tiles over prepared super-block b of pair p at prep on
-// k's kernel.
-func (x *amxTiles) run(k *amxKernel, b, p int, prep *byte, s *amxScratch) {
-	k.gemm(x.tiles, prep, &x.qs[b*QKK], x.ldq, &x.ds[b], 4*x.ldd, &x.sums[b*8], 2*x.lds, &x.o[2*packRows*p], 4*x.ldo, &s.ctmp[0], &blas.AMXTileConfig[0])
+	tiles int
+	qs    []int8
+	ds    []float32
+	sums  []int16
+	o     []float32
 }
 
 // amxPairsRun computes on k's kernels tokens [0, T16) (a multiple of
 // amxTokens), and with tail the rest of a's tokens on the padded tile, of
 // np pairs of groups from g of pk into out[t·ldo + r − c0];
-// a.prepare(m.Type) came first. When
-// all the tiles fit one block, each super-block is prepared just before
-// they pass it (its 8.5 KB stay in L1); otherwise the pairs' super-blocks
-// are prepared once (in L2) and each block of tokens passes them all.
+// a.prepare(m.Type) came first. When all the tiles fit one block, each
+// super-block is prepared just before they pass it (its 8.5 KB stay in
+// L1); otherwise the pairs' super-blocks are prepared once (in L2) and each
+// block of tokens passes them all.
 func amxPairsRun(k *amxKernel, out []float32, ldo, c0 int, a *Act, T16 int, tail bool, m *Matrix, pk []byte, g, np int, s *amxScratch) {
 	nb, bb, pb := m.Cols/QKK, packedBlockBytes(m.Type), k.prepBytes
 	w := pk[g*nb*bb:]
 	pair := 2 * nb * bb // bytes from one pair's groups to the next's
 	n32, col, width := m.Cols/32, g*packRows-c0, 2*packRows*np
 	tokens := func(t0, t1 int, o []float32) amxTiles {
-		return amxTiles{(t1 - t0) / amxTokens, a.qs[t0*m.Cols:], a.ds[t0*nb:], a.sums32h[t0*n32:], m.Cols, nb, n32, o[:(t1-t0)*width], width}
+		return amxTiles{(t1 - t0) / amxTokens, a.qs[t0*m.Cols:], a.ds[t0*nb:], a.sums32h[t0*n32:], o[:(t1-t0)*width]}
+	}
+	// run passes xs over prepared super-block b of pair p at prep.
+	run := func(xs []amxTiles, b, p int, prep *byte) {
+		for _, x := range xs {
+			k.gemm(x.tiles, prep, &x.qs[b*QKK], m.Cols, &x.ds[b], 4*nb, &x.sums[b*8], 2*n32, &x.o[2*packRows*p], 4*width, &s.ctmp[0], &blas.AMXTileConfig[0])
+		}
 	}
 	var last []amxTiles // the padded tile, run beside the last block
 	if tail {
-		last = []amxTiles{{1, a.tail.qs, a.tail.ds, a.tail.sums, m.Cols, nb, n32, s.tailOut[:amxTokens*width], width}}
+		last = []amxTiles{{1, a.tail.qs, a.tail.ds, a.tail.sums, s.tailOut[:amxTokens*width]}}
 		clear(last[0].o)
 	}
 	emit := func(t0, t1 int, o []float32) {
@@ -152,9 +159,7 @@ func amxPairsRun(k *amxKernel, out []float32, ldo, c0 int, a *Act, T16 int, tail
 		for b := 0; b < nb; b++ {
 			for p := 0; p < np; p++ {
 				k.prep(1, &w[p*pair+b*bb], nb*bb, &s.prep[0])
-				for i := range xs {
-					xs[i].run(k, b, p, &s.prep[0], s)
-				}
+				run(xs, b, p, &s.prep[0])
 			}
 		}
 		emit(0, T16, s.out[:])
@@ -172,9 +177,7 @@ func amxPairsRun(k *amxKernel, out []float32, ldo, c0 int, a *Act, T16 int, tail
 			}
 			for b := 0; b < nb; b++ {
 				for p := 0; p < np; p++ {
-					for i := range xs {
-						xs[i].run(k, b, p, &s.prep[(p*nb+b)*pb], s)
-					}
+					run(xs, b, p, &s.prep[(p*nb+b)*pb])
 				}
 			}
 			emit(t0, t1, s.out[:])
