@@ -59,19 +59,44 @@ func PackBF16(b []float32, ldb, k, n int) *BF16Pack {
 	if k <= 0 || n <= 0 || len(b) < (k-1)*ldb+n {
 		panic(fmt.Sprintf("blas: PackBF16 k=%d n=%d ldb=%d with len(b)=%d", k, n, ldb, len(b)))
 	}
+	p := NewBF16Pack(k, n)
+	p.PackRows(b, ldb, 0, k)
+	return p
+}
+
+// NewBF16Pack is the pack of a k×n B of zeros; PackRows fills it.
+func NewBF16Pack(k, n int) *BF16Pack {
+	if k <= 0 || n <= 0 {
+		panic(fmt.Sprintf("blas: NewBF16Pack k=%d n=%d", k, n))
+	}
 	kp := (k + 1) / 2
 	panels := (n + bf16PackCols - 1) / bf16PackCols
-	p := &BF16Pack{K: k, N: n, kp: kp, data: make([]uint32, panels*kp*bf16PackCols)}
-	parallelFor(panels, 1, int64(k)*int64(n)*64, func(j0, j1 int) {
+	return &BF16Pack{K: k, N: n, kp: kp, data: make([]uint32, panels*kp*bf16PackCols)}
+}
+
+// PackRows rounds rows [r0, r1) of B to bf16 into p: b holds them, row r0
+// at b[0], row stride ldb. r0 is even and r1 even or K, so a pair of rows
+// is packed whole. Packing every row once, at once or in pieces, gives
+// PackBF16's pack: a caller that makes B a piece at a time (widening
+// quantized weights) needs only a piece of it in float32.
+func (p *BF16Pack) PackRows(b []float32, ldb, r0, r1 int) {
+	k, n := p.K, p.N
+	if r0 < 0 || r0%2 != 0 || r1 <= r0 || r1 > k || (r1%2 != 0 && r1 != k) || len(b) < (r1-r0-1)*ldb+n {
+		panic(fmt.Sprintf("blas: PackRows rows [%d, %d) of k=%d n=%d ldb=%d with len(b)=%d", r0, r1, k, n, ldb, len(b)))
+	}
+	kp := p.kp
+	panels := (n + bf16PackCols - 1) / bf16PackCols
+	p0, p1 := r0/2, (r1+1)/2
+	parallelFor(panels, 1, int64(r1-r0)*int64(n)*64, func(j0, j1 int) {
 		for jp := j0; jp < j1; jp++ {
 			dst := p.data[jp*kp*bf16PackCols : (jp+1)*kp*bf16PackCols]
 			c0 := jp * bf16PackCols
 			w := min(bf16PackCols, n-c0)
-			for pr := range kp {
-				lo := b[2*pr*ldb+c0:]
+			for pr := p0; pr < p1; pr++ {
+				lo := b[(2*pr-r0)*ldb+c0:]
 				var hi []float32
-				if 2*pr+1 < k {
-					hi = b[(2*pr+1)*ldb+c0:]
+				if 2*pr+1 < r1 {
+					hi = b[(2*pr+1-r0)*ldb+c0:]
 				}
 				row := dst[pr*bf16PackCols : pr*bf16PackCols+w]
 				for q := range row {
@@ -84,7 +109,6 @@ func PackBF16(b []float32, ldb, k, n int) *BF16Pack {
 			}
 		}
 	})
-	return p
 }
 
 // Bytes is the packed size.

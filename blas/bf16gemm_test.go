@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -416,4 +417,32 @@ func benchKernel(b *testing.B, rows int, kern func(kp int, a *uint16, lda int, b
 	}
 	f := 2 * float64(rows) * bf16PackCols * 2 * kp * calls * float64(b.N)
 	b.ReportMetric(f/(cpuSeconds()-c0)/1e9, "GFLOP/cpu-s")
+}
+
+// TestPackRowsPieces packs B a few rows at a time, from a buffer holding
+// only those rows, and checks the pack is PackBF16's word for word: odd and
+// even k, a last panel part empty, pieces of different sizes, a row stride
+// wider than n.
+func TestPackRowsPieces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, sh := range [][3]int{{7, 50, 2}, {8, 48, 4}, {33, 97, 6}, {64, 16, 64}, {1, 5, 2}} {
+		k, n, piece := sh[0], sh[1], sh[2]
+		ldb := n + 3
+		b := make([]float32, k*ldb)
+		for i := range b {
+			b[i] = float32(rng.NormFloat64())
+		}
+		want := PackBF16(b, ldb, k, n)
+		got := NewBF16Pack(k, n)
+		buf := make([]float32, piece*ldb)
+		for r0 := 0; r0 < k; r0 += piece {
+			r1 := min(r0+piece, k)
+			clear(buf)
+			copy(buf, b[r0*ldb:r1*ldb])
+			got.PackRows(buf, ldb, r0, r1)
+		}
+		if !slices.Equal(got.data, want.data) || got.K != want.K || got.N != want.N || got.kp != want.kp {
+			t.Errorf("k=%d n=%d in pieces of %d: the pack differs from PackBF16's", k, n, piece)
+		}
+	}
 }

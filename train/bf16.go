@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/clawrl/clawrl/blas"
+	"github.com/clawrl/clawrl/quant"
 )
 
 // Precision is the arithmetic of the backward's products through frozen
@@ -52,6 +53,25 @@ func ParsePrecision(s string) (Precision, error) {
 type bf16Packs struct {
 	m     map[any]*blas.BF16Pack
 	bytes int64
+	tile  []float32 // float32 rows of a quantized weight on their way to a pack
+}
+
+// widenTile bounds the float32 rows a quantized weight is widened through:
+// packed a piece at a time, a frozen base never exists whole in float32
+// (at Qwen2.5-1.5B's shape the pieces save 6 GB of memory touched once).
+const widenTile = 1 << 18
+
+// quantized packs q's rows (k = q.Rows, n = q.Cols) a piece at a time.
+func (b *bf16Packs) quantized(q *quant.Matrix) *blas.BF16Pack {
+	p := blas.NewBF16Pack(q.Rows, q.Cols)
+	rows := max(2, widenTile/q.Cols&^1)
+	b.tile = grow(b.tile, min(rows, q.Rows)*q.Cols)
+	for r0 := 0; r0 < q.Rows; r0 += rows {
+		r1 := min(r0+rows, q.Rows)
+		dequantizeRows(b.tile, q, r0, r1)
+		p.PackRows(b.tile, q.Cols, r0, r1)
+	}
+	return p
 }
 
 // linear is l's pack (W as the k×n operand of dx = dy·W: k = Out, n = In),
@@ -63,15 +83,10 @@ func (b *bf16Packs) linear(l *Linear) *blas.BF16Pack {
 	if p := b.m[l]; p != nil {
 		return p
 	}
-	var w []float32
-	switch {
-	case l.Q != nil:
-		w = make([]float32, l.Out*l.In)
-		dequantizeRows(w, l.Q, 0, l.Out)
-	default:
-		w = l.W.Data
+	if l.Q != nil {
+		return b.put(l, b.quantized(l.Q))
 	}
-	return b.put(l, blas.PackBF16(w, l.In, l.Out, l.In))
+	return b.put(l, blas.PackBF16(l.W.Data, l.In, l.Out, l.In))
 }
 
 // head is the LM head's pack (k = Vocab, n = Hidden), or nil when it trains.
@@ -83,16 +98,11 @@ func (b *bf16Packs) head(w *Weights) *blas.BF16Pack {
 	if p := b.m[lm]; p != nil {
 		return p
 	}
-	D, V := w.Arch.Hidden, w.Arch.Vocab
-	var data []float32
-	switch q := w.lmQ(); {
-	case q != nil:
-		data = make([]float32, V*D)
-		dequantizeRows(data, q, 0, V)
-	default:
-		data = lm.Data
+	if q := w.lmQ(); q != nil {
+		return b.put(lm, b.quantized(q))
 	}
-	return b.put(lm, blas.PackBF16(data, D, V, D))
+	D, V := w.Arch.Hidden, w.Arch.Vocab
+	return b.put(lm, blas.PackBF16(lm.Data, D, V, D))
 }
 
 func (b *bf16Packs) put(key any, p *blas.BF16Pack) *blas.BF16Pack {
