@@ -5,7 +5,7 @@ import "math"
 // LogSoftmaxRows returns log softmax(logits) of positions 0..len(ids)−2 of
 // one sequence, for comparison with reference logits.
 func LogSoftmaxRows(w *Weights, ids []int32) [][]float32 {
-	ws, err := newWorkspace(w, false)
+	ws, err := newWorkspace(w, false, -1)
 	if err != nil {
 		panic(err)
 	}

@@ -122,6 +122,17 @@ func (l *Linear) modelLinear() model.Linear {
 	return ml
 }
 
+// readsInput reports whether linearBackward reads l's input: for a trained
+// weight's gradient, or an adapter's A gradient taken from the input itself
+// (with dropout it reads the dropped copy the forward kept).
+func (l *Linear) readsInput() bool {
+	if l.W != nil && l.W.Grad != nil {
+		return true
+	}
+	lo := l.LoRA
+	return lo != nil && lo.A.Grad != nil && lo.Dropout == 0
+}
+
 // linearBackward adds dx to dinp[:T·In] and accumulates parameter gradients.
 // A nil dinp skips dx (the first block's input when the embeddings are
 // frozen: nothing reads it). With pack (the frozen W in bf16, see

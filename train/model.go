@@ -24,19 +24,35 @@ import (
 // layerActs are one block's saved activations. With activation
 // recomputation a single layerActs is shared by all blocks and refilled from
 // the block's saved input during the backward.
+//
+// Under a tight activation budget (Config.ActivationBudget) a block keeps
+// only what the backward cannot remake for the price of an elementwise
+// pass: ln1, ln2 and act are then nil, and the backward recomputes them
+// into the workspace's scratch from the block's input, h1, gate and up by
+// the forward's own functions, so with the same bits. q and k before RoPE
+// are always scratch unless the q/k norms' backward reads them.
 type layerActs struct {
-	ln1, rstd1    []float32
-	q, k, v       []float32
-	qn, kn        []float32 // after the q/k norms (Qwen3)
-	rstdq, rstdk  []float32
-	qr, kr        []float32 // after RoPE
-	lse           []float32 // attention log-sum-exp per (token, head)
-	att           []float32
-	h1            []float32 // residual after attention
-	ln2, rstd2    []float32
-	gate, up, act []float32
-	lora          [7]*loraActs
-	capTok        int
+	ln1, rstd1   []float32
+	q, k         []float32 // before the q/k norms; kept only with them (Qwen3)
+	v            []float32
+	rstdq, rstdk []float32
+	qr, kr       []float32 // after RoPE
+	lse          []float32 // attention log-sum-exp per (token, head)
+	att          []float32
+	h1           []float32 // residual after attention
+	ln2, rstd2   []float32
+	gate, up     []float32
+	act          []float32
+	lora         [7]*loraActs
+	capTok       int
+}
+
+// kept is buf[:n] when the block keeps it, else the scratch's first n.
+func kept(buf, scratch []float32, n int) []float32 {
+	if buf != nil {
+		return buf[:n]
+	}
+	return scratch[:n]
 }
 
 // workspace holds everything one micro-batch needs.
@@ -56,6 +72,11 @@ type workspace struct {
 	rope   model.RopeTable // one row per token of the micro-batch
 	posInt []int
 	shared bool // one layerActs for all blocks (recomputation)
+	// budget bounds the bytes of activations kept per micro-batch
+	// (Config.ActivationBudget; negative: no bound); lean is set when
+	// the largest micro-batch so far passed it (see layerActs).
+	budget int64
+	lean   bool
 	// headBudget overrides headLogitsBudget (tests).
 	headBudget int
 	// baseOnly runs the forward without the LoRA adapters (π_ref in LoRA
@@ -83,15 +104,20 @@ type workspace struct {
 
 	// Gradient scratch, shared by all blocks.
 	dx, dln, datt, dq, dk, dv, dqr, dkr, dqn, dkn, dgate, dup, dact, dlnf []float32
+	// Activation scratch, shared by all blocks: a norm's output (ln) and
+	// SwiGLU's product (act) where blocks do not keep them, q and k before
+	// RoPE (or, with q/k norms, after them), and the rstd a recomputed
+	// norm writes (rstd).
+	ln, act, qs, ks, rstd []float32
 }
 
-func newWorkspace(w *Weights, recompute bool) (*workspace, error) {
+func newWorkspace(w *Weights, recompute bool, budget int64) (*workspace, error) {
 	a := w.Arch
 	inv, err := ropeInvFreq(a)
 	if err != nil {
 		return nil, err
 	}
-	ws := &workspace{w: w, shared: recompute, inv: inv}
+	ws := &workspace{w: w, shared: recompute, inv: inv, budget: budget}
 	n := a.Layers
 	if recompute {
 		n = 1
@@ -141,19 +167,25 @@ func (ws *workspace) prepare(seqs []Sequence) {
 	for l := range ws.xs {
 		ws.xs[l] = grow(ws.xs[l], T*D)
 	}
+	if T > ws.acts[0].capTok && !ws.shared {
+		ws.lean = ws.budget >= 0 && ws.actBytes(T) > ws.budget
+	}
 	for li, la := range ws.acts {
 		if T > la.capTok {
-			la.ln1, la.rstd1 = make([]float32, T*D), make([]float32, T)
-			la.q, la.k, la.v = make([]float32, T*qd), make([]float32, T*kd), make([]float32, T*kd)
+			la.ln1, la.ln2, la.act = nil, nil, nil
+			if !ws.lean {
+				la.ln1, la.ln2, la.act = make([]float32, T*D), make([]float32, T*D), make([]float32, T*F)
+			}
+			la.rstd1, la.v = make([]float32, T), make([]float32, T*kd)
 			if a.QKNorm {
-				la.qn, la.kn = make([]float32, T*qd), make([]float32, T*kd)
+				la.q, la.k = make([]float32, T*qd), make([]float32, T*kd)
 				la.rstdq, la.rstdk = make([]float32, T*a.Heads), make([]float32, T*a.KVHeads)
 			}
 			la.qr, la.kr = make([]float32, T*qd), make([]float32, T*kd)
 			la.att, la.h1 = make([]float32, T*qd), make([]float32, T*D)
 			la.lse = make([]float32, T*a.Heads)
-			la.ln2, la.rstd2 = make([]float32, T*D), make([]float32, T)
-			la.gate, la.up, la.act = make([]float32, T*F), make([]float32, T*F), make([]float32, T*F)
+			la.rstd2 = make([]float32, T)
+			la.gate, la.up = make([]float32, T*F), make([]float32, T*F)
 			// A shared layerActs (recomputation) serves every block, so its
 			// adapter buffers fit the largest rank any block has.
 			blocks := ws.w.Layers[li : li+1]
@@ -186,8 +218,25 @@ func (ws *workspace) prepare(seqs []Sequence) {
 		ws.datt, ws.dq, ws.dqr = make([]float32, T*qd), make([]float32, T*qd), make([]float32, T*qd)
 		ws.dk, ws.dv, ws.dkr = make([]float32, T*kd), make([]float32, T*kd), make([]float32, T*kd)
 		ws.dgate, ws.dup, ws.dact = make([]float32, T*F), make([]float32, T*F), make([]float32, T*F)
+		ws.qs, ws.ks = make([]float32, T*qd), make([]float32, T*kd)
 		ws.capTok = T
 	}
+	if ws.lean {
+		ws.ln, ws.act, ws.rstd = grow(ws.ln, T*D), grow(ws.act, T*F), grow(ws.rstd, T)
+	}
+}
+
+// actBytes is about what every block keeping all its activations costs for
+// a micro-batch of T tokens (the adapters' small buffers left out).
+func (ws *workspace) actBytes(T int) int64 {
+	a := ws.w.Arch
+	D, F := a.Hidden, a.Intermediate
+	qd, kd := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
+	per := 3*D + 3*F + 3*qd + 2*kd + a.Heads + 2
+	if a.QKNorm {
+		per += qd + kd + a.Heads + a.KVHeads
+	}
+	return 4 * int64(T) * int64(a.Layers) * int64(per)
 }
 
 func (ws *workspace) actsFor(l int) *layerActs {
@@ -233,19 +282,25 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 		return nil
 	}
 
-	rmsnormForward(la.ln1, la.rstd1, x, L.InputNorm.Data, T, D, eps)
-	for m, dst := range [3][]float32{la.q, la.k, la.v} {
-		if err := fwd(m, dst, la.ln1); err != nil {
+	qd, kd := a.Heads*hd, a.KVHeads*hd
+	F := a.Intermediate
+	ln := kept(la.ln1, ws.ln, T*D)
+	rmsnormForward(ln, la.rstd1, x, L.InputNorm.Data, T, D, eps)
+	q, k := ws.qs[:T*qd], ws.ks[:T*kd]
+	if a.QKNorm {
+		q, k = la.q, la.k
+	}
+	for m, dst := range [3][]float32{q, k, la.v} {
+		if err := fwd(m, dst, ln); err != nil {
 			return err
 		}
 	}
-	qsrc, ksrc := la.q, la.k
+	qsrc, ksrc := q, k
 	if a.QKNorm {
-		rmsnormForward(la.qn, la.rstdq, la.q, L.QNorm.Data, T*a.Heads, hd, eps)
-		rmsnormForward(la.kn, la.rstdk, la.k, L.KNorm.Data, T*a.KVHeads, hd, eps)
-		qsrc, ksrc = la.qn, la.kn
+		qsrc, ksrc = ws.qs[:T*qd], ws.ks[:T*kd]
+		rmsnormForward(qsrc, la.rstdq, la.q, L.QNorm.Data, T*a.Heads, hd, eps)
+		rmsnormForward(ksrc, la.rstdk, la.k, L.KNorm.Data, T*a.KVHeads, hd, eps)
 	}
-	qd, kd := a.Heads*hd, a.KVHeads*hd
 	copy(la.qr[:T*qd], qsrc)
 	copy(la.kr[:T*kd], ksrc)
 	ws.rope.Apply(la.qr, T, a.Heads)
@@ -259,16 +314,17 @@ func (ws *workspace) blockForward(l int, x, out []float32, la *layerActs, seed u
 		return err
 	}
 	model.Residual(la.h1[:T*D], x)
-	rmsnormForward(la.ln2, la.rstd2, la.h1, L.PostNorm.Data, T, D, eps)
-	if err := fwd(4, la.gate, la.ln2); err != nil {
+	ln = kept(la.ln2, ws.ln, T*D)
+	rmsnormForward(ln, la.rstd2, la.h1, L.PostNorm.Data, T, D, eps)
+	if err := fwd(4, la.gate, ln); err != nil {
 		return err
 	}
-	if err := fwd(5, la.up, la.ln2); err != nil {
+	if err := fwd(5, la.up, ln); err != nil {
 		return err
 	}
-	F := a.Intermediate
-	swigluForward(la.act[:T*F], la.gate[:T*F], la.up[:T*F])
-	if err := fwd(6, out, la.act); err != nil {
+	act := kept(la.act, ws.act, T*F)
+	swigluForward(act, la.gate[:T*F], la.up[:T*F])
+	if err := fwd(6, out, act); err != nil {
 		return err
 	}
 	model.Residual(out[:T*D], la.h1)
@@ -300,18 +356,30 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) error {
 	dx := ws.dx[:T*D]
 
 	// MLP: out = h1 + down(silu(gate(ln2))∘up(ln2))
+	eps := float32(a.RMSNormEps)
+	// The inputs a lean block did not keep are remade by the forward's
+	// own functions where a projection's backward reads its input (a
+	// trained weight or adapter).
+	act := kept(la.act, ws.act, T*F)
+	if la.act == nil && lins[6].lin.readsInput() {
+		swigluForward(act, la.gate[:T*F], la.up[:T*F])
+	}
 	dact := ws.dact[:T*F]
 	clear(dact)
-	if err := bwd(6, dact, dx, la.act); err != nil {
+	if err := bwd(6, dact, dx, act); err != nil {
 		return err
 	}
 	swigluBackward(ws.dgate[:T*F], ws.dup[:T*F], dact, la.gate[:T*F], la.up[:T*F])
+	ln := kept(la.ln2, ws.ln, T*D)
+	if la.ln2 == nil && (lins[4].lin.readsInput() || lins[5].lin.readsInput()) {
+		rmsnormForward(ln, ws.rstd[:T], la.h1, L.PostNorm.Data, T, D, eps)
+	}
 	dln := ws.dln[:T*D]
 	clear(dln)
-	if err := bwd(4, dln, ws.dgate[:T*F], la.ln2); err != nil {
+	if err := bwd(4, dln, ws.dgate[:T*F], ln); err != nil {
 		return err
 	}
-	if err := bwd(5, dln, ws.dup[:T*F], la.ln2); err != nil {
+	if err := bwd(5, dln, ws.dup[:T*F], ln); err != nil {
 		return err
 	}
 	rmsnormBackward(dx, gradOf(L.PostNorm), dln, la.h1, L.PostNorm.Data, la.rstd2, T, D)
@@ -348,8 +416,12 @@ func (ws *workspace) blockBackward(l int, x []float32, la *layerActs) error {
 		dlnIn = nil
 	}
 	clear(dln)
+	ln = kept(la.ln1, ws.ln, T*D)
+	if la.ln1 == nil && (lins[0].lin.readsInput() || lins[1].lin.readsInput() || lins[2].lin.readsInput()) {
+		rmsnormForward(ln, ws.rstd[:T], x, L.InputNorm.Data, T, D, eps)
+	}
 	for m, dout := range [3][]float32{dq, dk, ws.dv[:T*kd]} {
-		if err := bwd(m, dlnIn, dout, la.ln1); err != nil {
+		if err := bwd(m, dlnIn, dout, ln); err != nil {
 			return err
 		}
 	}
