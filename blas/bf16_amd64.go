@@ -19,4 +19,7 @@ func kernBF16x8x48(kp int, a *uint16, lda int, bp *uint32, c *float32, ldc int, 
 //go:noescape
 func roundBF16x16(n int, src *float32, dst *uint16)
 
+//go:noescape
+func packBF16x16(n int, lo, hi *float32, dst *uint32)
+
 func setUseBF16(v bool) { useBF16 = v }

@@ -165,3 +165,30 @@ round16loop:
 	JNZ round16loop
 	VZEROUPPER
 	RET
+
+// func packBF16x16(n int, lo, hi *float32, dst *uint32)
+// dst[i] = bf16(lo[i]) | bf16(hi[i])<<16 for i < n, n a positive multiple of 16:
+// a pair of rows of a BF16Pack panel, rounded as roundBF16x16 rounds.
+TEXT ·packBF16x16(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ lo+8(FP), SI
+	MOVQ hi+16(FP), DX
+	MOVQ dst+24(FP), DI
+	SHRQ $4, CX
+pack16loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNEPS2BF16 Z0, Y2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xd9 // VCVTNEPS2BF16 Z1, Y3
+	VPMOVZXWD Y2, Z2
+	VPMOVZXWD Y3, Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z2, Z3, Z3
+	VMOVDQU32 Z3, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ pack16loop
+	VZEROUPPER
+	RET

@@ -99,7 +99,12 @@ func (p *BF16Pack) PackRows(b []float32, ldb, r0, r1 int) {
 					hi = b[(2*pr+1-r0)*ldb+c0:]
 				}
 				row := dst[pr*bf16PackCols : pr*bf16PackCols+w]
-				for q := range row {
+				q := 0
+				if n16 := w &^ 15; useBF16 && hi != nil && n16 > 0 {
+					packBF16x16(n16, &lo[0], &hi[0], &row[0])
+					q = n16
+				}
+				for ; q < w; q++ {
 					v := uint32(RoundBF16(lo[q]))
 					if hi != nil {
 						v |= uint32(RoundBF16(hi[q])) << 16
