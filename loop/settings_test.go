@@ -518,9 +518,10 @@ func TestStepFlags(t *testing.T) {
 	}
 }
 
-// TestTrainerFlags: --recompute and --micro-batch-tokens reach the trainer's
-// configuration (train.Config); unset, the trainer keeps every block's
-// activations and its default micro-batch.
+// TestTrainerFlags: --recompute, --micro-batch-tokens and
+// --activation-budget-mib reach the trainer's configuration (train.Config);
+// unset, the trainer keeps every block's activations within the default
+// budget and its default micro-batch.
 func TestTrainerFlags(t *testing.T) {
 	for _, c := range []struct {
 		args      []string
@@ -530,21 +531,27 @@ func TestTrainerFlags(t *testing.T) {
 		warmup    int
 		firstLR   float64
 		first     int
+		budget    int64
 	}{
-		{nil, false, 0, DefaultLoRALearningRate, 0, 0, 0},
-		{[]string{"--recompute", "--micro-batch-tokens", "512"}, true, 512, DefaultLoRALearningRate, 0, 0, 0},
-		{[]string{"--lr", "5e-4", "--lr-warmup", "3"}, false, 0, 5e-4, 3, 0, 0},
-		{[]string{"--lr-warmup", "4"}, false, 0, DefaultLoRALearningRate, 4, 0, 0},
+		{nil, false, 0, DefaultLoRALearningRate, 0, 0, 0, 0},
+		{[]string{"--activation-budget-mib", "512"}, false, 0, DefaultLoRALearningRate, 0, 0, 0, 512 << 20},
+		{[]string{"--activation-budget-mib", "-1"}, false, 0, DefaultLoRALearningRate, 0, 0, 0, -1},
+		{[]string{"--recompute", "--micro-batch-tokens", "512"}, true, 512, DefaultLoRALearningRate, 0, 0, 0, 0},
+		{[]string{"--lr", "5e-4", "--lr-warmup", "3"}, false, 0, 5e-4, 3, 0, 0, 0},
+		{[]string{"--lr-warmup", "4"}, false, 0, DefaultLoRALearningRate, 4, 0, 0, 0},
 		// The first rate covers the first batch's steps: --first-epochs, else --ppo-epochs.
-		{[]string{"--first-epochs", "2", "--first-lr", "1e-3", "--lr", "5e-4"}, false, 0, 5e-4, 0, 1e-3, 2},
-		{[]string{"--ppo-epochs", "3", "--first-lr", "2e-3"}, false, 0, DefaultLoRALearningRate, 0, 2e-3, 3},
-		{[]string{"--first-lr", "2e-3"}, false, 0, DefaultLoRALearningRate, 0, 2e-3, 1},
+		{[]string{"--first-epochs", "2", "--first-lr", "1e-3", "--lr", "5e-4"}, false, 0, 5e-4, 0, 1e-3, 2, 0},
+		{[]string{"--ppo-epochs", "3", "--first-lr", "2e-3"}, false, 0, DefaultLoRALearningRate, 0, 2e-3, 3, 0},
+		{[]string{"--first-lr", "2e-3"}, false, 0, DefaultLoRALearningRate, 0, 2e-3, 1, 0},
 	} {
 		var s Settings
 		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 		s.AddFlags(fs)
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
+		}
+		if cfg := s.trainConfig(); cfg.ActivationBudget != c.budget {
+			t.Errorf("%v: activation budget %d, want %d", c.args, cfg.ActivationBudget, c.budget)
 		}
 		if cfg := s.trainConfig(); cfg.Recompute != c.recompute || cfg.MicroBatchTokens != c.micro || cfg.AdamW.LR != c.lr || cfg.AdamW.Warmup != c.warmup ||
 			cfg.AdamW.FirstLR != c.firstLR || cfg.AdamW.FirstSteps != c.first {

@@ -39,6 +39,7 @@ type sftFlags struct {
 	epochs, batch, microTokens        int
 	saveEvery                         int
 	recompute                         bool
+	activationMiB                     int
 	precision                         string
 	seed                              uint64
 }
@@ -85,6 +86,7 @@ exactly from such a folder.`,
 	fl.IntVar(&f.saveEvery, "save-every", 0, "also save to --out every N steps (0: only at the end)")
 	fl.StringVar(&f.precision, "train-precision", "auto", "backward products through frozen weights: auto (bf16 where the CPU has AVX512_BF16, on AMX tiles where it also has AMX-BF16; else fp32), bf16 (dy and W rounded to bf16, float32 sums; the forward stays float32) or fp32")
 	fl.BoolVar(&f.recompute, "recompute", false, "recompute activations in the backward (less memory, ~1/3 more compute)")
+	fl.IntVar(&f.activationMiB, "activation-budget-mib", 0, train.ActivationBudgetFlag)
 	fl.Uint64Var(&f.seed, "seed", 0, "seed for LoRA init, dropout and shuffling")
 	for _, name := range []string{"model", "data", "out"} {
 		_ = cmd.MarkFlagRequired(name)
@@ -262,7 +264,8 @@ func runSFT(ctx context.Context, f sftFlags, stdout io.Writer) error {
 		return err
 	}
 	cfg := train.Config{Mode: mode, LoRA: train.LoRAConfig{Rank: f.rank, Alpha: f.alpha, Dropout: f.dropout},
-		MaxGradNorm: f.maxGradNorm, MicroBatchTokens: f.microTokens, Recompute: f.recompute, Seed: f.seed}
+		MaxGradNorm: f.maxGradNorm, MicroBatchTokens: f.microTokens, Recompute: f.recompute,
+		ActivationBudget: train.BudgetFromMiB(f.activationMiB), Seed: f.seed}
 	if f.lr > 0 {
 		cfg.AdamW = train.DefaultAdamW(f.lr)
 	}

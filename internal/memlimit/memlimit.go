@@ -32,7 +32,7 @@ func Set() int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return 0
 	}
-	total := available()
+	total := Available()
 	if total <= 0 {
 		return 0
 	}
@@ -41,9 +41,9 @@ func Set() int64 {
 	return limit
 }
 
-// available is the lower of the machine's memory and the cgroup's limit
-// (0: unknown).
-func available() int64 {
+// Available is the memory this process may use: the lower of the machine's
+// memory and its cgroup's limit (0: unknown).
+func Available() int64 {
 	var total int64
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		total = memTotal(b)

@@ -48,7 +48,7 @@ func TestSet(t *testing.T) {
 	old := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(old) })
 	if os.Getenv("GOMEMLIMIT") == "" {
-		total := available()
+		total := Available()
 		if total == 0 {
 			t.Skip("no /proc/meminfo here")
 		}
