@@ -23,7 +23,7 @@ var available = sync.OnceValue(memlimit.Available)
 
 // ActivationBudgetFlag is the help text of the commands' activation-budget
 // flag, whose value BudgetFromMiB reads.
-const ActivationBudgetFlag = "MiB of activations a trainer micro-batch keeps for the backward; past it, blocks keep no norm outputs or SwiGLU product and the backward remakes them: the same numbers for a few per cent more compute, a third less memory at Qwen2.5-1.5B's shape (0: a quarter of the memory the process may use; negative: keep everything)"
+const ActivationBudgetFlag = "MiB of activations a native trainer micro-batch keeps for the backward (--train-backend torch has --recompute); past it, blocks keep no norm outputs or SwiGLU product and the backward remakes them: the same numbers for a few per cent more compute, a third less memory at Qwen2.5-1.5B's shape (0: a quarter of the memory the process may use; negative: keep everything)"
 
 // BudgetFromMiB is Config.ActivationBudget for a flag in MiB: 0 the
 // default, negative no bound.

@@ -4,7 +4,9 @@
 // gradient's bits): copied into train/ as zz_real_test.go and run at 3ccb99a and at
 // this round's commits, with ZZ_GGUF=…/Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf and
 // ZZ_BUDGET=1 (lean blocks) or -1 (every activation kept):
-//   go test -v -run ZZRealHash -count=1 ./train
+//
+//	go test -v -run ZZRealHash -count=1 ./train
+//
 // gradhash.txt holds the outputs.
 package train
 
