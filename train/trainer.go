@@ -146,6 +146,9 @@ type Stats struct {
 	TokensPerSec  float64 // all tokens processed (forward+backward+update) per second
 	LearningRate  float64
 	SequenceCount int
+	// Lean: the step's blocks kept no norm outputs or SwiGLU product and
+	// the backward remade them (Config.ActivationBudget).
+	Lean bool
 }
 
 // Trainer trains one model's weights in place.
@@ -466,11 +469,12 @@ func (t *Trainer) Step(ctx context.Context, seqs []Sequence, obj Objective) (Sta
 	st.LearningRate = t.cfg.AdamW.Rate(t.opt.step)
 	st.Loss = loss / float64(denom)
 	st.MicroBatches = mbs
+	st.Lean = t.ws.lean
 	st.Step = t.opt.step
 	st.Elapsed = time.Since(start)
 	st.TokensPerSec = float64(st.TotalTokens) / st.Elapsed.Seconds()
 	t.cfg.Logger.Debug("train step", "step", st.Step, "loss", st.Loss, "grad_norm", st.GradNorm,
-		"tokens", st.Tokens, "micro_batches", mbs, "elapsed", st.Elapsed)
+		"tokens", st.Tokens, "micro_batches", mbs, "lean", st.Lean, "elapsed", st.Elapsed)
 	return st, nil
 }
 
