@@ -41,25 +41,9 @@ func TestGradientsFiniteDifference(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w := randomWeights(t, tinyArch(c.qk, c.bias, c.tie), 7)
-			tr, err := New(w, Config{Mode: c.mode, Recompute: c.recompute, MicroBatchTokens: c.micro,
-				LoRA: LoRAConfig{Rank: 4, Alpha: 8}, Seed: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Non-zero B so A's gradient is non-zero too.
+			tr, seqs, obj := tinyAccumulated(t, tinyArch(c.qk, c.bias, c.tie), Config{Mode: c.mode, Recompute: c.recompute,
+				MicroBatchTokens: c.micro, LoRA: LoRAConfig{Rank: 4, Alpha: 8}, Seed: 3})
 			rng := rand.New(rand.NewPCG(9, 9))
-			for _, p := range w.LoRATensors() {
-				for i := range p.Data {
-					p.Data[i] = float32(0.1 * rng.NormFloat64())
-				}
-			}
-			seqs := randomSeqs(w.Arch.Vocab, 5, [2]int{3, 4}, [2]int{5, 2}, [2]int{1, 6})
-			obj := newWeightedObjective(seqs, 11)
-			tr.ZeroGrad()
-			if _, _, err := tr.Accumulate(context.Background(), seqs, obj, 1); err != nil {
-				t.Fatal(err)
-			}
 			for _, p := range tr.Params() {
 				var gmax float64
 				for _, g := range p.Grad {

@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"testing"
 )
 
@@ -32,28 +31,12 @@ func TestLeanActivationsSameBits(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			run := func(budget int64) (grads [][]float32, logp [][]float32, lean bool) {
-				w := randomWeights(t, tinyArch(c.qk, c.bias, c.tie), 7)
 				lc := LoRAConfig{Rank: 4, Alpha: 8, Dropout: c.dropout}
 				if c.name == "qwen3-lora-qv" {
 					lc.TargetModules = []string{"q_proj", "v_proj"}
 				}
-				tr, err := New(w, Config{Mode: c.mode, Recompute: c.recompute, MicroBatchTokens: c.micro,
-					LoRA: lc, Seed: 3, ActivationBudget: budget})
-				if err != nil {
-					t.Fatal(err)
-				}
-				rng := rand.New(rand.NewPCG(9, 9))
-				for _, p := range w.LoRATensors() {
-					for i := range p.Data {
-						p.Data[i] = float32(0.1 * rng.NormFloat64())
-					}
-				}
-				seqs := randomSeqs(w.Arch.Vocab, 5, [2]int{3, 4}, [2]int{5, 2}, [2]int{1, 6})
-				obj := newWeightedObjective(seqs, 11)
-				tr.ZeroGrad()
-				if _, _, err := tr.Accumulate(context.Background(), seqs, obj, 1); err != nil {
-					t.Fatal(err)
-				}
+				tr, seqs, _ := tinyAccumulated(t, tinyArch(c.qk, c.bias, c.tie), Config{Mode: c.mode, Recompute: c.recompute,
+					MicroBatchTokens: c.micro, LoRA: lc, Seed: 3, ActivationBudget: budget})
 				for _, p := range tr.Params() {
 					grads = append(grads, append([]float32(nil), p.Grad...))
 				}

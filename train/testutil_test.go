@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 )
@@ -79,4 +80,30 @@ func randomSeqs(vocab int, seed uint64, lens ...[2]int) []Sequence {
 		out = append(out, s)
 	}
 	return out
+}
+
+// tinyAccumulated builds a trainer on random weights of arch a, gives its
+// adapters random B (non-zero, so A's gradient is non-zero too) and
+// accumulates one pass over three short sequences under a weighted
+// objective: the gradient checks' common start.
+func tinyAccumulated(t *testing.T, a Arch, cfg Config) (*Trainer, []Sequence, Objective) {
+	t.Helper()
+	w := randomWeights(t, a, 7)
+	tr, err := New(w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, p := range w.LoRATensors() {
+		for i := range p.Data {
+			p.Data[i] = float32(0.1 * rng.NormFloat64())
+		}
+	}
+	seqs := randomSeqs(w.Arch.Vocab, 5, [2]int{3, 4}, [2]int{5, 2}, [2]int{1, 6})
+	obj := newWeightedObjective(seqs, 11)
+	tr.ZeroGrad()
+	if _, _, err := tr.Accumulate(context.Background(), seqs, obj, 1); err != nil {
+		t.Fatal(err)
+	}
+	return tr, seqs, obj
 }
