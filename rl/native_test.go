@@ -14,6 +14,13 @@ import (
 
 func newTinyNative(t *testing.T) *NativeTrainer {
 	t.Helper()
+	return newTinyNativeBudget(t, 0)
+}
+
+// newTinyNativeBudget is newTinyNative with an activation budget
+// (train.Config.ActivationBudget).
+func newTinyNativeBudget(t *testing.T, budget int64) *NativeTrainer {
+	t.Helper()
 	arch := train.Arch{Vocab: 64, Hidden: 32, Intermediate: 64, Layers: 2, Heads: 4, KVHeads: 2,
 		HeadDim: 8, RMSNormEps: 1e-6, RopeTheta: 10000, TieEmbeddings: true, QKNorm: true}
 	w, err := train.NewWeights(arch)
@@ -21,11 +28,40 @@ func newTinyNative(t *testing.T) *NativeTrainer {
 		t.Fatal(err)
 	}
 	train.InitRandom(w, 1, 0.1)
-	tr, err := train.New(w, train.Config{LoRA: train.LoRAConfig{Rank: 4, Alpha: 8}, AdamW: train.DefaultAdamW(1e-3), Seed: 3})
+	tr, err := train.New(w, train.Config{LoRA: train.LoRAConfig{Rank: 4, Alpha: 8}, AdamW: train.DefaultAdamW(1e-3), Seed: 3,
+		ActivationBudget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return NewNativeTrainer(tr, DefaultStepConfig())
+}
+
+// TestNativeTrainerLean: a trainer past its activation budget says so in
+// the step's metrics (the scheduler logs it with the trained version), and
+// the step is otherwise the one a trainer keeping everything takes.
+func TestNativeTrainerLean(t *testing.T) {
+	ctx := context.Background()
+	batch := []Sample{
+		{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3},
+			UseRL: true, Reward: 1},
+		{TurnID: "b", PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10}, BehaviourLogprobs: []float32{-5, -4, -9},
+			TeacherLogprobs: []float32{-1, -2, -3}},
+	}
+	kept, err := newTinyNativeBudget(t, -1).Step(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := newTinyNativeBudget(t, 1).Step(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Lean || !lean.Lean {
+		t.Fatalf("lean: %v without a budget, %v with one byte", kept.Lean, lean.Lean)
+	}
+	lean.Lean = false
+	if lean != kept {
+		t.Fatalf("lean step %+v, kept %+v", lean, kept)
+	}
 }
 
 // TestNativeTrainerSaveLoad: a trainer restored from Save continues exactly

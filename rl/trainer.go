@@ -39,6 +39,9 @@ type StepMetrics struct {
 	// AnchorScale multiplied the step's rehearsal anchors' advantages
 	// (StepConfig.AnchorScale); 0 from a trainer that does not say.
 	AnchorScale float64
+	// Lean: the native trainer remade activations it did not keep
+	// (train.Config.ActivationBudget).
+	Lean bool
 }
 
 // Yielder is implemented by trainers that can pause inside a step (the

@@ -295,6 +295,10 @@ type Metrics struct {
 	// AnchorScale is what the step's anchors' advantages were multiplied
 	// by (StepConfig.AnchorScale; 1 under AnchorFixed).
 	AnchorScale float64
+	// Lean: the trainer remade its blocks' norm outputs and SwiGLU
+	// product in the backward instead of keeping them
+	// (train.Config.ActivationBudget; the same numbers).
+	Lean bool
 }
 
 // batchObjective adapts per-sample TokenInputs to train.Objective.
@@ -599,7 +603,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 		ISTruncated: float64(obj.stats.ISTruncated) / n, Advantage: obj.stats.Advantage / n,
 		GradNorm: st.GradNorm, Samples: len(samples), Tokens: tokens, Elapsed: elapsed,
 		TokensPerSec: st.TokensPerSec, LearningRate: st.LearningRate, MomentumReset: reset,
-		BoundSatOut: obj.satOut, AnchorScale: obj.anchorScale,
+		BoundSatOut: obj.satOut, AnchorScale: obj.anchorScale, Lean: st.Lean,
 	}
 	if obj.gapN > 0 {
 		m.OldLogprobGap = obj.gap / float64(obj.gapN)
