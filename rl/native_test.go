@@ -36,17 +36,23 @@ func newTinyNativeBudget(t *testing.T, budget int64) *NativeTrainer {
 	return NewNativeTrainer(tr, DefaultStepConfig())
 }
 
-// TestNativeTrainerLean: a trainer past its activation budget says so in
-// the step's metrics (the scheduler logs it with the trained version), and
-// the step is otherwise the one a trainer keeping everything takes.
-func TestNativeTrainerLean(t *testing.T) {
-	ctx := context.Background()
-	batch := []Sample{
+// tinyBatch is a rated turn (RL) and a taught one (OPD) for the tiny
+// trainer.
+func tinyBatch() []Sample {
+	return []Sample{
 		{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3},
 			UseRL: true, Reward: 1},
 		{TurnID: "b", PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10}, BehaviourLogprobs: []float32{-5, -4, -9},
 			TeacherLogprobs: []float32{-1, -2, -3}},
 	}
+}
+
+// TestNativeTrainerLean: a trainer past its activation budget says so in
+// the step's metrics (the scheduler logs it with the trained version), and
+// the step is otherwise the one a trainer keeping everything takes.
+func TestNativeTrainerLean(t *testing.T) {
+	ctx := context.Background()
+	batch := tinyBatch()
 	kept, err := newTinyNativeBudget(t, -1).Step(ctx, batch)
 	if err != nil {
 		t.Fatal(err)
@@ -68,12 +74,7 @@ func TestNativeTrainerLean(t *testing.T) {
 // like the one that saved, and the metrics describe the batch.
 func TestNativeTrainerSaveLoad(t *testing.T) {
 	ctx := context.Background()
-	batch := []Sample{
-		{TurnID: "a", PromptIDs: []int32{1, 2, 3}, ResponseIDs: []int32{4, 5}, BehaviourLogprobs: []float32{-4, -3},
-			UseRL: true, Reward: 1},
-		{TurnID: "b", PromptIDs: []int32{7}, ResponseIDs: []int32{8, 9, 10}, BehaviourLogprobs: []float32{-5, -4, -9},
-			TeacherLogprobs: []float32{-1, -2, -3}},
-	}
+	batch := tinyBatch()
 	a := newTinyNative(t)
 	m, err := a.Step(ctx, batch)
 	if err != nil {
