@@ -1,6 +1,6 @@
 #!/bin/bash
-# First steps (no warm-up) of the 1.5B's QLoRA step: 3ccb99a against 960f484 (this round's head then, with the
-# vector pair packing), alternated; $B/train-head.test = `go test -c ./train` at 960f484.
+# First steps (no warm-up) of the 1.5B's QLoRA step: 3ccb99a against 77b5a0e (this round's head then, with the
+# vector pair packing), alternated; $B/train-head.test = `go test -c ./train` at 77b5a0e.
 B=${B:-/work/runs}
 cd "$(dirname "$0")/../../../train"
 q15=$HOME/.cache/clawrl/models/Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf
