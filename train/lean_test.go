@@ -47,7 +47,7 @@ func TestLeanActivationsSameBits(t *testing.T) {
 				for _, x := range sc {
 					logp = append(logp, x.Logprobs)
 				}
-				return grads, logp, tr.ws.lean
+				return grads, logp, tr.ws.lean()
 			}
 			g0, l0, lean0 := run(-1)
 			g1, l1, lean1 := run(1)

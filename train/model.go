@@ -73,10 +73,8 @@ type workspace struct {
 	posInt []int
 	shared bool // one layerActs for all blocks (recomputation)
 	// budget bounds the bytes of activations kept per micro-batch
-	// (Config.ActivationBudget; negative: no bound); lean is set when
-	// the largest micro-batch so far passed it (see layerActs).
+	// (Config.ActivationBudget; negative: no bound; see layerActs).
 	budget int64
-	lean   bool
 	// headBudget overrides headLogitsBudget (tests).
 	headBudget int
 	// baseOnly runs the forward without the LoRA adapters (π_ref in LoRA
@@ -167,13 +165,13 @@ func (ws *workspace) prepare(seqs []Sequence) {
 	for l := range ws.xs {
 		ws.xs[l] = grow(ws.xs[l], T*D)
 	}
-	if T > ws.acts[0].capTok && !ws.shared {
-		ws.lean = ws.budget >= 0 && ws.actBytes(T) > ws.budget
-	}
+	// Blocks sized for a larger micro-batch go lean where it passes the
+	// budget (recomputation's one shared block keeps everything).
+	lean := ws.lean() || !ws.shared && ws.budget >= 0 && ws.actBytes(T) > ws.budget
 	for li, la := range ws.acts {
 		if T > la.capTok {
 			la.ln1, la.ln2, la.act = nil, nil, nil
-			if !ws.lean {
+			if !lean {
 				la.ln1, la.ln2, la.act = make([]float32, T*D), make([]float32, T*D), make([]float32, T*F)
 			}
 			la.rstd1, la.v = make([]float32, T), make([]float32, T*kd)
@@ -221,9 +219,16 @@ func (ws *workspace) prepare(seqs []Sequence) {
 		ws.qs, ws.ks = make([]float32, T*qd), make([]float32, T*kd)
 		ws.capTok = T
 	}
-	if ws.lean {
+	if lean {
 		ws.ln, ws.act, ws.rstd = grow(ws.ln, T*D), grow(ws.act, T*F), grow(ws.rstd, T)
 	}
+}
+
+// lean reports whether the blocks keep no norm outputs or SwiGLU product
+// (the budget's lean form; see layerActs).
+func (ws *workspace) lean() bool {
+	la := ws.acts[0]
+	return la.capTok > 0 && la.act == nil
 }
 
 // actBytes is about what every block keeping all its activations costs for

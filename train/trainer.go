@@ -469,7 +469,7 @@ func (t *Trainer) Step(ctx context.Context, seqs []Sequence, obj Objective) (Sta
 	st.LearningRate = t.cfg.AdamW.Rate(t.opt.step)
 	st.Loss = loss / float64(denom)
 	st.MicroBatches = mbs
-	st.Lean = t.ws.lean
+	st.Lean = t.ws.lean()
 	st.Step = t.opt.step
 	st.Elapsed = time.Since(start)
 	st.TokensPerSec = float64(st.TotalTokens) / st.Elapsed.Seconds()
