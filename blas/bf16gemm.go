@@ -342,6 +342,22 @@ func ftz(x float32) float32 {
 	return x
 }
 
+// SgemmKernel names what Sgemm runs on: Backend ("go" or "openblas") and,
+// for "go", the instruction set of its micro-kernels ("avx512", "avx2" or
+// none): a float32 product's bits follow them, so a training run repeats
+// another's bit for bit only where they (and BF16Kernel) are the same.
+func SgemmKernel() string {
+	switch {
+	case Backend != "go":
+		return Backend
+	case use512:
+		return "go/avx512"
+	case useAVX2:
+		return "go/avx2"
+	}
+	return "go"
+}
+
 // BF16Kernel names what GemmBF16 runs on: "amx" (AMX tiles, with
 // VDPBF16PS for short pieces of k), "vdpbf16ps", or "go" (kernBF16Go).
 func BF16Kernel() string {

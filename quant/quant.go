@@ -20,6 +20,7 @@ package quant
 import (
 	"fmt"
 	"math"
+	"strings"
 	"unsafe"
 )
 
@@ -211,3 +212,28 @@ func F32ToF16(f float32) uint16 {
 
 // uintptrOf is the address of b's first byte (page alignment only).
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// Kernels names the instruction sets this process's quantized products run
+// on: "avx2" or "avx512" (CLAWRL_AVX512=0 keeps AVX2), with "vnni" where
+// the int8-activation kernels use VPDPBUSD and "amx-int8" where Q4_K and
+// Q6_K products of many tokens run on AMX tiles (the VNNI kernels' bits);
+// "go" for the pure-Go kernels. A run records it beside blas's kernels
+// (blas.SgemmKernel, blas.BF16Kernel), so that it says what it ran on.
+func Kernels() string {
+	var s []string
+	switch {
+	case hasAVX512:
+		s = append(s, "avx512")
+	case hasAVX2:
+		s = append(s, "avx2")
+	default:
+		return "go"
+	}
+	if hasVNNI {
+		s = append(s, "vnni")
+	}
+	if hasAMXInt8 {
+		s = append(s, "amx-int8")
+	}
+	return strings.Join(s, "+")
+}

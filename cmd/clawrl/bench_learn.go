@@ -303,6 +303,12 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 	report := learnReport{Command: "clawrl bench learn " + strings.Join(os.Args[min(3, len(os.Args)):], " "),
 		Date: time.Now().UTC().Format(time.RFC3339), Model: o.model, CPUs: runtime.NumCPU(), Seconds: elapsed.Seconds(),
 		Config: cfg, Summary: sums, Runs: runs}
+	where := ""
+	if o.addr == "" { // the servers ran here, on this binary's kernels
+		m := thisMachine()
+		report.Machine = &m
+		where = "; on " + m.String()
+	}
 	if report.Model == "" {
 		report.Model = "serve's default"
 	}
@@ -310,8 +316,8 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 	if jerr != nil {
 		return jerr
 	}
-	md := fmt.Sprintf("model %s, feedback %s, %d persona(s) × %d seed(s), %d rated turns per version, %d held-out prompts per persona; %.0f s wall\n\n%s",
-		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), bench.Markdown(sums)+bench.PersonaMarkdown(runs)+bench.TeacherMarkdown(runs)+bench.VerdictMarkdown(runs))
+	md := fmt.Sprintf("model %s, feedback %s, %d persona(s) × %d seed(s), %d rated turns per version, %d held-out prompts per persona; %.0f s wall%s\n\n%s",
+		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), where, bench.Markdown(sums)+bench.PersonaMarkdown(runs)+bench.TeacherMarkdown(runs)+bench.VerdictMarkdown(runs))
 	svg := bench.SVG(sums, fmt.Sprintf("clawrl bench learn: %s, %s", strings.Join(o.personas, "+"), filepath.Base(report.Model)))
 	for name, data := range map[string]string{"learn.json": string(js), "learn.md": md, "learn.svg": svg} {
 		if werr := os.WriteFile(filepath.Join(o.out, name), []byte(data), 0o644); werr != nil {
@@ -324,10 +330,13 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 
 // learnReport is learn.json.
 type learnReport struct {
-	Command string             `json:"command"`
-	Date    string             `json:"date"`
-	Model   string             `json:"model"`
-	CPUs    int                `json:"cpus"`
+	Command string `json:"command"`
+	Date    string `json:"date"`
+	Model   string `json:"model"`
+	CPUs    int    `json:"cpus"`
+	// Machine is the CPU and kernels the servers ran on (those of this
+	// binary here); absent with --addr, whose server may run elsewhere.
+	Machine *machineInfo       `json:"machine,omitempty"`
 	Seconds float64            `json:"seconds"`
 	Config  bench.Config       `json:"config"`
 	Summary []bench.ArmSummary `json:"summary"`

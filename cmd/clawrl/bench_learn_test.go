@@ -48,6 +48,13 @@ func TestBenchLearnPlumbing(t *testing.T) {
 	if len(rep.Runs) != 4 {
 		t.Fatalf("%d runs, want 4 (2 arms × 2 personas):\n%s", len(rep.Runs), js)
 	}
+	// The servers ran here, on the kernels this process would pick.
+	if want := thisMachine(); rep.Machine == nil || *rep.Machine != want {
+		t.Errorf("learn.json's machine %+v, want %+v", rep.Machine, want)
+	}
+	if md, err := os.ReadFile(filepath.Join(out, "learn.md")); err != nil || !strings.Contains(string(md), "s wall; on "+thisMachine().String()+"\n") {
+		t.Errorf("learn.md does not name the machine (%v):\n%.300s", err, md)
+	}
 	for _, r := range rep.Runs {
 		if r.Err != "" {
 			t.Errorf("run %s/%s: %s", r.Arm, r.Persona, r.Err)

@@ -200,8 +200,10 @@ func runServe(ctx context.Context, o serveOptions) error {
 	}
 
 	info := eng.Info()
+	m := thisMachine()
 	log.Info("listening", "addr", ln.Addr().String(), "dashboard", "http://"+ln.Addr().String()+"/", "model", info.ID, "engine", info.Engine,
-		"data", o.data, "method", o.method, "auth", o.apiKey != "", "go_memory_limit_gib", memoryLimitGiB())
+		"data", o.data, "method", o.method, "auth", o.apiKey != "", "go_memory_limit_gib", memoryLimitGiB(),
+		"cpu", m.CPU, "kernels", m.Kernels())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
