@@ -47,3 +47,23 @@ func TestThisMachine(t *testing.T) {
 		t.Errorf("%+v: %q", m, m.String())
 	}
 }
+
+// FuzzCPUModel: any cpuinfo text gives a one-line model name without
+// surrounding or doubled spaces, and the first model name line's when the
+// text has one.
+func FuzzCPUModel(f *testing.F) {
+	f.Add("processor\t: 0\nmodel name\t: Intel(R) Xeon(R) CPU\n")
+	f.Add("model name:\nmodel name: second\n")
+	f.Add("model name\t:  AMD  EPYC\t9R14 \r\nflags: x")
+	f.Add(":::\n\x00model name : \xff\n")
+	p := filepath.Join(f.TempDir(), "cpuinfo")
+	f.Fuzz(func(t *testing.T, text string) {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := cpuModel(p)
+		if strings.ContainsAny(got, "\n\t\r") || got != strings.TrimSpace(got) || strings.Contains(got, "  ") {
+			t.Fatalf("cpuModel(%q) = %q", text, got)
+		}
+	})
+}
