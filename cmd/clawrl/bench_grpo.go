@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawrl/clawrl/blas"
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/engine/native"
 	"github.com/clawrl/clawrl/model"
@@ -151,9 +150,9 @@ GRPOTrainer; it prints both ratios. A reference whose modules are missing
 			defer eng.Close()
 			spec.Prompts, spec.PromptIDs = benchGRPOPrompts(eng.Format(), nPrompts, promptTokens, uint64(spec.Seed))
 			c := eng.Model().Config
-			fmt.Fprintf(out, "model %s: hidden %d, %d layers, vocab %d; %d prompts × %d tokens, group %d, ≤ %d new tokens; LoRA r%d α%g; blas %s; %d threads\n",
+			fmt.Fprintf(out, "model %s: hidden %d, %d layers, vocab %d; %d prompts × %d tokens, group %d, ≤ %d new tokens; LoRA r%d α%g; on %s\n",
 				c.ModelType, c.HiddenSize, c.NumHiddenLayers, c.VocabSize, nPrompts, len(spec.PromptIDs[0]), spec.Group,
-				spec.MaxTokens, spec.Rank, spec.Alpha, blas.Backend, spec.Threads)
+				spec.MaxTokens, spec.Rank, spec.Alpha, thisMachine())
 			ours, err := benchGRPOOurs(cmd.Context(), eng, spec, tmp)
 			if err != nil {
 				return err

@@ -20,7 +20,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawrl/clawrl/blas"
 	"github.com/clawrl/clawrl/model"
 	"github.com/clawrl/clawrl/safetensors"
 )
@@ -118,8 +117,8 @@ that python lacks xllamacpp. Greedy ids of the first tokens are compared.`,
 				return err
 			}
 			c := m.Config
-			fmt.Fprintf(out, "model %s: hidden %d, %d layers, vocab %d, weights %s (%s); blas %s; %d threads\n",
-				c.ModelType, c.HiddenSize, c.NumHiddenLayers, c.VocabSize, dtype, humanBytes(m.WeightBytes()), blas.Backend, threads)
+			fmt.Fprintf(out, "model %s: hidden %d, %d layers, vocab %d, weights %s (%s); on %s\n",
+				c.ModelType, c.HiddenSize, c.NumHiddenLayers, c.VocabSize, dtype, humanBytes(m.WeightBytes()), thisMachine())
 			ours, err := benchOurs(m, promptLen, decodeLen, batch, seed)
 			if err != nil {
 				return err
