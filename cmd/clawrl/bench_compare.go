@@ -30,7 +30,8 @@ learn.json below it (a run found twice on one side is an error). For each pair
 it prints the held-out answers liked by round (= marks a version served again),
 how many held-out answers read the same in both, round by round, and whether B
 repeated A answer for answer or where they parted; then, per arm, the liked
-answers summed by round with 95 % intervals at the last round, and a sign test
+answers summed by round with 95 % intervals at the last round (and the retention
+facts kept there), and a sign test
 of B against A over the pairs, at the last round and over every round after the
 first. Each side's machine (learn.json's CPU and kernels) is named: a run
 repeats another bit for bit only on the same binary and kernels.
@@ -194,6 +195,7 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 		byRound        [2][]int // liked, summed over the runs that reached the round on both sides
 		reached        []int    // how many runs reached each round on both sides
 		lastK, lastN   [2]int   // liked and asked at each run's last round both reached
+		retK, retN     [2]int   // retention facts kept and asked there
 		last, over     [3]int   // B ahead, level, behind: at that round; over rounds after the first
 	}
 	var order []string
@@ -249,6 +251,10 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 		t.lastK[1] += lb[n-1]
 		t.lastN[0] += p.A.Evals[n-1].Asked
 		t.lastN[1] += p.B.Evals[n-1].Asked
+		t.retK[0] += p.A.Evals[n-1].RetentionRight
+		t.retK[1] += p.B.Evals[n-1].RetentionRight
+		t.retN[0] += p.A.Evals[n-1].RetentionAsked
+		t.retN[1] += p.B.Evals[n-1].RetentionAsked
 		t.last[cmp3(lb[n-1], la[n-1])]++
 		var sa, sb int
 		for i := 1; i < n; i++ {
@@ -269,8 +275,9 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 			}
 			fmt.Fprintf(w, "  %s liked by round (summed over the runs that reached it: %s): %s\n", name, runsLine(t.reached), strings.Join(parts, " "))
 		}
-		fmt.Fprintf(w, "  at each run's last round both reached: A %s, B %s (%d and %d of %d and %d)\n",
-			bench.Wilson(t.lastK[0], t.lastN[0]), bench.Wilson(t.lastK[1], t.lastN[1]), t.lastK[0], t.lastK[1], t.lastN[0], t.lastN[1])
+		fmt.Fprintf(w, "  at each run's last round both reached: A %s, B %s (%d and %d of %d and %d); retention A %d of %d, B %d of %d\n",
+			bench.Wilson(t.lastK[0], t.lastN[0]), bench.Wilson(t.lastK[1], t.lastN[1]), t.lastK[0], t.lastK[1], t.lastN[0], t.lastN[1],
+			t.retK[0], t.retN[0], t.retK[1], t.retN[1])
 		fmt.Fprintf(w, "  B against A at that round: ahead in %d, level in %d, behind in %d (sign test p = %.2g)\n",
 			t.last[0], t.last[1], t.last[2], bench.SignTest(t.last[0], t.last[2]))
 		if t.over[0]+t.over[1]+t.over[2] > 0 {

@@ -66,7 +66,7 @@ func TestBenchCompare(t *testing.T) {
 		"combine concise seed 2\n  liked by round  A 0,1,=1\n                  B 0,1,2\n  held-out answers the same by round: 2 2 1 — parts at round 2",
 		"combine: 2 run(s) on both sides, 1 repeated answer for answer",
 		"B liked by round (summed over the runs that reached it: 2): 0 3 4",
-		"A 0.75 [0.30, 0.95], B 1.00 [0.51, 1.00] (3 and 4 of 4 and 4)",
+		"A 0.75 [0.30, 0.95], B 1.00 [0.51, 1.00] (3 and 4 of 4 and 4); retention A 4 of 4, B 4 of 4",
 		"B against A at that round: ahead in 1, level in 1, behind in 0 (sign test p = 1)",
 	} {
 		if !strings.Contains(out.String(), want) {
