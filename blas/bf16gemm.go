@@ -344,8 +344,9 @@ func ftz(x float32) float32 {
 
 // SgemmKernel names what Sgemm runs on: Backend ("go" or "openblas") and,
 // for "go", the instruction set of its micro-kernels ("avx512", "avx2" or
-// none): a float32 product's bits follow them, so a training run repeats
-// another's bit for bit only where they (and BF16Kernel) are the same.
+// none). The AVX-512 kernels give the AVX2 kernels' bits; the pure-Go ones
+// and OpenBLAS need not, and BF16Kernel's choice changes them, so a run
+// names all of them to say what it ran on.
 func SgemmKernel() string {
 	switch {
 	case Backend != "go":
