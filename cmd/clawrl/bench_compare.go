@@ -182,13 +182,9 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 			personas[p.Name] = p
 		}
 	}
-	liked := func(r bench.Run) []int {
-		p := personas[r.Persona]
-		if rescore && p == nil {
-			return bench.Liked(r, nil)
-		}
-		return bench.Liked(r, p)
-	}
+	// Without --rescore, or for a persona this binary lacks, the counts
+	// as recorded.
+	liked := func(r bench.Run) []int { return bench.Liked(r, personas[r.Persona]) }
 	// tally is one arm's pairs summed.
 	type tally struct {
 		pairs, repeats int
