@@ -1,9 +1,6 @@
 package bench
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // RunKey names a run within a learn.json: its arm, persona and seed.
 type RunKey struct {
@@ -99,22 +96,4 @@ func Liked(r Run, p *Persona) []int {
 		out[i] = k
 	}
 	return out
-}
-
-// SignTest is the two-sided sign test's p-value for ahead runs against
-// behind ones (ties left out): the chance of a split at least this uneven
-// if either side were as likely to come out ahead.
-func SignTest(ahead, behind int) float64 {
-	n, k := ahead+behind, min(ahead, behind)
-	if n == 0 {
-		return 1
-	}
-	var tail float64
-	for i := 0; i <= k; i++ {
-		lg, _ := math.Lgamma(float64(n + 1))
-		li, _ := math.Lgamma(float64(i + 1))
-		lr, _ := math.Lgamma(float64(n - i + 1))
-		tail += math.Exp(lg - li - lr - float64(n)*math.Ln2)
-	}
-	return min(1, 2*tail)
 }

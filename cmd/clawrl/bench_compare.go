@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawrl/clawrl/bench"
+	"github.com/clawrl/clawrl/internal/stats"
 )
 
 func init() { benchSubcommands = append(benchSubcommands, newBenchCompareCmd) }
@@ -275,10 +276,10 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 			bench.Wilson(t.lastK[0], t.lastN[0]), bench.Wilson(t.lastK[1], t.lastN[1]), t.lastK[0], t.lastK[1], t.lastN[0], t.lastN[1],
 			t.retK[0], t.retN[0], t.retK[1], t.retN[1])
 		fmt.Fprintf(w, "  B against A at that round: ahead in %d, level in %d, behind in %d (sign test p = %.2g)\n",
-			t.last[0], t.last[1], t.last[2], bench.SignTest(t.last[0], t.last[2]))
+			t.last[0], t.last[1], t.last[2], stats.SignTest(t.last[0], t.last[2]))
 		if t.over[0]+t.over[1]+t.over[2] > 0 {
 			fmt.Fprintf(w, "  over every round after the first: ahead in %d, level in %d, behind in %d (sign test p = %.2g)\n",
-				t.over[0], t.over[1], t.over[2], bench.SignTest(t.over[0], t.over[2]))
+				t.over[0], t.over[1], t.over[2], stats.SignTest(t.over[0], t.over[2]))
 		}
 	}
 	return nil

@@ -31,3 +31,14 @@ func TestFisherGreater(t *testing.T) {
 		t.Errorf("an empty group: p = %g, want 1", p)
 	}
 }
+
+func TestSignTest(t *testing.T) {
+	for _, c := range []struct {
+		ahead, behind int
+		want          float64
+	}{{0, 0, 1}, {3, 1, 0.625}, {1, 3, 0.625}, {10, 0, 2.0 / 1024}, {5, 5, 1}, {6, 0, 2.0 / 64}} {
+		if got := SignTest(c.ahead, c.behind); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("SignTest(%d, %d) = %v, want %v", c.ahead, c.behind, got, c.want)
+		}
+	}
+}
