@@ -189,11 +189,13 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 	// tally is one arm's pairs summed.
 	type tally struct {
 		pairs, repeats int
-		byRound        [2][]int // liked, summed over the runs that reached the round on both sides
-		reached        []int    // how many runs reached each round on both sides
-		lastK, lastN   [2]int   // liked and asked at each run's last round both reached
-		retK, retN     [2]int   // retention facts kept and asked there
-		last, over     [3]int   // B ahead, level, behind: at that round; over rounds after the first
+		byRound        [2][]int           // liked, summed over the runs that reached the round on both sides
+		reached        []int              // how many runs reached each round on both sides
+		lastK, lastN   [2]int             // liked and asked at each run's last round both reached
+		retK, retN     [2]int             // retention facts kept and asked there
+		last, over     [3]int             // B ahead, level, behind: at that round; over rounds after the first
+		personas       []string           // in the order first paired
+		byPersona      map[string]*[4]int // liked by A and B at the last round both reached, asked by A and B
 	}
 	var order []string
 	tallies := map[string]*tally{}
@@ -222,7 +224,7 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 
 		t := tallies[p.Key.Arm]
 		if t == nil {
-			t = &tally{}
+			t = &tally{byPersona: map[string]*[4]int{}}
 			tallies[p.Key.Arm] = t
 			order = append(order, p.Key.Arm)
 		}
@@ -244,6 +246,16 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 			t.byRound[1][i] += lb[i]
 			t.reached[i]++
 		}
+		pt := t.byPersona[p.Key.Persona]
+		if pt == nil {
+			pt = &[4]int{}
+			t.byPersona[p.Key.Persona] = pt
+			t.personas = append(t.personas, p.Key.Persona)
+		}
+		pt[0] += la[n-1]
+		pt[1] += lb[n-1]
+		pt[2] += p.A.Evals[n-1].Asked
+		pt[3] += p.B.Evals[n-1].Asked
 		t.lastK[0] += la[n-1]
 		t.lastK[1] += lb[n-1]
 		t.lastN[0] += p.A.Evals[n-1].Asked
@@ -275,6 +287,17 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 		fmt.Fprintf(w, "  at each run's last round both reached: A %s, B %s (%d and %d of %d and %d); retention A %d of %d, B %d of %d\n",
 			bench.Wilson(t.lastK[0], t.lastN[0]), bench.Wilson(t.lastK[1], t.lastN[1]), t.lastK[0], t.lastK[1], t.lastN[0], t.lastN[1],
 			t.retK[0], t.retN[0], t.retK[1], t.retN[1])
+		if len(t.personas) > 1 {
+			parts := make([]string, len(t.personas))
+			for i, name := range t.personas {
+				pt := t.byPersona[name]
+				parts[i] = fmt.Sprintf("%s %d → %d of %d", name, pt[0], pt[1], pt[2])
+				if pt[3] != pt[2] {
+					parts[i] = fmt.Sprintf("%s %d of %d → %d of %d", name, pt[0], pt[2], pt[1], pt[3])
+				}
+			}
+			fmt.Fprintf(w, "  there, by persona (A → B): %s\n", strings.Join(parts, "; "))
+		}
 		fmt.Fprintf(w, "  B against A at that round: ahead in %d, level in %d, behind in %d (sign test p = %.2g)\n",
 			t.last[0], t.last[1], t.last[2], stats.SignTest(t.last[0], t.last[2]))
 		if t.over[0]+t.over[1]+t.over[2] > 0 {

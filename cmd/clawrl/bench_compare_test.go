@@ -45,9 +45,11 @@ func TestBenchCompare(t *testing.T) {
 	// A: two files in folders below one; B: one file holding both runs.
 	writeLearn(t, filepath.Join(dir, "a", "s1", "learn.json"), zen, learnRun("concise", 1, v, []int{0, 2, 2}, list, list, "Short.", "Plain.", "Short.", "Plain."))
 	writeLearn(t, filepath.Join(dir, "a", "s2", "learn.json"), nil, learnRun("concise", 2, v, []int{0, 1, 1}, list, list, "Short.", "x", "Short.", "x"))
+	writeLearn(t, filepath.Join(dir, "a", "t1", "learn.json"), nil, learnRun("tldr", 1, v, []int{0, 0, 1}, "a", "b", "c", "d", "TL;DR: e", "f"))
 	writeLearn(t, filepath.Join(dir, "b", "learn.json"), nil,
 		learnRun("concise", 1, v, []int{0, 2, 2}, list, list, "Short.", "Plain.", "Short.", "Plain."),
-		learnRun("concise", 2, []int64{0, 1, 2}, []int{0, 1, 2}, list, list, "Short.", "x", "Short.", "y"))
+		learnRun("concise", 2, []int64{0, 1, 2}, []int{0, 1, 2}, list, list, "Short.", "x", "Short.", "y"),
+		learnRun("tldr", 1, v, []int{0, 0, 0}, "a", "b", "c", "d", "e", "f"))
 	a, err := readLearnSide(filepath.Join(dir, "a"))
 	if err != nil {
 		t.Fatal(err)
@@ -61,13 +63,16 @@ func TestBenchCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"runs in 2 file(s); AMD EPYC 9R14, 2 threads (sgemm go/avx512, bf16 vdpbf16ps, quant avx512+vnni); machine not recorded",
+		"runs in 3 file(s); AMD EPYC 9R14, 2 threads (sgemm go/avx512, bf16 vdpbf16ps, quant avx512+vnni); machine not recorded",
 		"combine concise seed 1\n  liked by round  A 0,2,=2\n                  B 0,2,=2\n  held-out answers the same by round: 2 2 2 — repeats answer for answer",
 		"combine concise seed 2\n  liked by round  A 0,1,=1\n                  B 0,1,2\n  held-out answers the same by round: 2 2 1 — parts at round 2",
-		"combine: 2 run(s) on both sides, 1 repeated answer for answer",
-		"B liked by round (summed over the runs that reached it: 2): 0 3 4",
-		"A 0.75 [0.30, 0.95], B 1.00 [0.51, 1.00] (3 and 4 of 4 and 4); retention A 4 of 4, B 4 of 4",
-		"B against A at that round: ahead in 1, level in 1, behind in 0 (sign test p = 1)",
+		"combine tldr seed 1\n  liked by round  A 0,0,=1\n                  B 0,0,=0\n  held-out answers the same by round: 2 2 1 — parts at round 2",
+		"combine: 3 run(s) on both sides, 1 repeated answer for answer",
+		"A liked by round (summed over the runs that reached it: 3): 0 3 4",
+		"B liked by round (summed over the runs that reached it: 3): 0 3 4",
+		"A 0.67 [0.30, 0.90], B 0.67 [0.30, 0.90] (4 and 4 of 6 and 6); retention A 6 of 6, B 6 of 6",
+		"there, by persona (A → B): concise 3 → 4 of 4; tldr 1 → 0 of 2",
+		"B against A at that round: ahead in 1, level in 1, behind in 1 (sign test p = 1)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -87,7 +92,7 @@ func TestBenchCompare(t *testing.T) {
 	if _, err := readLearnSide(filepath.Join(dir, "a")); err == nil || !strings.Contains(err.Error(), "combine concise seed 1 is in") {
 		t.Errorf("a run twice on one side: %v", err)
 	}
-	writeLearn(t, filepath.Join(dir, "c", "learn.json"), nil, learnRun("tldr", 1, v, []int{0, 0, 0}, "a", "b", "c", "d", "e", "f"))
+	writeLearn(t, filepath.Join(dir, "c", "learn.json"), nil, learnRun("tldr", 9, v, []int{0, 0, 0}, "a", "b", "c", "d", "e", "f"))
 	c, err := readLearnSide(filepath.Join(dir, "c", "learn.json"))
 	if err != nil {
 		t.Fatal(err)
