@@ -91,21 +91,28 @@ func readLearnReport(b []byte) (learnReport, error) {
 
 // readLearnSide reads a learn.json, a folder's learn.json, or every
 // learn.json below a folder.
-func readLearnSide(path string) (learnSide, error) {
-	side := learnSide{path: path}
+func readLearnSide(path string) (learnSide, error) { return readLearnSides(path) }
+
+// readLearnSides reads the runs of every path as readLearnSide does, into
+// one side: a run (arm, persona, seed) found twice is an error.
+func readLearnSides(paths ...string) (learnSide, error) {
+	side := learnSide{path: strings.Join(paths, " ")}
 	var files []string
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return side, err
-	case !st.IsDir():
-		files = []string{path}
-	default:
-		if _, err := os.Stat(filepath.Join(path, "learn.json")); err == nil {
-			files = []string{filepath.Join(path, "learn.json")}
-			break
+	for _, path := range paths {
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+			return side, err
+		case !st.IsDir():
+			files = append(files, path)
+			continue
 		}
-		err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if _, err := os.Stat(filepath.Join(path, "learn.json")); err == nil {
+			files = append(files, filepath.Join(path, "learn.json"))
+			continue
+		}
+		n := len(files)
+		err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && d.Name() == "learn.json" {
 				files = append(files, p)
 			}
@@ -114,7 +121,7 @@ func readLearnSide(path string) (learnSide, error) {
 		if err != nil {
 			return side, err
 		}
-		if len(files) == 0 {
+		if len(files) == n {
 			return side, fmt.Errorf("%s: no learn.json in it or below it", path)
 		}
 	}
@@ -137,7 +144,7 @@ func readLearnSide(path string) (learnSide, error) {
 		}
 		for _, r := range rep.Runs {
 			if prev, ok := where[r.Key()]; ok {
-				return side, fmt.Errorf("%s: run %s is in %s and %s: name files that hold it once", path, r.Key(), prev, f)
+				return side, fmt.Errorf("%s: run %s is in %s and %s: name files that hold it once", side.path, r.Key(), prev, f)
 			}
 			where[r.Key()] = f
 			side.runs = append(side.runs, r)

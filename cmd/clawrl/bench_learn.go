@@ -317,7 +317,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		return jerr
 	}
 	md := fmt.Sprintf("model %s, feedback %s, %d persona(s) × %d seed(s), %d rated turns per version, %d held-out prompts per persona; %.0f s wall%s\n\n%s",
-		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), where, bench.Markdown(sums)+bench.PersonaMarkdown(runs)+bench.TeacherMarkdown(runs)+bench.VerdictMarkdown(runs))
+		report.Model, o.feedback, len(personas), o.seeds, o.perVersion, o.evalPrompts, elapsed.Seconds(), where, learnTables(sums, runs))
 	svg := bench.SVG(sums, fmt.Sprintf("clawrl bench learn: %s, %s", strings.Join(o.personas, "+"), filepath.Base(report.Model)))
 	for name, data := range map[string]string{"learn.json": string(js), "learn.md": md, "learn.svg": svg} {
 		if werr := os.WriteFile(filepath.Join(o.out, name), []byte(data), 0o644); werr != nil {
@@ -326,6 +326,12 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 	}
 	fmt.Fprint(stdout, md)
 	return err
+}
+
+// learnTables is learn.md's body: the arms by round, the personas, the
+// loop's teacher and the verdicts on the training turns.
+func learnTables(sums []bench.ArmSummary, runs []bench.Run) string {
+	return bench.Markdown(sums) + bench.PersonaMarkdown(runs) + bench.TeacherMarkdown(runs) + bench.VerdictMarkdown(runs)
 }
 
 // learnReport is learn.json.
