@@ -32,7 +32,7 @@ it prints the held-out answers liked by round (= marks a version served again),
 how many held-out answers read the same in both, round by round, and whether B
 repeated A answer for answer or where they parted; then, per arm, the liked
 answers summed by round with 95 % intervals at the last round (and the retention
-facts kept there), and a sign test
+facts kept there, and the liked answers there by persona), and a sign test
 of B against A over the pairs, at the last round and over every round after the
 first. Each side's machine (learn.json's CPU and kernels) is named: a run
 repeats another bit for bit only on the same binary and kernels.
