@@ -64,6 +64,7 @@ type learnSide struct {
 	files    int
 	runs     []bench.Run
 	machines []string // distinct, "" for a file that records none
+	models   []string // distinct, as the files name them
 }
 
 // readLearnReport reads and checks one learn.json.
@@ -141,6 +142,9 @@ func readLearnSides(paths ...string) (learnSide, error) {
 		}
 		if !slices.Contains(side.machines, m) {
 			side.machines = append(side.machines, m)
+		}
+		if !slices.Contains(side.models, rep.Model) {
+			side.models = append(side.models, rep.Model)
 		}
 		for _, r := range rep.Runs {
 			if prev, ok := where[r.Key()]; ok {

@@ -13,7 +13,7 @@ import (
 
 func writeLearn(t *testing.T, path string, m *machineInfo, runs ...bench.Run) {
 	t.Helper()
-	b, err := json.Marshal(learnReport{Machine: m, Runs: runs})
+	b, err := json.Marshal(learnReport{Model: "qwen2.5-coder-1.5b", Machine: m, Runs: runs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,12 +98,12 @@ func reportLearn(w io.Writer, side learnSide, arms []string, rescore bool, out, 
 		}
 		ms = append(ms, m)
 	}
-	md := fmt.Sprintf("%s; %s\n\n%s", head, strings.Join(ms, "; "), learnTables(sums, runs))
+	md := fmt.Sprintf("%s; model %s; %s\n\n%s", head, strings.Join(side.models, ", "), strings.Join(ms, "; "), learnTables(sums, runs))
 	fmt.Fprint(w, md)
 	if out == "" {
 		return nil
 	}
-	rep := learnReport{Command: command, Date: time.Now().UTC().Format(time.RFC3339), Model: "as each file says", Summary: sums, Runs: runs}
+	rep := learnReport{Command: command, Date: time.Now().UTC().Format(time.RFC3339), Model: strings.Join(side.models, ", "), Summary: sums, Runs: runs}
 	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ func TestBenchReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"3 run(s) from 2 file(s); personas concise, tldr; machine not recorded",
+		"3 run(s) from 2 file(s); personas concise, tldr; model qwen2.5-coder-1.5b; machine not recorded",
 		"| combine | 0.00 [0.00, 0.49] (0w) | 0.75 [0.30, 0.95] (0w) | 0.75 [0.30, 0.95] (0w) | 0 | 0 | 0.2 |",
 		"| off | 0.00 [0.00, 0.66] (0w) | 0.00 [0.00, 0.66] (0w) | · | 0 | 0 | – |",
 		"| tldr | combine | 0.00 [0.00, 0.66] | 1.00 [0.34, 1.00] (v2) | 2/2 → 2/2 |",
@@ -59,7 +59,7 @@ func TestBenchReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := readLearnReport(b)
-	if err != nil || len(rep.Runs) != 2 || rep.Runs[1].Evals[2].Satisfied != 0 || len(rep.Summary) != 1 || rep.Summary[0].Last().Satisfied.K != 1 {
+	if err != nil || rep.Model != "qwen2.5-coder-1.5b" || len(rep.Runs) != 2 || rep.Runs[1].Evals[2].Satisfied != 0 || len(rep.Summary) != 1 || rep.Summary[0].Last().Satisfied.K != 1 {
 		t.Errorf("pooled learn.json: %v %+v", err, rep.Summary)
 	}
 	for _, f := range []string{"learn.md", "learn.svg"} {
