@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -159,14 +160,29 @@ func readLearnSides(paths ...string) (learnSide, error) {
 }
 
 func (s learnSide) describe() string {
-	var ms []string
-	for _, m := range s.machines {
-		if m == "" {
-			m = "machine not recorded"
-		}
-		ms = append(ms, m)
+	return fmt.Sprintf("%s: %d runs in %d file(s); %s", s.path, len(s.runs), s.files, s.machineList())
+}
+
+// machineList names the side's machines, "; " between them.
+func (s learnSide) machineList() string {
+	ms := make([]string, len(s.machines))
+	for i, m := range s.machines {
+		ms[i] = cmp.Or(m, "machine not recorded")
 	}
-	return fmt.Sprintf("%s: %d runs in %d file(s); %s", s.path, len(s.runs), s.files, strings.Join(ms, "; "))
+	return strings.Join(ms, "; ")
+}
+
+// rescorers is the personas to read answers again with (bench.Liked's
+// checks as this binary has them) by name; empty without rescore, so that
+// every run keeps its recorded counts.
+func rescorers(rescore bool) map[string]*bench.Persona {
+	personas := map[string]*bench.Persona{}
+	if rescore {
+		for _, p := range bench.Personas() {
+			personas[p.Name] = p
+		}
+	}
+	return personas
 }
 
 // likedLine is liked counts by round, "=" before a round that served the
@@ -188,12 +204,7 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 	if len(pairs) == 0 {
 		return errors.New("no run (arm, persona, seed) is on both sides")
 	}
-	personas := map[string]*bench.Persona{}
-	if rescore {
-		for _, p := range bench.Personas() {
-			personas[p.Name] = p
-		}
-	}
+	personas := rescorers(rescore)
 	// Without --rescore, or for a persona this binary lacks, the counts
 	// as recorded.
 	liked := func(r bench.Run) []int { return bench.Liked(r, personas[r.Persona]) }

@@ -57,12 +57,7 @@ them. With --out the pooled learn.json, learn.md and learn.svg are written there
 // reportLearn prints (and with out, writes) the tables of side's runs
 // pooled, keeping the arms named (all without).
 func reportLearn(w io.Writer, side learnSide, arms []string, rescore bool, out, command string) error {
-	personas := map[string]*bench.Persona{}
-	if rescore {
-		for _, p := range bench.Personas() {
-			personas[p.Name] = p
-		}
-	}
+	personas := rescorers(rescore)
 	var runs []bench.Run
 	for _, r := range side.runs {
 		if len(arms) > 0 && !slices.Contains(arms, r.Arm) {
@@ -91,14 +86,7 @@ func reportLearn(w io.Writer, side learnSide, arms []string, rescore bool, out, 
 	if rescore {
 		head += "; held-out answers read again with this binary's personas"
 	}
-	var ms []string
-	for _, m := range side.machines {
-		if m == "" {
-			m = "machine not recorded"
-		}
-		ms = append(ms, m)
-	}
-	md := fmt.Sprintf("%s; model %s; %s\n\n%s", head, strings.Join(side.models, ", "), strings.Join(ms, "; "), learnTables(sums, runs))
+	md := fmt.Sprintf("%s; model %s; %s\n\n%s", head, strings.Join(side.models, ", "), side.machineList(), learnTables(sums, runs))
 	fmt.Fprint(w, md)
 	if out == "" {
 		return nil
