@@ -114,3 +114,34 @@ func TestResolve(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// FuzzOllamaBlob: any model name and any manifest bytes give an error or a
+// blob that is a file under the store's blobs/, never a path outside it.
+func FuzzOllamaBlob(f *testing.F) {
+	blob := []byte("GGUF")
+	sum := sha256.Sum256(blob)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	good, _ := json.Marshal(map[string]any{"layers": []map[string]any{{"mediaType": OllamaModelMediaType, "digest": digest, "size": len(blob)}}})
+	f.Add("m", good)
+	f.Add("library/m:latest", good)
+	f.Add("r.example/library/m", []byte(`{"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:../../x"}]}`))
+	f.Add("../m", []byte(`{"layers":null}`))
+	f.Add("m:latest", []byte(`[]`))
+	f.Fuzz(func(t *testing.T, name string, manifest []byte) {
+		root := writeOllamaStore(t, blob, "r.example", "library", "m", "latest")
+		if err := os.WriteFile(filepath.Join(root, "manifests", "r.example", "library", "m", "latest"), manifest, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := OllamaBlob(root, name)
+		if err != nil {
+			return
+		}
+		rel, rerr := filepath.Rel(filepath.Join(root, "blobs"), got)
+		if rerr != nil || rel != filepath.Base(got) || !strings.HasPrefix(rel, "sha256-") {
+			t.Fatalf("OllamaBlob(%q) = %s, outside %s/blobs", name, got, root)
+		}
+		if st, err := os.Stat(got); err != nil || !st.Mode().IsRegular() {
+			t.Fatalf("OllamaBlob(%q) = %s, not a file: %v", name, got, err)
+		}
+	})
+}

@@ -148,7 +148,7 @@ func (c *chatClient) post(path string, body any) (*http.Response, error) {
 
 func (c *chatClient) feedback(rating int, text string) error {
 	if c.lastID == "" {
-		return errors.New("no answer to rate yet")
+		return errors.New("no answer to rate: send a message, and rate its answer once it has arrived")
 	}
 	resp, err := c.post("/v1/feedback", map[string]any{"id": c.lastID, "rating": rating, "text": strings.TrimSpace(text)})
 	if err != nil {
@@ -161,6 +161,9 @@ func (c *chatClient) feedback(rating int, text string) error {
 
 // send streams one answer and appends both messages to the history.
 func (c *chatClient) send(text string) error {
+	// Until this answer has arrived whole there is no answer to rate: a
+	// /good after a failed one must not land on the answer before it.
+	c.lastID = ""
 	msgs := append(c.history, map[string]any{"role": "user", "content": text})
 	body := map[string]any{"messages": msgs, "stream": true, "max_tokens": c.maxTokens,
 		"stream_options": map[string]any{"include_usage": true}}
@@ -172,10 +175,27 @@ func (c *chatClient) send(text string) error {
 		return err
 	}
 	defer resp.Body.Close()
-	var content, reasoning strings.Builder
-	var id string
+	content, id, err := readChatStream(resp.Body, c.out)
+	if err != nil {
+		fmt.Fprintln(c.out)
+		return err
+	}
+	fmt.Fprintln(c.out)
+	c.history = append(msgs, map[string]any{"role": "assistant", "content": content})
+	c.lastID = id
+	return nil
+}
+
+// readChatStream reads a streamed chat completion (server-sent events),
+// printing reasoning, content and tool calls to out as they arrive, and
+// returns the answer's content and id. An answer counts only once its
+// [DONE] has arrived: an error event (the gateway's {"error":{…}} after
+// streaming began) or a stream that ends without [DONE] (the server gone)
+// is an error, and the partial answer is not kept.
+func readChatStream(r io.Reader, out io.Writer) (content, id string, err error) {
+	var text strings.Builder
 	inReasoning := false
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<22)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
@@ -183,7 +203,7 @@ func (c *chatClient) send(text string) error {
 			continue
 		}
 		if data == "[DONE]" {
-			break
+			return text.String(), id, nil
 		}
 		var chunk struct {
 			ID      string `json:"id"`
@@ -196,9 +216,23 @@ func (c *chatClient) send(text string) error {
 					} `json:"tool_calls"`
 				} `json:"delta"`
 			} `json:"choices"`
+			Error *struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+			} `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
-			return fmt.Errorf("bad stream chunk %q: %w", data, err)
+			return "", "", fmt.Errorf("bad stream chunk %q: %w", data, err)
+		}
+		if e := chunk.Error; e != nil {
+			msg := e.Message
+			if msg == "" {
+				msg = "(no message)"
+			}
+			if e.Type != "" {
+				msg += " (" + e.Type + ")"
+			}
+			return "", "", fmt.Errorf("the server stopped the answer: %s; the partial answer is dropped from this conversation", msg)
 		}
 		if chunk.ID != "" {
 			id = chunk.ID
@@ -207,33 +241,29 @@ func (c *chatClient) send(text string) error {
 			d := ch.Delta
 			if d.Reasoning != "" {
 				if !inReasoning {
-					fmt.Fprint(c.out, "(thinking) ")
+					fmt.Fprint(out, "(thinking) ")
 					inReasoning = true
 				}
-				reasoning.WriteString(d.Reasoning)
-				fmt.Fprint(c.out, d.Reasoning)
+				fmt.Fprint(out, d.Reasoning)
 			}
 			if d.Content != "" {
 				if inReasoning {
-					fmt.Fprint(c.out, "\n")
+					fmt.Fprint(out, "\n")
 					inReasoning = false
 				}
-				content.WriteString(d.Content)
-				fmt.Fprint(c.out, d.Content)
+				text.WriteString(d.Content)
+				fmt.Fprint(out, d.Content)
 			}
 			for _, tc := range d.ToolCalls {
 				if tc.Function.Name != "" {
-					fmt.Fprintf(c.out, "\n[tool call %s] ", tc.Function.Name)
+					fmt.Fprintf(out, "\n[tool call %s] ", tc.Function.Name)
 				}
-				fmt.Fprint(c.out, tc.Function.Arguments)
+				fmt.Fprint(out, tc.Function.Arguments)
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return err
+		return "", "", fmt.Errorf("the answer stream broke off: %w; the partial answer is dropped from this conversation", err)
 	}
-	fmt.Fprintln(c.out)
-	c.history = append(msgs, map[string]any{"role": "assistant", "content": content.String()})
-	c.lastID = id
-	return nil
+	return "", "", errors.New("the answer stream ended before [DONE] (the server closed it); the partial answer is dropped from this conversation")
 }
