@@ -84,6 +84,7 @@ type server struct {
 	addr string
 	mu   sync.Mutex
 	log  strings.Builder
+	kill func() // kill -9, and wait for it to be gone
 }
 
 func (s *server) logText() string {
@@ -128,10 +129,14 @@ func startServe(t *testing.T, exe, data, engine string, args ...string) *server 
 		}
 		done <- cmd.Wait()
 	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
+	var once sync.Once
+	s.kill = func() {
+		once.Do(func() {
+			cmd.Process.Kill()
+			<-done
+		})
+	}
+	t.Cleanup(s.kill)
 	select {
 	case s.addr = <-addr:
 		return s
@@ -367,6 +372,50 @@ func TestDashboardChatFeedbackSessions(t *testing.T) {
 	if log := srv.logText(); strings.Contains(log, "Too terse") || strings.Contains(log, "Markup as text") || strings.Contains(log, key) {
 		t.Errorf("the server log holds conversation text or the key:\n%s", log)
 	}
+}
+
+// TestDashboardAnswerCutOff: the server goes away mid-answer. The chat says
+// the answer failed and offers no rating for it (it was never recorded), and
+// the next message, to the server started again, goes without the failed
+// exchange in its history.
+func TestDashboardAnswerCutOff(t *testing.T) {
+	chromium(t)
+	exe := buildClawrl(t)
+	data := t.TempDir()
+	srv := startServe(t, exe, data, "scripted")
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	b := newBrowser(t, ctx)
+	run(t, b, "open the chat", chromedp.Navigate("http://"+srv.addr+"/#/chat"), chromedp.WaitVisible(chromedp.ID("chat-input")))
+	sendChat(t, b, "[[say:A whole answer.]] first", 30*time.Second)
+
+	run(t, b, "type a long, slow message", chromedp.SendKeys(chromedp.ID("chat-input"), "[[slow:50]][[long]] go on"), chromedp.Click(chromedp.ID("chat-send")))
+	waitFor(t, b, "the answer streaming", `(() => { const s = document.querySelector("#chat-log .streaming"); return s && s.textContent.includes("la la") })()`, 30*time.Second)
+	srv.kill()
+	waitFor(t, b, "the failure shown", lastAnswer+`.querySelector(".error") && !document.getElementById("chat-send").disabled`, 30*time.Second)
+	shot(t, b, "cutoff-1-failed")
+	if e := js[string](t, b, lastAnswer+`.querySelector(".error").textContent`); !strings.Contains(e, "The answer failed") {
+		t.Errorf("failure text %q", e)
+	}
+	if js[bool](t, b, lastAnswer+`.querySelector(".rate") !== null`) {
+		t.Error("the failed answer offers a rating; it was never recorded")
+	}
+	if n := js[float64](t, b, `document.querySelectorAll("#chat-log .rate").length`); n != 1 {
+		t.Errorf("%v rating bars, want the first answer's only", n)
+	}
+
+	// The server again, at the same address and store: [[again]] repeats
+	// the last assistant message the request carries, which must be the
+	// whole first answer, not the cut one.
+	again := startServe(t, exe, data, "scripted", "--addr", srv.addr)
+	if again.addr != srv.addr {
+		t.Fatalf("restarted at %s, want %s", again.addr, srv.addr)
+	}
+	sendChat(t, b, "[[again]]", 30*time.Second)
+	if got := js[string](t, b, lastAnswer+`.querySelector(".content").textContent`); got != "A whole answer." {
+		t.Errorf("the answer after the failure repeats %q, want the first answer (the failed exchange left out of the history)", got)
+	}
+	shot(t, b, "cutoff-2-after")
 }
 
 // checkInert checks that no markup from the conversation became elements or

@@ -315,7 +315,8 @@ function renderMessage(m, streaming) {
 
 function renderEntry(entry) {
   const node = renderMessage(entry.msg, entry.streaming);
-  if (entry.msg.role === "assistant" && entry.id && !entry.streaming) node.append(rateBar(entry));
+  // A failed answer was not recorded: there is nothing to rate.
+  if (entry.msg.role === "assistant" && entry.id && !entry.streaming && !entry.error) node.append(rateBar(entry));
   if (entry.error) node.append(el("p", { class: "error" }, entry.error));
   return node;
 }
@@ -377,7 +378,7 @@ async function sendMessage(input, send) {
   chat.messages.push(entry);
   const log = document.getElementById("chat-log");
   renderChatLog(log);
-  const history = chat.messages.filter((e) => e !== entry).map((e) => e.msg);
+  const history = chatHistory(chat.messages.filter((e) => e !== entry));
   const headers = authHeaders({ "Content-Type": "application/json", "Accept": "text/event-stream" });
   if (!chat.anonymous) headers["X-Session-Id"] = chat.session;
   let lastPaint = 0;
@@ -409,7 +410,8 @@ async function sendMessage(input, send) {
     });
   } catch (e) {
     if (e instanceof AuthError) showLogin("Please sign in again.");
-    entry.error = "The answer failed: " + e.message;
+    const why = e instanceof TypeError ? e.message + " (the connection to the server broke off)" : e.message;
+    entry.error = "The answer failed: " + why + ". It was not recorded: there is nothing to rate, and the next message goes without it.";
   } finally {
     entry.streaming = false;
     chat.busy = false;
@@ -418,6 +420,21 @@ async function sendMessage(input, send) {
   }
   const token = pageToken;
   if (state.chat === chat) loadChatSessions(token).catch(() => {});
+}
+
+// chatHistory is what the conversation said, as sent back with the next
+// message: an exchange whose answer failed (and so was not recorded) is left
+// out, its question with it, as if it had not been asked.
+function chatHistory(entries) {
+  const out = [];
+  for (const e of entries) {
+    if (e.error) {
+      if (out.length && out[out.length - 1].role === "user") out.pop();
+      continue;
+    }
+    out.push(e.msg);
+  }
+  return out;
 }
 
 // wireMessage is a recorded message as the API takes it back.
@@ -462,6 +479,9 @@ async function readSSE(body, onData) {
       onData(JSON.parse(data));
     }
   }
+  // An answer is whole only once [DONE] arrives; without it the server went
+  // away mid-answer.
+  throw new Error("the stream ended before the answer did (the server closed it)");
 }
 
 // ---------- sessions ----------
