@@ -36,17 +36,17 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, jsonError(err))
 		return
 	}
-	if req.Rating == nil && strings.TrimSpace(req.Text) == "" {
-		writeError(w, badRequest("rating", "feedback needs a rating (1 or -1) or text"))
-		return
-	}
 	rating := 0
 	if req.Rating != nil {
 		rating = *req.Rating
 		if rating != 1 && rating != -1 && rating != 0 {
-			writeError(w, badRequest("rating", "rating %d: want 1 or -1", rating))
+			writeError(w, badRequest("rating", "rating %d: want 1 or -1 (or 0 with text only)", rating))
 			return
 		}
+	}
+	if rating == 0 && strings.TrimSpace(req.Text) == "" {
+		writeError(w, badRequest("rating", "feedback needs a rating (1 or -1) or text"))
+		return
 	}
 	if len(req.Text) > maxFeedbackText {
 		writeError(w, badRequest("text", "text is %d bytes, at most %d", len(req.Text), maxFeedbackText))

@@ -31,7 +31,7 @@ type serverOptions struct {
 	store   store.Store
 }
 
-func newTestServer(t *testing.T, o serverOptions) *testServer {
+func newTestServer(t testing.TB, o serverOptions) *testServer {
 	t.Helper()
 	st := o.store
 	if st == nil {
@@ -50,7 +50,7 @@ func newTestServer(t *testing.T, o serverOptions) *testServer {
 
 // post sends a JSON body (a string is sent verbatim) and returns the
 // response; the caller closes its body.
-func (ts *testServer) post(t *testing.T, path string, body any, header ...string) *http.Response {
+func (ts *testServer) post(t testing.TB, path string, body any, header ...string) *http.Response {
 	t.Helper()
 	var raw []byte
 	switch b := body.(type) {
@@ -83,7 +83,7 @@ func (ts *testServer) post(t *testing.T, path string, body any, header ...string
 }
 
 // complete runs a non-streaming completion and decodes it.
-func (ts *testServer) complete(t *testing.T, body map[string]any, header ...string) completion {
+func (ts *testServer) complete(t testing.TB, body map[string]any, header ...string) completion {
 	t.Helper()
 	resp := ts.post(t, "/v1/chat/completions", body, header...)
 	defer resp.Body.Close()

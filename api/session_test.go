@@ -208,6 +208,7 @@ func TestFeedback(t *testing.T) {
 	ts := newTestServer(t, serverOptions{})
 	c := ts.complete(t, map[string]any{"messages": []any{user("hi")}}, "session_id", "fb-1:0")
 	c2 := ts.complete(t, map[string]any{"messages": []any{user("other")}}, "session_id", "fb-1:0")
+	c3 := ts.complete(t, map[string]any{"messages": []any{user("third")}}, "session_id", "fb-2:0")
 	for _, tt := range []struct {
 		name   string
 		body   string
@@ -222,6 +223,8 @@ func TestFeedback(t *testing.T) {
 		{"bad rating", `{"id":"` + c.ID + `","rating":5}`, 400, "", 0},
 		{"nothing named", `{"rating":1}`, 400, "", 0},
 		{"no rating or text", `{"id":"` + c.ID + `"}`, 400, "", 0},
+		{"rating 0 and no text", `{"id":"` + c.ID + `","rating":0,"text":" "}`, 400, "", 0},
+		{"text only", `{"id":"` + c3.ID + `","rating":0,"text":"shorter next time"}`, 200, c3.ID, 0},
 		{"malformed", `{"id":`, 400, "", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
