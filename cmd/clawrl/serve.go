@@ -152,6 +152,9 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if o.sessionIdle <= 0 {
 		return fmt.Errorf("--session-idle %v: want a positive duration", o.sessionIdle)
 	}
+	if o.maxTokens < 0 {
+		return fmt.Errorf("--max-tokens %d: want a positive number of tokens", o.maxTokens)
+	}
 	if err := api.CheckAddr(o.addr, o.apiKey); err != nil {
 		return err
 	}

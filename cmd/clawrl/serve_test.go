@@ -33,6 +33,7 @@ func TestServeRefusesBadSetups(t *testing.T) {
 		{"unknown method", func(o *serveOptions) { o.method = "sft" }, "--method"},
 		{"missing model folder", func(o *serveOptions) { o.model = filepath.Join(o.data, "nope") }, "want a Hugging Face folder"},
 		{"bad idle", func(o *serveOptions) { o.sessionIdle = 0 }, "--session-idle"},
+		{"negative max tokens", func(o *serveOptions) { o.maxTokens = -5 }, "--max-tokens"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
