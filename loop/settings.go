@@ -765,6 +765,7 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 // checkNumbers refuses the numbers no flag means: a count, a size, a weight,
 // a coefficient or a time below zero, and a real number that is not finite
 // (NaN or ±Inf would reach the loss, or the judge's threshold, as such).
+// --activation-budget-mib and the two thresholds mean something below zero.
 // Flags whose own rules are narrower check those where they are read; 0
 // keeps meaning each flag's default or off.
 func (s Settings) checkNumbers() error {
@@ -773,7 +774,7 @@ func (s Settings) checkNumbers() error {
 		v    int64
 	}{
 		{"--judge-votes", int64(s.JudgeVotes)}, {"--judge-retries", int64(s.JudgeRetries)}, {"--judge-max-tokens", int64(s.JudgeTokens)},
-		{"--lora-rank", int64(s.LoRARank)}, {"--micro-batch-tokens", int64(s.MicroTokens)}, {"--activation-budget-mib", int64(s.ActivationMiB)},
+		{"--lora-rank", int64(s.LoRARank)}, {"--micro-batch-tokens", int64(s.MicroTokens)},
 		{"--hint-tokens", int64(s.HintTokens)}, {"--teacher-max-tokens", int64(s.TeacherTokens)}, {"--retention-max-lost", int64(s.RetentionMaxLost)},
 		{"--gate-backtrack", int64(s.RetentionShrinks)}, {"--gate-repair", int64(s.GateRepairs)}, {"--rehearsal-tokens", int64(s.RehearsalTokens)},
 		{"--retention-tokens", int64(s.RetentionTokens)}, {"--teacher-samples", int64(s.TeacherSamples.Samples)},

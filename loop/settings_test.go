@@ -569,7 +569,8 @@ func TestTrainerFlags(t *testing.T) {
 
 // TestSettingsRefuseMeaninglessNumbers: every numeric flag of serve's
 // learning loop refuses -1 (but the two thresholds, where a negative margin
-// means something), and every real-valued one NaN and +Inf, with an error
+// means something, and --activation-budget-mib, where it keeps every
+// activation), and every real-valued one NaN and ±Inf, with an error
 // that names the flag. A flag added later is held to it too.
 func TestSettingsRefuseMeaninglessNumbers(t *testing.T) {
 	dir := t.TempDir()
@@ -584,7 +585,7 @@ func TestSettingsRefuseMeaninglessNumbers(t *testing.T) {
 	if err := model.WriteRandom(modelDir, cfg, 1, safetensors.F32); err != nil {
 		t.Fatal(err)
 	}
-	negativeMeans := map[string]bool{"judge-threshold": true, "teacher-select-threshold": true}
+	negativeMeans := map[string]bool{"judge-threshold": true, "teacher-select-threshold": true, "activation-budget-mib": true}
 	var all Settings
 	flags := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	all.AddFlags(flags)
@@ -596,7 +597,9 @@ func TestSettingsRefuseMeaninglessNumbers(t *testing.T) {
 		var bad []string
 		switch f.Value.Type() {
 		case "int", "int64":
-			bad = []string{"-1"}
+			if !negativeMeans[f.Name] {
+				bad = []string{"-1"}
+			}
 		case "float64":
 			bad = []string{"nan", "+Inf", "-Inf"}
 			if !negativeMeans[f.Name] {
