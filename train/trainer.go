@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"time"
 )
@@ -111,6 +112,33 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// checkNumbers refuses optimizer and adapter settings that would train
+// nonsense rather than fail: a negative learning rate (gradient ascent), and
+// NaN or an infinity anywhere they enter the update (every weight NaN after
+// the first step, found only when the adapter is saved or served).
+func (c Config) checkNumbers() error {
+	a := c.AdamW
+	for _, v := range []struct {
+		name string
+		v    float64
+		ok   bool
+	}{
+		{"learning rate", a.LR, a.LR > 0},
+		{"first learning rate", a.FirstLR, a.FirstLR >= 0},
+		{"AdamW beta1", a.Beta1, a.Beta1 >= 0 && a.Beta1 < 1},
+		{"AdamW beta2", a.Beta2, a.Beta2 >= 0 && a.Beta2 < 1},
+		{"AdamW eps", a.Eps, a.Eps > 0},
+		{"weight decay", a.WeightDecay, a.WeightDecay >= 0},
+		{"LoRA alpha", c.LoRA.Alpha, c.Mode != ModeLoRA || c.LoRA.Alpha > 0},
+		{"max gradient norm", c.MaxGradNorm, true}, // negative: no clipping
+	} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || !v.ok {
+			return fmt.Errorf("train: %s %g: want a finite number in its range (learning rate and eps > 0, betas in [0, 1), weight decay ≥ 0, LoRA alpha > 0)", v.name, v.v)
+		}
+	}
+	return nil
+}
+
 // Sequence is one training example: the loss reads the response tokens,
 // each predicted from the prompt and the response tokens before it.
 type Sequence struct {
@@ -193,6 +221,9 @@ func (t *Trainer) yieldFor(ctx context.Context) func() error {
 // w already has some (loaded from a checkpoint), and freezes the base.
 func New(w *Weights, cfg Config) (*Trainer, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.checkNumbers(); err != nil {
+		return nil, err
+	}
 	if err := w.Arch.validate(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,6 +99,28 @@ func TestTrainSFT(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "step 4:") {
 		t.Fatalf("resumed run should continue at step 4: %s", buf.String())
+	}
+	// Numbers that would train nonsense are refused before a step, by name.
+	for _, c := range []struct {
+		edit func(*sftFlags)
+		want string
+	}{
+		{func(f *sftFlags) { f.lr = math.NaN() }, "--lr"},
+		{func(f *sftFlags) { f.lr = -1e-4 }, "--lr"},
+		{func(f *sftFlags) { f.alpha = math.NaN() }, "LoRA alpha"},
+		{func(f *sftFlags) { f.maxGradNorm = math.Inf(1) }, "max gradient norm"},
+		{func(f *sftFlags) { f.microTokens = -1 }, "--micro-batch-tokens"},
+	} {
+		bad := f
+		bad.resume, bad.out = "", filepath.Join(dir, "bad")
+		c.edit(&bad)
+		err := runSFT(context.Background(), bad, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("runSFT with a bad %s: %v", c.want, err)
+		}
+		if _, serr := os.Stat(bad.out); serr == nil {
+			t.Errorf("runSFT with a bad %s wrote %s", c.want, bad.out)
+		}
 	}
 	m, err := model.Load(mdir)
 	if err != nil {
