@@ -82,11 +82,26 @@ func (f *agentFlags) add(cmd *cobra.Command, split string, samples int, temperat
 	fs.Lookup("kinds").DefValue = "the --env kind"
 }
 
+// checkEpisodes refuses episode settings of zero (agent train and eval; the
+// root command refuses negatives).
+func (f *agentFlags) checkEpisodes() error {
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"--samples", f.samples}, {"--max-steps", f.maxSteps}, {"--max-tokens", f.maxTokens}, {"--concurrency", f.concurrency}} {
+		if c.v < 1 {
+			return fmt.Errorf("%s %d: want ≥ 1", c.flag, c.v)
+		}
+	}
+	return nil
+}
+
 // setup loads the tasks, the engine and the environments.
 func (f *agentFlags) setup(log *slog.Logger) (tasks []env.Task, eng engine.Engine, e env.Env, cleanup func(), err error) {
 	if f.env == "" || f.tasks == "" {
 		return nil, nil, nil, nil, errors.New("--env and --tasks are required")
 	}
+
 	all, err := env.ReadTasks(f.tasks)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -186,6 +201,12 @@ trained twice). Progress: clawrl status --data DIR, or /metrics at
 				return err
 			}
 			ctx := cmd.Context()
+			if batch < 1 || rank < 1 || lr <= 0 {
+				return fmt.Errorf("--batch-size %d, --lora-rank %d, --lr %g: want each > 0", batch, rank, lr)
+			}
+			if err := f.checkEpisodes(); err != nil {
+				return err
+			}
 			tasks, eng, e, cleanup, err := f.setup(log)
 			if err != nil {
 				return err
@@ -344,6 +365,9 @@ Nothing is recorded. --adapter DIR evaluates a trained version folder
 				return err
 			}
 			ctx := cmd.Context()
+			if err := f.checkEpisodes(); err != nil {
+				return err
+			}
 			tasks, eng, e, cleanup, err := f.setup(log)
 			if err != nil {
 				return err

@@ -60,6 +60,10 @@ func (f *envFlags) add(cmd *cobra.Command) {
 
 // provider builds the sandbox provider --sandbox names.
 func (f *envFlags) provider() (sandbox.Provider, error) {
+	if f.cpu <= 0 || f.wall <= 0 || f.memoryMB <= 0 || f.processes <= 0 || f.outputKB <= 0 {
+		return nil, fmt.Errorf("--sandbox-cpu %v, --sandbox-wall %v, --sandbox-memory-mb %d, --sandbox-processes %d, --sandbox-output-kb %d: want each > 0",
+			f.cpu, f.wall, f.memoryMB, f.processes, f.outputKB)
+	}
 	l := sandbox.Limits{CPUTime: f.cpu, WallTime: f.wall, Memory: f.memoryMB << 20,
 		Processes: f.processes, Output: f.outputKB << 10}
 	switch f.backend {
@@ -83,6 +87,9 @@ func (f *envFlags) provider() (sandbox.Provider, error) {
 
 // pool builds the in-process environment pool.
 func (f *envFlags) pool(log *slog.Logger) (*env.Pool, error) {
+	if f.limit < 1 || f.lease <= 0 {
+		return nil, fmt.Errorf("--env-limit %d, --lease %v: want each > 0", f.limit, f.lease)
+	}
 	b, err := f.provider()
 	if err != nil {
 		return nil, err

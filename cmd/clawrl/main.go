@@ -32,6 +32,9 @@ func newRootCmd() *cobra.Command {
 		Short:         "An OpenAI-compatible server that trains its model on every conversation",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return checkNumberFlags(cmd.Flags())
+		},
 	}
 	for _, mk := range subcommands {
 		root.AddCommand(mk())
