@@ -28,12 +28,19 @@ func Annotations(judgments []Judgment, samples []Sample) map[string]map[string]a
 			out[smp.TurnID] = m
 		}
 		m["teacher_logprob_len"] = len(smp.TeacherLogprobs)
-		m["sample"] = map[string]any{
+		sm := map[string]any{
 			"method": smp.Method, "use_rl": smp.UseRL, "reward": smp.Reward, "opd": smp.TeacherLogprobs != nil,
 			"teacher_logprob_len": len(smp.TeacherLogprobs), "teacher_adapter": smp.TeacherAdapter,
 			"teacher_version": smp.TeacherVersion, "policy_version": smp.PolicyVersion, "why": smp.Why,
 			"created_at": timestamp(smp.CreatedAt), "trained_version": smp.TrainedVersion,
+			"teacher_wrote": smp.TeacherResponseIDs != nil,
 		}
+		if smp.TeacherResponseIDs != nil {
+			// What the sample trains on instead of (or, with --opd-response
+			// both, beside) the turn's response: the teacher's answer.
+			sm["teacher_response_ids"] = smp.TeacherResponseIDs
+		}
+		m["sample"] = sm
 	}
 	return out
 }

@@ -119,6 +119,12 @@ type sampleView struct {
 	Why            string  `json:"why"`
 	CreatedAt      string  `json:"created_at"`
 	TrainedVersion int64   `json:"trained_version"`
+	// TeacherWrote: the sample trains on a response the teacher wrote with
+	// the hint in context (every token of it), not on the turn's own; its
+	// text, decoded by the served model's tokenizer, is TeacherResponse.
+	TeacherWrote          bool   `json:"teacher_wrote"`
+	TeacherResponse       string `json:"teacher_response,omitempty"`
+	TeacherResponseTokens int    `json:"teacher_response_tokens,omitempty"`
 }
 
 func stamp(t time.Time) string {
@@ -273,6 +279,14 @@ func (h *Handler) turn(w http.ResponseWriter, r *http.Request) {
 		out["sample"] = sampleView{Method: s.Method, UseRL: s.UseRL, Reward: s.Reward, OPD: s.TeacherLogprobs != nil,
 			TeacherTokens: len(s.TeacherLogprobs), TeacherVersion: s.TeacherVersion, PolicyVersion: s.PolicyVersion,
 			Why: s.Why, CreatedAt: stamp(s.CreatedAt), TrainedVersion: s.TrainedVersion}
+		if s.TeacherResponseIDs != nil {
+			v := out["sample"].(sampleView)
+			v.TeacherWrote, v.TeacherResponseTokens = true, len(s.TeacherResponseIDs)
+			if h.cfg.Decode != nil {
+				v.TeacherResponse = h.cfg.Decode(s.TeacherResponseIDs)
+			}
+			out["sample"] = v
+		}
 	case !errors.Is(err, store.ErrNotFound):
 		h.fail(w, r, "sample", err)
 		return

@@ -62,6 +62,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Model is the served model's id, shown in the header and sent by the chat.
 	Model string
+	// Decode turns token ids of the served model back into text: a sample
+	// that trains on a response the teacher wrote (with the hint in
+	// context) keeps only its ids, and the turn's page shows that text as
+	// what the rating taught. nil: only its length is shown.
+	Decode func(ids []int32) string
 	// BenchDir holds `clawrl bench learn` result files (*.json); the
 	// learning page draws their curves. Empty or missing: none.
 	BenchDir string

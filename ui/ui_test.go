@@ -41,11 +41,12 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	bench := t.TempDir()
-	dash, err := ui.New(ui.Config{Store: st, Logger: quiet, Model: "scripted", BenchDir: bench})
+	eng := scripted.New(scripted.Options{})
+	dash, err := ui.New(ui.Config{Store: st, Logger: quiet, Model: "scripted", Decode: eng.Format().Decode, BenchDir: bench})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := api.New(api.Config{Engine: scripted.New(scripted.Options{}), Store: st, Logger: quiet, APIKey: key, UI: dash})
+	gw, err := api.New(api.Config{Engine: eng, Store: st, Logger: quiet, APIKey: key, UI: dash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,6 +298,35 @@ func TestTurnPage(t *testing.T) {
 		learning.Versions[0].Status != store.VersionPromoted ||
 		learning.Activity[0].Judged != 1 || learning.Activity[0].Trained != 1 || learning.Queues.AwaitingJudge != 2 {
 		t.Errorf("learning: %+v", learning)
+	}
+
+	// A 👎 that trains on the teacher's answer: the page shows that answer.
+	wrote := scripted.New(scripted.Options{}).Format().Encode("Paris. Hope this helps!")
+	if err := f.store.RecordJudgment(ctx, store.Judgment{TurnID: turns[2].ID, SessionID: turns[2].SessionID, Score: -1, Keep: true,
+		Hint: "End with \"Hope this helps!\"", HintAccepted: true, Judge: "feedback", Why: "score -1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.AddSample(ctx, store.Sample{TurnID: turns[2].ID, Method: "combine", TeacherLogprobs: make([]float32, len(wrote)),
+		TeacherResponseIDs: wrote, Why: "score -1 and an accepted hint: RL and OPD terms; trained on the teacher's response"}); err != nil {
+		t.Fatal(err)
+	}
+	var taught struct {
+		Sample *struct {
+			TeacherWrote    bool   `json:"teacher_wrote"`
+			TeacherResponse string `json:"teacher_response"`
+			Tokens          int    `json:"teacher_response_tokens"`
+		}
+	}
+	f.getJSON(t, "/ui/api/turns/"+turns[2].ID, &taught)
+	if s := taught.Sample; s == nil || !s.TeacherWrote || s.TeacherResponse != "Paris. Hope this helps!" || s.Tokens != len(wrote) {
+		t.Errorf("teacher-written sample: %+v", s)
+	}
+	var own struct {
+		Sample map[string]any
+	}
+	f.getJSON(t, "/ui/api/turns/"+turns[0].ID, &own)
+	if own.Sample["teacher_wrote"] != false || own.Sample["teacher_response"] != nil {
+		t.Errorf("a sample on the turn's own answer: %v", own.Sample)
 	}
 }
 

@@ -46,7 +46,10 @@ OpenClaw's session, the body's session_id or prompt_cache_key, or its user),
 or clawrl's own id when it gave none; clawrl's id is always in
 internal_session_id. Beyond those: the turn id, type, epoch, state, token ids, behaviour logprobs, policy
 version, finish reason, feedback, drop reason and timings — plus judgments and
-samples once the learning loop records them.
+samples once the learning loop records them. A sample with teacher_wrote
+true trains on the answer the teacher wrote with the feedback in context
+(its token ids in sample.teacher_response_ids, with --ids), not on the
+turn's own response; the dashboard's turn page shows it as text.
 
 max_tokens is the token limit the response was generated under (the
 request's max_tokens, or the server's default, capped by the context window;
@@ -110,7 +113,7 @@ recorded after the export starts are not included.`,
 	cmd.Flags().StringVar(&since, "since", "", "only turns created since: RFC 3339 time, a date (2006-01-02), or a duration ago (24h)")
 	cmd.Flags().StringVar(&states, "state", "", "only turns in these states, comma-separated (generated,observed,…)")
 	cmd.Flags().StringVar(&typ, "type", "", "only main or side turns")
-	cmd.Flags().BoolVar(&withIDs, "ids", true, "include prompt/response token ids and behaviour logprobs")
+	cmd.Flags().BoolVar(&withIDs, "ids", true, "include prompt/response token ids, behaviour logprobs and a teacher-written sample's ids")
 	return cmd
 }
 
@@ -227,6 +230,9 @@ func exportTurns(ctx context.Context, src exportSource, w io.Writer, opts export
 					return n, fmt.Errorf("export turn %s: %w", t.ID, err)
 				}
 				sessions[t.SessionID] = sess
+			}
+			if smp, ok := extra[t.ID]["sample"].(map[string]any); ok && !opts.TokenIDs {
+				delete(smp, "teacher_response_ids")
 			}
 			line, err := marshalRecord(newTurnRecord(t, sess, opts.TokenIDs), extra[t.ID])
 			if err != nil {

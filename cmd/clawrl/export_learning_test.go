@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -64,8 +65,8 @@ func exportAndStatusCarryTheLearningLoop(t *testing.T, st store.LearningStore, s
 	if err := st.RecordJudgment(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AddSample(ctx, store.Sample{TurnID: turns[0].ID, Method: "combine", UseRL: true, Reward: 1,
-		TeacherLogprobs: []float32{-1, -2, -3}, Why: j.Why}); err != nil {
+	if err := st.AddSample(ctx, store.Sample{TurnID: turns[0].ID, Method: "combine",
+		TeacherLogprobs: []float32{-1, -2, -3}, TeacherResponseIDs: []int32{7, 8, 9}, Why: j.Why}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.CommitVersion(ctx, store.Version{Version: 1, Dir: "/v1", Metrics: store.VersionMetrics{Loss: 0.25, Samples: 1, MeanReward: 1}},
@@ -105,8 +106,17 @@ func exportAndStatusCarryTheLearningLoop(t *testing.T, st store.LearningStore, s
 	if votes, _ := r["votes"].([]any); len(votes) != 2 || votes[0] != 1.0 || votes[1] != nil {
 		t.Errorf("export votes %v, want [1 null]", r["votes"])
 	}
-	if s, _ := r["sample"].(map[string]any); s == nil || s["trained_version"] != 1.0 || s["why"] != j.Why {
+	if s, _ := r["sample"].(map[string]any); s == nil || s["trained_version"] != 1.0 || s["why"] != j.Why ||
+		s["teacher_wrote"] != true || fmt.Sprint(s["teacher_response_ids"]) != "[7 8 9]" {
 		t.Errorf("export sample %v", r["sample"])
+	}
+	// Without ids, the teacher's answer is only flagged.
+	noIDs, err := runCLI(t, append([]string{"export", "--ids=false"}, storeArgs...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(noIDs, "\n"); !strings.Contains(first, `"teacher_wrote":true`) || strings.Contains(first, "teacher_response_ids") {
+		t.Errorf("export --ids=false first record: %s", first)
 	}
 	if jm, _ := r["judgment"].(map[string]any); jm == nil || len(jm["votes"].([]any)) != 3 {
 		t.Errorf("export judgment %v", r["judgment"])

@@ -12,7 +12,7 @@ import (
 // mounts at "/" beside the API (package ui). It reads `clawrl bench learn`
 // results from benchResultsDir.
 func newDashboard(o serveOptions, eng engine.Engine, st ui.Store, log *slog.Logger) (*ui.Handler, error) {
-	return ui.New(ui.Config{Store: st, Logger: log, Model: eng.Info().ID, BenchDir: benchResultsDir(o.data)})
+	return ui.New(ui.Config{Store: st, Logger: log, Model: eng.Info().ID, Decode: eng.Format().Decode, BenchDir: benchResultsDir(o.data)})
 }
 
 // benchResultsDir is where the dashboard looks for `clawrl bench learn`

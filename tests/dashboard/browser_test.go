@@ -493,5 +493,13 @@ func TestDashboardLearning(t *testing.T) {
 	if j := js[string](t, b, `document.getElementById("turn-judgment").innerText`); !strings.Contains(j, "Score") || !strings.Contains(strings.ToLower(j), "votes (") {
 		t.Errorf("turn judgment = %q", j)
 	}
+	// A 👎 with written feedback trains on the teacher's answer: the page
+	// shows what the rating taught, in the model's own words.
+	if smp := js[string](t, b, `document.getElementById("turn-sample").innerText`); strings.Contains(smp, "trained on the teacher's response") {
+		taught := js[string](t, b, `(document.getElementById("turn-teacher-answer") || {innerText: ""}).innerText`)
+		if !strings.Contains(taught, "the teacher's answer") || strings.Contains(taught, "needs the served model's tokenizer") {
+			t.Errorf("a teacher-written sample's page shows %q, want the teacher's answer as text", taught)
+		}
+	}
 	shot(t, b, "9-turn-trained")
 }
