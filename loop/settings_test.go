@@ -238,6 +238,11 @@ func TestSettingsBuild(t *testing.T) {
 			}
 		}},
 		{name: "bad rollback drop", args: []string{"--rollback-drop", "1.5"}, wantErr: "--rollback-drop"},
+		{name: "teacher answers that loop refused", args: []string{"--teacher-refuse-loops"}, check: func(t *testing.T, r *Runner) {
+			if !r.cfg.TeacherRefuseLoops {
+				t.Error("--teacher-refuse-loops did not reach the runner")
+			}
+		}},
 		{name: "negative batch", args: []string{"--batch-size", "-4"}, wantErr: "--batch-size"},
 		{name: "negative staleness", args: []string{"--max-staleness", "-1"}, wantErr: "--max-staleness"},
 		{name: "negative lr", args: []string{"--lr", "-1e-4"}, wantErr: "--lr"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clawrl/clawrl/engine"
 	"github.com/clawrl/clawrl/judge"
+	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/store"
 )
 
@@ -63,6 +64,10 @@ type TeacherSampleSettings struct {
 	// Quoted prefers the answers that say the words the feedback puts in
 	// quotes (judge.WantedQuotes, judge.PreferQuoted).
 	Quoted bool
+	// RefuseLoops: a teacher answer that repeats itself (rl.Loops) is
+	// refused as judge.Refuse's answers are, lone or among best-of-N
+	// (refusedLoops).
+	RefuseLoops bool
 	// QuotedRetry > 1: with one answer per turn, a turn whose feedback
 	// quotes words the answer does not say is written again as best of
 	// QuotedRetry, preferring the answers that say them (as Quoted); 0:
@@ -196,6 +201,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
 	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps the best-scored answer that passes the selector and ends within the rated turn's token budget (its request's max_tokens or the server's --max-tokens; for a turn recorded without it, the length of a rated answer cut off at its limit), so the user could have read it whole, and none when no such answer passes; off: the score alone")
 	fs.Float64Var(&s.FitShare, "teacher-fit-share", DefaultFitShare, "with --teacher-select-length fit: the share of the rated turn's token budget a teacher answer must end within (0.75 of a 64-token limit: 48 tokens), a margin so that a student that learns the teacher's length, and spreads around it, is not cut off at the limit; 1: the whole budget")
+	fs.BoolVar(&s.RefuseLoops, "teacher-refuse-loops", false, "never train on a teacher answer that repeats itself (the same words three times in a row, as the gate and bench learn's users read a loop): refused as an answer that copies the feedback is, lone (the turn is dropped, or written again by --teacher-quoted-retry) or among best-of-N; the teacher loops where it runs on to --teacher-max-tokens (BENCHMARKS.md, \"Teacher answers that loop\")")
 	fs.BoolVar(&s.Relevance, "teacher-select-relevance", DefaultSelectRelevance, "with --teacher-select gain: keep only answers the question makes more likely (read by the same weights, the last user message's text left out) and rank them by the lesser of that relevance and the gain, so a reply to the feedback itself (\"Sure, I'll answer in French.\") is never trained")
 	fs.Float64Var(&s.Opening, "teacher-select-opening", 0, "with --teacher-select-relevance: also never keep an answer whose first "+strconv.Itoa(judge.OpeningTokens)+" tokens the question makes less than this many nats a token likelier (read as the relevance is), such as \"Bien sûr, je serai heureux de vous aider avec les oiseaux.\", a reply to the feedback that names the topic at its end; 0: off")
 	fs.BoolVar(&s.Quoted, "teacher-select-quoted", false, "with --teacher-samples > 1: when the feedback puts words in double quotes ('Your last words must be \"Hope this helps!\"') and some answers above the threshold say them as written, choose among those only (before --teacher-select-length); words a negation before them in their sentence rules out (\"never say \\\"As an AI\\\"\") are not wanted")
@@ -324,7 +330,7 @@ const (
 // (judge.Refuse).
 func noPick(by string, n int, refused []judge.Refusal) error {
 	var whys []string
-	for _, why := range []judge.Refusal{judge.RefuseCopies, judge.RefuseEchoes} {
+	for _, why := range []judge.Refusal{judge.RefuseCopies, judge.RefuseEchoes, refusedLoops} {
 		if k := countRefused(refused, why); k > 0 {
 			whys = append(whys, fmt.Sprintf("%d %s", k, why))
 		}
@@ -339,10 +345,15 @@ func noPick(by string, n int, refused []judge.Refusal) error {
 	return fmt.Errorf("%w (%s): of %d %s %s", errNoPick, by, n, answers, strings.Join(whys, ", "))
 }
 
+// refusedLoops is the refusal of a teacher answer that repeats itself
+// (rl.Loops), with --teacher-refuse-loops.
+const refusedLoops judge.Refusal = "loops"
+
 // refuse applies judge.Refuse to the decoded texts of the teacher's
-// answers (in the policy's tokens, a trailing stop token aside): one rule
-// for a lone answer and for best-of-N. countRefusals counts what it
-// refused, once per answer as finally written.
+// answers (in the policy's tokens, a trailing stop token aside), and with
+// --teacher-refuse-loops refuses the answers that loop: one rule for a
+// lone answer and for best-of-N. countRefusals counts what it refused,
+// once per answer as finally written.
 func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]string, []judge.Refusal) {
 	stop := f.StopIDs()
 	texts := make([]string, len(answers))
@@ -350,8 +361,27 @@ func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]stri
 	for i, ids := range answers {
 		texts[i] = answerText(f, stop, ids)
 		refused[i] = judge.Refuse(texts[i], hint)
+		if refused[i] == "" && r.cfg.TeacherRefuseLoops && rl.Loops(texts[i]) {
+			refused[i] = refusedLoops
+		}
 	}
 	return texts, refused
+}
+
+// selectable is texts as the selectors read them: an answer refusedLoops
+// refused is handed over empty, which judge.Refuse refuses unscored (the
+// selectors apply judge.Refuse themselves, and it knows no loops).
+func selectable(texts []string, refused []judge.Refusal) []string {
+	if !slices.Contains(refused, refusedLoops) {
+		return texts
+	}
+	out := slices.Clone(texts)
+	for i, why := range refused {
+		if why == refusedLoops {
+			out[i] = ""
+		}
+	}
+	return out
 }
 
 // answerText is the text of the answer ids, its stop token left out.
@@ -367,6 +397,7 @@ func (r *Runner) countRefusals(refused []judge.Refusal) {
 	r.count(func(c *Counters) {
 		c.RefusedCopies += countRefused(refused, judge.RefuseCopies)
 		c.RefusedEchoes += countRefused(refused, judge.RefuseEchoes)
+		c.RefusedLoops += countRefused(refused, refusedLoops)
 	})
 }
 
@@ -549,7 +580,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			}
 			return sc, err
 		}
-		best, scores, err = judge.PickBest(ctx, texts, hint, threshold, score)
+		best, scores, err = judge.PickBest(ctx, selectable(texts, refused), hint, threshold, score)
 		if err == nil && capped && lone == nil && completeQuoted(lengths, limit, scores, threshold, texts, wanted) {
 			// A fitting answer passes and none of those says the quoted
 			// words: whether one cut at the budget says them later
@@ -578,11 +609,11 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 				"turn", t.ID, "words", wanted, "budget", limit, "completed", cut)
 			capped = false
 			texts, refused = r.refuse(f, all, hint)
-			best, scores, err = judge.PickBest(ctx, texts, hint, threshold, score)
+			best, scores, err = judge.PickBest(ctx, selectable(texts, refused), hint, threshold, score)
 		}
 	} else {
 		threshold = r.selector.Threshold
-		best, scores, err = r.selector.Pick(ctx, t.Messages, hint, texts)
+		best, scores, err = r.selector.Pick(ctx, t.Messages, hint, selectable(texts, refused))
 	}
 	r.countRefusals(refused)
 	if err != nil {
@@ -894,6 +925,7 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	k := r.Counters()
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedCopies), string(judge.RefuseCopies))
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedEchoes), string(judge.RefuseEchoes))
+	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedLoops), string(refusedLoops))
 	if r.cfg.TeacherQuotedRetry > 1 {
 		ch <- prometheus.MustNewConstMetric(teacherQuotedRetryDesc, prometheus.CounterValue, float64(k.TeacherQuotedRetried))
 	}

@@ -234,6 +234,63 @@ func TestTeacherSamplesRefuseFeedbackWords(t *testing.T) {
 	}
 }
 
+// TestTeacherSamplesRefuseLoops: with --teacher-refuse-loops a teacher
+// answer that repeats itself (rl.Loops) is never a sample's target, by
+// either selector: the turn is dropped with the reason, unscored, and
+// counted. Without it the same answer is trained.
+func TestTeacherSamplesRefuseLoops(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{SelectJudge, SelectGain, "off"} {
+		sel := how
+		if how == "off" {
+			sel = SelectGain
+		}
+		f, calls := samplesFixtureBy(t, t.TempDir(), 2, math.Inf(-1), 0, sel)
+		f.runner.cfg.TeacherRefuseLoops = how != "off"
+		if err := f.runner.Scheduler().Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// The question's cue makes the scripted teacher (and the served
+		// answer) say a loop like the french runs' teacher wrote, within
+		// the fixture's 40-token (byte) limit.
+		loop := "un ciel bleu, un ciel bleu, un ciel bleu"
+		tr := f.serve(t, "echo", []chat.Message{{Role: chat.RoleUser, Content: "[[say:" + loop + "]] Décris un jardin en été."}})
+		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: "Réponds en français, en deux phrases.",
+			CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.runner.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if how == "off" {
+			if ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID}); err != nil || len(ss) != 1 || ss[0].TeacherResponseIDs == nil {
+				t.Errorf("without --teacher-refuse-loops: %d samples (%v), want the looping teacher answer's", len(ss), err)
+			}
+			if k := f.runner.Counters(); k.RefusedLoops != 0 {
+				t.Errorf("without --teacher-refuse-loops: %d refused as loops", k.RefusedLoops)
+			}
+			continue
+		}
+		if calls.Load() != 0 {
+			t.Errorf("%s: the judge scored %d refused answers", how, calls.Load())
+		}
+		by := map[string]string{SelectJudge: "the judge", SelectGain: "the hint gain"}[how]
+		want := "none of the teacher's answers does what the feedback asks (by " + by + "): of 4 answers 4 loops"
+		if got, _ := f.turn(t, tr.ID); got.State != store.Dropped || got.DropReason != want {
+			t.Errorf("%s: turn state %s (%q), want dropped with %q", how, got.State, got.DropReason, want)
+		}
+		if ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID}); err != nil || len(ss) != 0 {
+			t.Errorf("%s: %d samples (%v), want none", how, len(ss), err)
+		}
+		if k := f.runner.Counters(); k.TeacherNoPick != 1 || k.RefusedLoops != 4 || k.RefusedEchoes != 0 {
+			t.Errorf("%s: counters none %d, refused loops %d, echoes %d; want 1, 4, 0", how, k.TeacherNoPick, k.RefusedLoops, k.RefusedEchoes)
+		}
+		if got := metricLabel(t, f.runner, "reason", string(refusedLoops)); got != 4 {
+			t.Errorf("%s: metric refused (%s) = %v, want 4", how, refusedLoops, got)
+		}
+	}
+}
+
 func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
