@@ -420,9 +420,6 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("--next-hint %q: want correction, always or off", s.NextHint)
 	}
-	if err := s.checkNumbers(); err != nil {
-		return nil, err
-	}
 	if _, err := rl.ParseBaseline(s.Baseline); err != nil {
 		return nil, err
 	}
@@ -458,18 +455,6 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("--opd-response %q: want student, teacher or both", s.OPDResponse)
 	}
-	if s.BatchSize < 0 {
-		return nil, fmt.Errorf("--batch-size %d: want ≥ 1 samples per step (0: 16)", s.BatchSize)
-	}
-	if s.MaxStaleness < 0 {
-		return nil, fmt.Errorf("--max-staleness %d: want ≥ 1 versions (0: %d)", s.MaxStaleness, rl.DefaultMaxStaleness)
-	}
-	if s.LearningRate < 0 || math.IsNaN(s.LearningRate) || math.IsInf(s.LearningRate, 0) {
-		return nil, fmt.Errorf("--lr %g: want a positive learning rate (0: the default)", s.LearningRate)
-	}
-	if s.FirstLR < 0 || math.IsNaN(s.FirstLR) || math.IsInf(s.FirstLR, 0) {
-		return nil, fmt.Errorf("--first-lr %g: want > 0 (0: --lr)", s.FirstLR)
-	}
 	if s.Epochs < 0 {
 		return nil, fmt.Errorf("--ppo-epochs %d: want ≥ 1", s.Epochs)
 	}
@@ -478,6 +463,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	}
 	if s.LRWarmup < 0 {
 		return nil, fmt.Errorf("--lr-warmup %d: want ≥ 0", s.LRWarmup)
+	}
+	if s.FirstLR < 0 {
+		return nil, fmt.Errorf("--first-lr %g: want > 0 (0: --lr)", s.FirstLR)
 	}
 	if s.DistillCoef < 0 {
 		return nil, fmt.Errorf("--distill-coef %g: want ≥ 0", s.DistillCoef)
@@ -761,50 +749,6 @@ func (s Settings) stepConfig() (rl.StepConfig, error) {
 	}
 	step.DistillFocus = s.DistillFocus
 	return step, nil
-}
-
-// checkNumbers refuses the numbers no flag means: a count, a size, a weight,
-// a coefficient or a time below zero, and a real number that is not finite
-// (NaN or ±Inf would reach the loss, or the judge's threshold, as such).
-// --activation-budget-mib and the two thresholds mean something below zero.
-// Flags whose own rules are narrower check those where they are read; 0
-// keeps meaning each flag's default or off.
-func (s Settings) checkNumbers() error {
-	for _, c := range []struct {
-		flag string
-		v    int64
-	}{
-		{"--judge-votes", int64(s.JudgeVotes)}, {"--judge-retries", int64(s.JudgeRetries)}, {"--judge-max-tokens", int64(s.JudgeTokens)},
-		{"--lora-rank", int64(s.LoRARank)}, {"--micro-batch-tokens", int64(s.MicroTokens)},
-		{"--hint-tokens", int64(s.HintTokens)}, {"--teacher-max-tokens", int64(s.TeacherTokens)}, {"--retention-max-lost", int64(s.RetentionMaxLost)},
-		{"--gate-backtrack", int64(s.RetentionShrinks)}, {"--gate-repair", int64(s.GateRepairs)}, {"--rehearsal-tokens", int64(s.RehearsalTokens)},
-		{"--retention-tokens", int64(s.RetentionTokens)}, {"--teacher-samples", int64(s.TeacherSamples.Samples)},
-		{"--judge-timeout", int64(s.JudgeTimeout)}, {"--teacher-timeout", int64(s.RemoteTeacher.Timeout)},
-	} {
-		if c.v < 0 {
-			return fmt.Errorf("%s: a negative value means nothing here; want ≥ 0 (0: the flag's default or off)", c.flag)
-		}
-	}
-	for _, c := range []struct {
-		flag     string
-		v        float64
-		negative bool // a negative value has a meaning
-	}{
-		{"--w-rl", s.WRL, false}, {"--w-opd", s.WOPD, false}, {"--kl", s.KLCoef, false}, {"--opd-clip", s.OPDClip, false},
-		{"--distill-coef", s.DistillCoef, false}, {"--distill-focus", s.DistillFocus, false}, {"--baseline-clip", s.BaselineClip, false},
-		{"--rehearsal-weight", s.RehearsalWeight, false}, {"--rehearsal-avoid-bound", s.RehearsalAvoidBound, false},
-		{"--retention-max-drop", s.RetentionMaxDrop, false}, {"--teacher-temperature", s.TeacherSamples.Temperature, false},
-		{"--teacher-fit-share", s.TeacherSamples.FitShare, false}, {"--teacher-select-opening", s.TeacherSamples.Opening, false},
-		{"--judge-threshold", s.JudgeThreshold, true}, {"--teacher-select-threshold", s.TeacherSamples.Threshold, true},
-	} {
-		if math.IsNaN(c.v) || math.IsInf(c.v, 0) {
-			return fmt.Errorf("%s %g: want a finite number", c.flag, c.v)
-		}
-		if c.v < 0 && !c.negative {
-			return fmt.Errorf("%s %g: want ≥ 0", c.flag, c.v)
-		}
-	}
-	return nil
 }
 
 // dropInapplicableAvoid turns off the avoid trio's defaults where they
