@@ -101,7 +101,6 @@ func (f *agentFlags) setup(log *slog.Logger) (tasks []env.Task, eng engine.Engin
 	if f.env == "" || f.tasks == "" {
 		return nil, nil, nil, nil, errors.New("--env and --tasks are required")
 	}
-
 	all, err := env.ReadTasks(f.tasks)
 	if err != nil {
 		return nil, nil, nil, nil, err

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -243,12 +242,6 @@ func runSFT(ctx context.Context, f sftFlags, stdout io.Writer) error {
 	}
 	if f.batch <= 0 || f.epochs <= 0 {
 		return fmt.Errorf("--batch %d and --epochs %d must be positive", f.batch, f.epochs)
-	}
-	if f.lr < 0 || math.IsNaN(f.lr) || math.IsInf(f.lr, 0) {
-		return fmt.Errorf("--lr %g: want a positive learning rate (0: the default)", f.lr)
-	}
-	if f.microTokens < 0 || f.saveEvery < 0 {
-		return fmt.Errorf("--micro-batch-tokens %d and --save-every %d: want ≥ 0 (0: the default)", f.microTokens, f.saveEvery)
 	}
 	var err error
 	if f.modelDir, _, err = resolveModel(ctx, f.modelDir, os.TempDir(), slog.Default()); err != nil {

@@ -100,16 +100,15 @@ func TestTrainSFT(t *testing.T) {
 	if !strings.Contains(buf.String(), "step 4:") {
 		t.Fatalf("resumed run should continue at step 4: %s", buf.String())
 	}
-	// Numbers that would train nonsense are refused before a step, by name.
+	// Numbers that would train nonsense are refused before a step: by the
+	// trainer (train.New) whatever the caller, and on the command line by
+	// name (checkNumberFlags, below).
 	for _, c := range []struct {
 		edit func(*sftFlags)
 		want string
 	}{
-		{func(f *sftFlags) { f.lr = math.NaN() }, "--lr"},
-		{func(f *sftFlags) { f.lr = -1e-4 }, "--lr"},
 		{func(f *sftFlags) { f.alpha = math.NaN() }, "LoRA alpha"},
 		{func(f *sftFlags) { f.maxGradNorm = math.Inf(1) }, "max gradient norm"},
-		{func(f *sftFlags) { f.microTokens = -1 }, "--micro-batch-tokens"},
 	} {
 		bad := f
 		bad.resume, bad.out = "", filepath.Join(dir, "bad")
@@ -120,6 +119,12 @@ func TestTrainSFT(t *testing.T) {
 		}
 		if _, serr := os.Stat(bad.out); serr == nil {
 			t.Errorf("runSFT with a bad %s wrote %s", c.want, bad.out)
+		}
+	}
+	for _, bad := range [][]string{{"--lr", "nan"}, {"--lr", "-1"}, {"--micro-batch-tokens", "-1"}} {
+		args := append([]string{"train", "sft", "--model", mdir, "--data", data, "--out", filepath.Join(dir, "bad-cli")}, bad...)
+		if _, err := runCLI(t, args...); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("train sft %v: %v, want it refused by name", bad, err)
 		}
 	}
 	m, err := model.Load(mdir)
