@@ -120,8 +120,9 @@ type sampleView struct {
 	CreatedAt      string  `json:"created_at"`
 	TrainedVersion int64   `json:"trained_version"`
 	// TeacherWrote: the sample trains on a response the teacher wrote with
-	// the hint in context (every token of it), not on the turn's own; its
-	// text, decoded by the served model's tokenizer, is TeacherResponse.
+	// the hint in context (every token of it), instead of the turn's own
+	// (or, with --opd-response both, beside it); its text, decoded by the
+	// served model's tokenizer, is TeacherResponse.
 	TeacherWrote          bool   `json:"teacher_wrote"`
 	TeacherResponse       string `json:"teacher_response,omitempty"`
 	TeacherResponseTokens int    `json:"teacher_response_tokens,omitempty"`
