@@ -277,17 +277,14 @@ func (h *Handler) turn(w http.ResponseWriter, r *http.Request) {
 	}
 	switch s, err := h.cfg.Store.Sample(ctx, t.ID); {
 	case err == nil:
-		out["sample"] = sampleView{Method: s.Method, UseRL: s.UseRL, Reward: s.Reward, OPD: s.TeacherLogprobs != nil,
+		v := sampleView{Method: s.Method, UseRL: s.UseRL, Reward: s.Reward, OPD: s.TeacherLogprobs != nil,
 			TeacherTokens: len(s.TeacherLogprobs), TeacherVersion: s.TeacherVersion, PolicyVersion: s.PolicyVersion,
-			Why: s.Why, CreatedAt: stamp(s.CreatedAt), TrainedVersion: s.TrainedVersion}
-		if s.TeacherResponseIDs != nil {
-			v := out["sample"].(sampleView)
-			v.TeacherWrote, v.TeacherResponseTokens = true, len(s.TeacherResponseIDs)
-			if h.cfg.Decode != nil {
-				v.TeacherResponse = h.cfg.Decode(s.TeacherResponseIDs)
-			}
-			out["sample"] = v
+			Why: s.Why, CreatedAt: stamp(s.CreatedAt), TrainedVersion: s.TrainedVersion,
+			TeacherWrote: s.TeacherResponseIDs != nil, TeacherResponseTokens: len(s.TeacherResponseIDs)}
+		if v.TeacherWrote && h.cfg.Decode != nil {
+			v.TeacherResponse = h.cfg.Decode(s.TeacherResponseIDs)
 		}
+		out["sample"] = v
 	case !errors.Is(err, store.ErrNotFound):
 		h.fail(w, r, "sample", err)
 		return
