@@ -96,27 +96,32 @@ func (s *Selector) Score(ctx context.Context, msgs []chat.Message, feedback, ans
 	return lp[0] - lp[1], nil
 }
 
-// Pick scores every answer and returns the index of the highest-scoring one
-// above the threshold (NoPick when none is), with all the scores
-// (PickBest).
-func (s *Selector) Pick(ctx context.Context, msgs []chat.Message, feedback string, answers []string) (int, []float64, error) {
-	return PickBest(ctx, answers, feedback, s.Threshold, func(i int) (float64, error) {
+// Pick scores every answer a selector may pick and returns the index of the
+// highest-scoring one above the threshold (NoPick when none is), with all
+// the scores (PickBest). refused[i] is why answers[i] may not be picked (""
+// when it may): Refusals(answers, feedback), and whatever else the caller
+// refuses.
+func (s *Selector) Pick(ctx context.Context, msgs []chat.Message, feedback string, answers []string, refused []Refusal) (int, []float64, error) {
+	if len(refused) != len(answers) {
+		return NoPick, nil, fmt.Errorf("judge: %d refusals for %d answers", len(refused), len(answers))
+	}
+	return PickBest(ctx, refused, s.Threshold, func(i int) (float64, error) {
 		return s.Score(ctx, msgs, feedback, answers[i])
 	})
 }
 
 // PickBest is the one picking rule of both selectors (Selector, and the
-// loop's hint gain): score(i) scores answers[i]; the highest score above
-// threshold wins (NoPick when none is). An answer Refuse refuses (it
-// repeats the feedback, or is made of the feedback's words only) is not
+// loop's hint gain) over len(refused) answers: score(i) scores answer i;
+// the highest score above threshold wins (NoPick when none is). An answer
+// refused (refused[i] != "": Refuse's reasons, or the caller's own) is not
 // scored and gets −Inf, as does one whose scoring failed; PickBest fails
 // only when every scoring call did (or ctx ended).
-func PickBest(ctx context.Context, answers []string, feedback string, threshold float64, score func(i int) (float64, error)) (int, []float64, error) {
-	scores := make([]float64, len(answers))
+func PickBest(ctx context.Context, refused []Refusal, threshold float64, score func(i int) (float64, error)) (int, []float64, error) {
+	scores := make([]float64, len(refused))
 	best := NoPick
 	var errs []string
-	for i, a := range answers {
-		if Refuse(a, feedback) != "" {
+	for i, why := range refused {
+		if why != "" {
 			scores[i] = math.Inf(-1)
 			continue
 		}
@@ -134,7 +139,7 @@ func PickBest(ctx context.Context, answers []string, feedback string, threshold 
 			best = i
 		}
 	}
-	if len(errs) > 0 && len(errs) == len(answers) {
+	if len(errs) > 0 && len(errs) == len(refused) {
 		return NoPick, scores, errors.New(strings.Join(errs, "; "))
 	}
 	return best, scores, nil
@@ -175,6 +180,15 @@ func Refuse(answer, feedback string) Refusal {
 		return RefuseEchoes
 	}
 	return ""
+}
+
+// Refusals is Refuse of each answer.
+func Refusals(answers []string, feedback string) []Refusal {
+	out := make([]Refusal, len(answers))
+	for i, a := range answers {
+		out[i] = Refuse(a, feedback)
+	}
+	return out
 }
 
 // OwnWords counts the distinct words of answer that the feedback does not

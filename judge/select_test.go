@@ -60,7 +60,7 @@ func TestSelectorPick(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := &Selector{Scorer: tableScorer{yesNo: table, fail: c.fail}, Threshold: c.threshold}
-			got, scores, err := s.Pick(context.Background(), msgs, "Be brief.", c.answers)
+			got, scores, err := s.Pick(context.Background(), msgs, "Be brief.", c.answers, Refusals(c.answers, "Be brief."))
 			if (err != nil) != c.wantErr || got != c.want {
 				t.Fatalf("pick %d (scores %v, err %v), want %d (error %v)", got, scores, err, c.want, c.wantErr)
 			}
@@ -78,7 +78,7 @@ func TestSelectorPick(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s := &Selector{Scorer: tableScorer{yesNo: table}}
-	if _, _, err := s.Pick(ctx, msgs, "Be brief.", []string{"a short answer"}); !errors.Is(err, context.Canceled) {
+	if _, _, err := s.Pick(ctx, msgs, "Be brief.", []string{"a short answer"}, []Refusal{""}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled pick: %v, want context.Canceled", err)
 	}
 	if _, err := (&Selector{}).Score(context.Background(), msgs, "x", "y"); err == nil {
@@ -174,7 +174,8 @@ func TestCopiesFeedback(t *testing.T) {
 	// Pick skips an answer that copies the feedback, whatever its score.
 	table := map[string][2]float64{"copy": {-0.1, -5}, "a real answer": {-1, -1.5}}
 	s := &Selector{Scorer: tableScorer{yesNo: table}, Threshold: math.Inf(-1)}
-	best, scores, err := s.Pick(context.Background(), nil, "say copy and more words here", []string{"say copy and more words here", "a real answer"})
+	copied := []string{"say copy and more words here", "a real answer"}
+	best, scores, err := s.Pick(context.Background(), nil, copied[0], copied, Refusals(copied, copied[0]))
 	if err != nil || best != 1 || !math.IsInf(scores[0], -1) {
 		t.Errorf("pick %d (scores %v, %v), want the answer that does not copy", best, scores, err)
 	}
@@ -221,7 +222,7 @@ func TestRefuse(t *testing.T) {
 	// PickBest never scores a refused answer, whatever its score would be.
 	answers := []string{"Hope this helps!", "Boil it for nine minutes. Hope this helps!"}
 	var scored []int
-	best, scores, err := PickBest(context.Background(), answers, signoff, math.Inf(-1), func(i int) (float64, error) {
+	best, scores, err := PickBest(context.Background(), Refusals(answers, signoff), math.Inf(-1), func(i int) (float64, error) {
 		scored = append(scored, i)
 		return 1, nil
 	})

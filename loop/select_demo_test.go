@@ -60,7 +60,7 @@ func TestSelectorOnDemoModel(t *testing.T) {
 	}
 	for _, c := range cases {
 		msgs := []chat.Message{{Role: chat.RoleUser, Content: c.question}}
-		best, scores, err := local.Pick(ctx, msgs, c.feedback, c.answers)
+		best, scores, err := local.Pick(ctx, msgs, c.feedback, c.answers, judge.Refusals(c.answers, c.feedback))
 		if err != nil {
 			t.Fatal(err)
 		}

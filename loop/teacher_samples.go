@@ -368,22 +368,6 @@ func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]stri
 	return texts, refused
 }
 
-// selectable is texts as the selectors read them: an answer refusedLoops
-// refused is handed over empty, which judge.Refuse refuses unscored (the
-// selectors apply judge.Refuse themselves, and it knows no loops).
-func selectable(texts []string, refused []judge.Refusal) []string {
-	if !slices.Contains(refused, refusedLoops) {
-		return texts
-	}
-	out := slices.Clone(texts)
-	for i, why := range refused {
-		if why == refusedLoops {
-			out[i] = ""
-		}
-	}
-	return out
-}
-
 // answerText is the text of the answer ids, its stop token left out.
 func answerText(f engine.Format, stop, ids []int32) string {
 	if n := len(ids); n > 0 && slices.Contains(stop, ids[n-1]) {
@@ -580,7 +564,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 			}
 			return sc, err
 		}
-		best, scores, err = judge.PickBest(ctx, selectable(texts, refused), hint, threshold, score)
+		best, scores, err = judge.PickBest(ctx, refused, threshold, score)
 		if err == nil && capped && lone == nil && completeQuoted(lengths, limit, scores, threshold, texts, wanted) {
 			// A fitting answer passes and none of those says the quoted
 			// words: whether one cut at the budget says them later
@@ -609,11 +593,11 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 				"turn", t.ID, "words", wanted, "budget", limit, "completed", cut)
 			capped = false
 			texts, refused = r.refuse(f, all, hint)
-			best, scores, err = judge.PickBest(ctx, selectable(texts, refused), hint, threshold, score)
+			best, scores, err = judge.PickBest(ctx, refused, threshold, score)
 		}
 	} else {
 		threshold = r.selector.Threshold
-		best, scores, err = r.selector.Pick(ctx, t.Messages, hint, selectable(texts, refused))
+		best, scores, err = r.selector.Pick(ctx, t.Messages, hint, texts, refused)
 	}
 	r.countRefusals(refused)
 	if err != nil {
