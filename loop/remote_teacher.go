@@ -67,6 +67,7 @@ func (c teacherCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- remoteTeacherDesc
 	ch <- teacherSelectDesc
 	ch <- teacherRefusedDesc
+	ch <- teacherLoopsCutDesc
 	ch <- teacherFitDesc
 	ch <- teacherIrrelevantDesc
 	ch <- teacherQuotedDesc

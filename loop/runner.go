@@ -75,9 +75,9 @@ type Config struct {
 	// TeacherSelectQuoted: the answers that say the feedback's quoted
 	// words are preferred (judge.PreferQuoted).
 	TeacherSelectQuoted bool
-	// TeacherRefuseLoops: a teacher answer that loops (rl.Loops) is
-	// refused as judge.Refuse's are (--teacher-refuse-loops).
-	TeacherRefuseLoops bool
+	// TeacherLoops is what becomes of a teacher answer that loops
+	// (rl.Loops): LoopsTrain, LoopsRefuse or LoopsCut (--teacher-loops).
+	TeacherLoops string
 	// TeacherQuotedRetry > 1: with one teacher answer per turn (and
 	// SelectGain), a turn whose feedback quotes words the lone answer
 	// does not say (or whose lone answer is refused) is written again as
@@ -190,10 +190,13 @@ type Counters struct {
 	TeacherFitQuoted int
 	// RefusedCopies, RefusedEchoes and RefusedLoops count the teacher's
 	// answers never trained whatever their score (judge.Refuse, and with
-	// --teacher-refuse-loops rl.Loops), lone or among best-of-N: they
+	// --teacher-loops refuse rl.Loops), lone or among best-of-N: they
 	// repeat the feedback, are made of its words only, or repeat
 	// themselves.
 	RefusedCopies, RefusedEchoes, RefusedLoops int
+	// TeacherLoopsCut counts the teacher answers cut before their loop
+	// began (--teacher-loops cut).
+	TeacherLoopsCut int
 	// TeacherIrrelevant counts best-of-N answers --teacher-select-relevance
 	// kept from the pick: no likelier after the question than without it.
 	TeacherIrrelevant int

@@ -589,7 +589,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	o.Config.TeacherSelectOpening, o.Config.TeacherQuotedRetry = s.TeacherSamples.Opening, s.TeacherSamples.QuotedRetry
 	o.Config.TeacherFitRetry = s.TeacherSamples.FitRetry
 	o.Config.TeacherFitScope = s.TeacherSamples.FitScope
-	o.Config.TeacherRefuseLoops = s.TeacherSamples.RefuseLoops
+	o.Config.TeacherLoops = s.TeacherSamples.loops()
 	_, answers := trainer.(rl.Answerer)
 	_, scores := trainer.(rl.Evaluator)
 	if (answers || scores) && !s.NoRetentionGate && p.Engine != nil {

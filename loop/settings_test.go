@@ -238,11 +238,28 @@ func TestSettingsBuild(t *testing.T) {
 			}
 		}},
 		{name: "bad rollback drop", args: []string{"--rollback-drop", "1.5"}, wantErr: "--rollback-drop"},
-		{name: "teacher answers that loop refused", args: []string{"--teacher-refuse-loops"}, check: func(t *testing.T, r *Runner) {
-			if !r.cfg.TeacherRefuseLoops {
-				t.Error("--teacher-refuse-loops did not reach the runner")
+		{name: "teacher answers that loop refused", args: []string{"--teacher-loops", "refuse"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherLoops != LoopsRefuse {
+				t.Errorf("--teacher-loops refuse: the runner has %q", r.cfg.TeacherLoops)
 			}
 		}},
+		{name: "teacher answers that loop refused, old spelling", args: []string{"--teacher-refuse-loops"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherLoops != LoopsRefuse {
+				t.Errorf("--teacher-refuse-loops: the runner has %q", r.cfg.TeacherLoops)
+			}
+		}},
+		{name: "teacher answers that loop cut", args: []string{"--teacher-loops", "cut"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherLoops != LoopsCut {
+				t.Errorf("--teacher-loops cut: the runner has %q", r.cfg.TeacherLoops)
+			}
+		}},
+		{name: "teacher answers that loop by default", args: nil, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherLoops != DefaultTeacherLoops {
+				t.Errorf("defaults: the runner has %q, want %q", r.cfg.TeacherLoops, DefaultTeacherLoops)
+			}
+		}},
+		{name: "bad teacher loops", args: []string{"--teacher-loops", "skip"}, wantErr: "--teacher-loops"},
+		{name: "teacher loops spelled twice", args: []string{"--teacher-refuse-loops", "--teacher-loops", "cut"}, wantErr: "choose one"},
 		{name: "bad rollback alpha", args: []string{"--rollback-drop", "0.3", "--rollback-alpha", "2"}, wantErr: "--rollback-alpha"},
 		{name: "backtrack by default", args: nil, model: modelDir, check: func(t *testing.T, r *Runner) {
 			if r.cfg.Train.Retention == nil || r.cfg.Train.Retention.Shrinks != DefaultGateBacktrack || DefaultGateBacktrack != 2 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
@@ -64,10 +65,13 @@ type TeacherSampleSettings struct {
 	// Quoted prefers the answers that say the words the feedback puts in
 	// quotes (judge.WantedQuotes, judge.PreferQuoted).
 	Quoted bool
-	// RefuseLoops: a teacher answer that repeats itself (rl.Loops) is
-	// refused as judge.Refuse's answers are, lone or among best-of-N
-	// (refusedLoops).
-	RefuseLoops bool
+	// Loops is what becomes of a teacher answer that repeats itself
+	// (rl.Loops), lone or among best-of-N: LoopsTrain, LoopsRefuse or
+	// LoopsCut.
+	Loops string
+	// refuseLoops is --teacher-refuse-loops, the deprecated spelling of
+	// --teacher-loops refuse; loopsByDefault: --teacher-loops not given.
+	refuseLoops, loopsByDefault bool
 	// QuotedRetry > 1: with one answer per turn, a turn whose feedback
 	// quotes words the answer does not say is written again as best of
 	// QuotedRetry, preferring the answers that say them (as Quoted); 0:
@@ -201,7 +205,10 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
 	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps the best-scored answer that passes the selector and ends within the rated turn's token budget (its request's max_tokens or the server's --max-tokens; for a turn recorded without it, the length of a rated answer cut off at its limit), so the user could have read it whole, and none when no such answer passes; off: the score alone")
 	fs.Float64Var(&s.FitShare, "teacher-fit-share", DefaultFitShare, "with --teacher-select-length fit: the share of the rated turn's token budget a teacher answer must end within (0.75 of a 64-token limit: 48 tokens), a margin so that a student that learns the teacher's length, and spreads around it, is not cut off at the limit; 1: the whole budget")
-	fs.BoolVar(&s.RefuseLoops, "teacher-refuse-loops", false, "never train on a teacher answer that repeats itself (the same words three times in a row, as the gate and bench learn's users read a loop): refused as an answer that copies the feedback is, lone (the turn is dropped, or written again by --teacher-quoted-retry) or among best-of-N; the teacher loops where it runs on to --teacher-max-tokens (BENCHMARKS.md, \"Seed 8, and teacher answers that loop\")")
+	fs.StringVar(&s.Loops, "teacher-loops", DefaultTeacherLoops, "what becomes of a teacher answer that repeats itself (the same words three times in a row, as the gate and bench learn's users read a loop), lone or among best-of-N: train (as written), refuse (as an answer that copies the feedback is: a lone one's turn is dropped, or written again by --teacher-quoted-retry) or cut (before its loop begins, and trained as an answer the teacher did not finish; what is left is refused when it has too few words of its own); the teacher loops where it runs on to --teacher-max-tokens (BENCHMARKS.md, \"Seed 8, and teacher answers that loop\")")
+	markGiven(fs, "teacher-loops", &s.loopsByDefault)
+	fs.BoolVar(&s.refuseLoops, "teacher-refuse-loops", false, "--teacher-loops refuse")
+	_ = fs.MarkDeprecated("teacher-refuse-loops", "use --teacher-loops refuse")
 	fs.BoolVar(&s.Relevance, "teacher-select-relevance", DefaultSelectRelevance, "with --teacher-select gain: keep only answers the question makes more likely (read by the same weights, the last user message's text left out) and rank them by the lesser of that relevance and the gain, so a reply to the feedback itself (\"Sure, I'll answer in French.\") is never trained")
 	fs.Float64Var(&s.Opening, "teacher-select-opening", 0, "with --teacher-select-relevance: also never keep an answer whose first "+strconv.Itoa(judge.OpeningTokens)+" tokens the question makes less than this many nats a token likelier (read as the relevance is), such as \"Bien sûr, je serai heureux de vous aider avec les oiseaux.\", a reply to the feedback that names the topic at its end; 0: off")
 	fs.BoolVar(&s.Quoted, "teacher-select-quoted", false, "with --teacher-samples > 1: when the feedback puts words in double quotes ('Your last words must be \"Hope this helps!\"') and some answers above the threshold say them as written, choose among those only (before --teacher-select-length); words a negation before them in their sentence rules out (\"never say \\\"As an AI\\\"\") are not wanted")
@@ -211,6 +218,33 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	markGiven(fs, "teacher-fit-retry", &s.fitRetryByDefault)
 	fs.StringVar(&s.FitScope, "teacher-fit-retry-scope", DefaultFitScope, "the answers --teacher-fit-retry writes again: quoted (only where the feedback puts words in double quotes and the answer says them past the budget, where a user's answer cut at its limit loses them; a quoted retry's pick moves to one that fits only then) or any (every answer that does not end within the budget)")
 	fs.StringVar(&s.Select, "teacher-select", DefaultTeacherSelect, "how one of --teacher-samples answers is chosen: gain (how much more likely the feedback makes it, per token, read by --teacher-select-gain-by's weights) or judge (the judge, from one prefill per answer: does it do what the feedback asks?)")
+}
+
+// What becomes of a teacher answer that loops (--teacher-loops).
+const (
+	// LoopsTrain: it trains as written.
+	LoopsTrain = "train"
+	// LoopsRefuse: it is refused (refusedLoops), as judge.Refuse's
+	// answers are.
+	LoopsRefuse = "refuse"
+	// LoopsCut: it is cut before its loop begins (rl.LoopStart) and
+	// trains as an answer the teacher did not finish.
+	LoopsCut = "cut"
+)
+
+// DefaultTeacherLoops: see BENCHMARKS.md, "Seed 8, and teacher answers
+// that loop".
+const DefaultTeacherLoops = LoopsTrain
+
+// loops is --teacher-loops, --teacher-refuse-loops read as refuse.
+func (s TeacherSampleSettings) loops() string {
+	switch {
+	case s.refuseLoops && (s.loopsByDefault || s.Loops == ""):
+		return LoopsRefuse
+	case s.Loops == "":
+		return DefaultTeacherLoops
+	}
+	return s.Loops
 }
 
 // dropInapplicableRetry turns --teacher-quoted-retry's and
@@ -272,6 +306,14 @@ func (s TeacherSampleSettings) check(opdResponse string) error {
 	}
 	if err := checkRetry("--teacher-fit-retry", s.FitRetry, s.fitRetryByDefault, s, opdResponse, "--teacher-select-length fit keeps the answers that fit"); err != nil {
 		return err
+	}
+	switch s.Loops {
+	case "", LoopsTrain, LoopsRefuse, LoopsCut:
+	default:
+		return fmt.Errorf("--teacher-loops %q: want train, refuse or cut", s.Loops)
+	}
+	if s.refuseLoops && !s.loopsByDefault && s.Loops != LoopsRefuse {
+		return fmt.Errorf("--teacher-refuse-loops with --teacher-loops %s: choose one (--teacher-loops refuse)", s.Loops)
 	}
 	switch s.Length {
 	case "", LengthOff, LengthFit:
@@ -346,12 +388,12 @@ func noPick(by string, n int, refused []judge.Refusal) error {
 }
 
 // refusedLoops is the refusal of a teacher answer that repeats itself
-// (rl.Loops), with --teacher-refuse-loops.
+// (rl.Loops), with --teacher-loops refuse.
 const refusedLoops judge.Refusal = "loops"
 
 // refuse applies judge.Refuse to the decoded texts of the teacher's
 // answers (in the policy's tokens, a trailing stop token aside), and with
-// --teacher-refuse-loops refuses the answers that loop: one rule for a
+// --teacher-loops refuse refuses the answers that loop: one rule for a
 // lone answer and for best-of-N. countRefusals counts what it refused,
 // once per answer as finally written.
 func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]string, []judge.Refusal) {
@@ -361,11 +403,40 @@ func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]stri
 	for i, ids := range answers {
 		texts[i] = answerText(f, stop, ids)
 		refused[i] = judge.Refuse(texts[i], hint)
-		if refused[i] == "" && r.cfg.TeacherRefuseLoops && rl.Loops(texts[i]) {
+		if refused[i] == "" && r.cfg.TeacherLoops == LoopsRefuse && rl.Loops(texts[i]) {
 			refused[i] = refusedLoops
 		}
 	}
 	return texts, refused
+}
+
+// cutLoop, with --teacher-loops cut, cuts the teacher's answer ids to turn
+// before its loop begins (rl.LoopStart): the longest prefix whose text
+// ends before it, with its logprobs lps. What is left did not end (no stop
+// token) and trains as an answer cut at --teacher-max-tokens does; too
+// little of it is refused as any answer is (judge.Refuse).
+func (r *Runner) cutLoop(f engine.Format, turn string, ids []int32, lps []float32) ([]int32, []float32) {
+	if r.cfg.TeacherLoops != LoopsCut {
+		return ids, lps
+	}
+	text := answerText(f, f.StopIDs(), ids)
+	at := rl.LoopStart(text)
+	if at < 0 {
+		return ids, lps
+	}
+	n := 0
+	for k := 1; k <= len(ids); k++ {
+		// A prefix that ends inside a character decodes to U+FFFD, not to
+		// a prefix of the text: the next one may complete it.
+		if d := f.Decode(ids[:k]); len(d) <= at && strings.HasPrefix(text, d) {
+			n = k
+		} else if len(d) > at+utf8.UTFMax {
+			break
+		}
+	}
+	r.count(func(c *Counters) { c.TeacherLoopsCut++ })
+	r.log.Info("the teacher's answer loops: cut before its loop begins", "turn", turn, "tokens", len(ids), "kept", n, "answer", text)
+	return ids[:n:n], lps[:min(n, len(lps)):min(n, len(lps))]
 }
 
 // answerText is the text of the answer ids, its stop token left out.
@@ -444,6 +515,7 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		if err != nil {
 			return nil, nil, 0, err
 		}
+		ids, lps = r.cutLoop(f, t.ID, ids, lps)
 		texts, refused := r.refuse(f, [][]int32{ids}, hint)
 		if m := r.cfg.TeacherQuotedRetry; m > 1 && gain {
 			if wanted := judge.WantedQuotes(hint); len(wanted) > 0 && (refused[0] != "" || !judge.SaysAll(texts[0], wanted)) {
@@ -495,6 +567,9 @@ func (r *Runner) writeTeacher(ctx context.Context, teacher *judge.Teacher, t sto
 		seed := TeacherSeed(t, hint, i)
 		w.Sampling = engine.Sampling{Temperature: r.cfg.TeacherTemperature, Seed: &seed}
 		ids, lps, v, err := w.Write(ctx, t.Messages, t.Tools, t.PromptText, hint, limit)
+		if err == nil {
+			ids, lps = r.cutLoop(f, t.ID, ids, lps)
+		}
 		return written{ids, lps, v, w.Placement, i}, err
 	}
 	// writeAll writes the draws draws at once, so that the engine decodes
@@ -885,6 +960,8 @@ var (
 		"Best-of-N teacher picks that --teacher-select-length fit changed since start (the best-scored answer did not end within the rated turn's token budget: its max_tokens, or the length of a rated answer cut off at its limit), by result: another answer (one that passed the selector did), or none (the turn had no teacher sample).", "result")
 	teacherRefusedDesc = desc("teacher_answers_refused_total",
 		"Teacher answers never trained whatever their score since start (judge.Refuse, a lone answer or one of --teacher-samples), by reason: copies the feedback, or only the feedback's words (fewer than "+strconv.Itoa(judge.MinOwnWords)+" words of its own).", "reason")
+	teacherLoopsCutDesc = desc("teacher_loops_cut_total",
+		"Teacher answers that repeated themselves cut before the loop began (--teacher-loops cut) since start.")
 	teacherMixedDesc = desc("teacher_mixed_picks_total",
 		"Best-of-N teacher answers picked under --hint-placement mixed since start, by the placement the answer was written under: user or system.", "placement")
 	teacherQuotedDesc = desc("teacher_quoted_preferred_total",
@@ -910,6 +987,7 @@ func (r *Runner) collectSelections(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedCopies), string(judge.RefuseCopies))
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedEchoes), string(judge.RefuseEchoes))
 	ch <- prometheus.MustNewConstMetric(teacherRefusedDesc, prometheus.CounterValue, float64(k.RefusedLoops), string(refusedLoops))
+	ch <- prometheus.MustNewConstMetric(teacherLoopsCutDesc, prometheus.CounterValue, float64(k.TeacherLoopsCut))
 	if r.cfg.TeacherQuotedRetry > 1 {
 		ch <- prometheus.MustNewConstMetric(teacherQuotedRetryDesc, prometheus.CounterValue, float64(k.TeacherQuotedRetried))
 	}

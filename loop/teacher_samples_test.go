@@ -234,26 +234,26 @@ func TestTeacherSamplesRefuseFeedbackWords(t *testing.T) {
 	}
 }
 
-// TestTeacherSamplesRefuseLoops: with --teacher-refuse-loops a teacher
-// answer that repeats itself (rl.Loops) is never a sample's target, by
-// either selector: the turn is dropped with the reason, unscored, and
-// counted. Without it the same answer is trained.
-func TestTeacherSamplesRefuseLoops(t *testing.T) {
+// TestTeacherSamplesLoops: with --teacher-loops refuse a teacher answer
+// that repeats itself (rl.Loops) is never a sample's target, by either
+// selector: the turn is dropped with the reason, unscored, and counted.
+// With cut, the answer trains up to where its loop begins. With train, it
+// trains whole.
+func TestTeacherSamplesLoops(t *testing.T) {
 	ctx := context.Background()
-	for _, how := range []string{SelectJudge, SelectGain, "off"} {
-		sel := how
-		if how == "off" {
-			sel = SelectGain
-		}
-		f, calls := samplesFixtureBy(t, t.TempDir(), 2, math.Inf(-1), 0, sel)
-		f.runner.cfg.TeacherRefuseLoops = how != "off"
+	// The question's cue makes the scripted teacher (and the served
+	// answer) say a loop like the french runs' teacher wrote, within the
+	// fixture's 40-token (byte) limit.
+	const loop = "un ciel bleu, un ciel bleu, un ciel bleu"
+	for _, c := range []struct{ loops, sel string }{
+		{LoopsRefuse, SelectJudge}, {LoopsRefuse, SelectGain}, {LoopsCut, SelectJudge}, {LoopsCut, SelectGain}, {LoopsTrain, SelectGain},
+	} {
+		how := c.loops + "/" + c.sel
+		f, calls := samplesFixtureBy(t, t.TempDir(), 2, math.Inf(-1), 0, c.sel)
+		f.runner.cfg.TeacherLoops = c.loops
 		if err := f.runner.Scheduler().Recover(ctx); err != nil {
 			t.Fatal(err)
 		}
-		// The question's cue makes the scripted teacher (and the served
-		// answer) say a loop like the french runs' teacher wrote, within
-		// the fixture's 40-token (byte) limit.
-		loop := "un ciel bleu, un ciel bleu, un ciel bleu"
 		tr := f.serve(t, "echo", []chat.Message{{Role: chat.RoleUser, Content: "[[say:" + loop + "]] Décris un jardin en été."}})
 		if err := f.store.AddFeedback(ctx, tr.ID, store.Feedback{Rating: -1, Text: "Réponds en français, en deux phrases.",
 			CreatedAt: time.Now()}); err != nil {
@@ -262,19 +262,35 @@ func TestTeacherSamplesRefuseLoops(t *testing.T) {
 		if _, err := f.runner.RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if how == "off" {
-			if ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID}); err != nil || len(ss) != 1 || ss[0].TeacherResponseIDs == nil {
-				t.Errorf("without --teacher-refuse-loops: %d samples (%v), want the looping teacher answer's", len(ss), err)
+		k := f.runner.Counters()
+		if c.loops != LoopsRefuse {
+			want := loop
+			if c.loops == LoopsCut {
+				want = "un ciel bleu, " // the second "un" begins the loop
 			}
-			if k := f.runner.Counters(); k.RefusedLoops != 0 {
-				t.Errorf("without --teacher-refuse-loops: %d refused as loops", k.RefusedLoops)
+			ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID})
+			if err != nil || len(ss) != 1 || ss[0].TeacherResponseIDs == nil {
+				t.Fatalf("%s: %d samples (%v), want one on the teacher's answer", how, len(ss), err)
+			}
+			if got := f.engine.Format().Decode(ss[0].TeacherResponseIDs); got != want || len(ss[0].TeacherLogprobs) != len(ss[0].TeacherResponseIDs) {
+				t.Errorf("%s: trained on %q (%d logprobs for %d tokens), want %q", how, got, len(ss[0].TeacherLogprobs), len(ss[0].TeacherResponseIDs), want)
+			}
+			if k.RefusedLoops != 0 {
+				t.Errorf("%s: %d refused as loops", how, k.RefusedLoops)
+			}
+			cut := 0
+			if c.loops == LoopsCut {
+				cut = 4 // every answer written
+			}
+			if k.TeacherLoopsCut != cut || metricValue(t, f.runner, "clawrl_loop_teacher_loops_cut_total") != float64(cut) {
+				t.Errorf("%s: %d answers cut (metric %v), want %d", how, k.TeacherLoopsCut, metricValue(t, f.runner, "clawrl_loop_teacher_loops_cut_total"), cut)
 			}
 			continue
 		}
 		if calls.Load() != 0 {
 			t.Errorf("%s: the judge scored %d refused answers", how, calls.Load())
 		}
-		by := map[string]string{SelectJudge: "the judge", SelectGain: "the hint gain"}[how]
+		by := map[string]string{SelectJudge: "the judge", SelectGain: "the hint gain"}[c.sel]
 		want := "none of the teacher's answers does what the feedback asks (by " + by + "): of 4 answers 4 loops"
 		if got, _ := f.turn(t, tr.ID); got.State != store.Dropped || got.DropReason != want {
 			t.Errorf("%s: turn state %s (%q), want dropped with %q", how, got.State, got.DropReason, want)
@@ -282,8 +298,8 @@ func TestTeacherSamplesRefuseLoops(t *testing.T) {
 		if ss, err := f.store.ListSamples(ctx, store.TurnFilter{SessionID: tr.SessionID}); err != nil || len(ss) != 0 {
 			t.Errorf("%s: %d samples (%v), want none", how, len(ss), err)
 		}
-		if k := f.runner.Counters(); k.TeacherNoPick != 1 || k.RefusedLoops != 4 || k.RefusedEchoes != 0 {
-			t.Errorf("%s: counters none %d, refused loops %d, echoes %d; want 1, 4, 0", how, k.TeacherNoPick, k.RefusedLoops, k.RefusedEchoes)
+		if k.TeacherNoPick != 1 || k.RefusedLoops != 4 || k.RefusedEchoes != 0 || k.TeacherLoopsCut != 0 {
+			t.Errorf("%s: counters none %d, refused loops %d, echoes %d, cut %d; want 1, 4, 0, 0", how, k.TeacherNoPick, k.RefusedLoops, k.RefusedEchoes, k.TeacherLoopsCut)
 		}
 		if got := metricLabel(t, f.runner, "reason", string(refusedLoops)); got != 4 {
 			t.Errorf("%s: metric refused (%s) = %v, want 4", how, refusedLoops, got)

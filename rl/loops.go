@@ -3,6 +3,7 @@ package rl
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Loops is shared by the promotion gate (RetentionConfig.Open: a version
@@ -35,34 +36,70 @@ const (
 // ("TL:TLTLTLTLTLTL…", which the same persona's student wrote at v3 of
 // tldr seed 3 under --distill-focus 1), though not a run of digits
 // ("0.3333333333" is a right answer).
-func Loops(a string) bool {
-	var w []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(a), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
-	}) {
-		if f = strings.Trim(f, "'’"); f != "" {
-			if stutters(f) {
-				return true
-			}
-			w = append(w, f)
-		}
+func Loops(a string) bool { return LoopStart(a) >= 0 }
+
+// LoopStart is where answer a's loop begins (Loops), as a byte offset into
+// a: the start of the first word said again in the repeated block (a[:k]
+// says the block once and does not loop), or of the first word that
+// stutters; −1 when a does not loop. "Les arbres sont en fleurs, les
+// arbres sont en fleurs, les arbres sont en fleurs" begins its loop at
+// the second "les".
+func LoopStart(a string) int {
+	type word struct {
+		w     string
+		start int
 	}
-	for p := 1; p <= maxLoopBlock && loopRepeats*p <= len(w); p++ {
+	var ws []word
+	cut := -1
+	for i := 0; i < len(a); {
+		r, n := utf8.DecodeRuneInString(a[i:])
+		if !inWord(r) {
+			i += n
+			continue
+		}
+		j := i
+		for j < len(a) {
+			r, n := utf8.DecodeRuneInString(a[j:])
+			if !inWord(r) {
+				break
+			}
+			j += n
+		}
+		f := a[i:j]
+		start := i + len(f) - len(strings.TrimLeft(f, "'’"))
+		i = j
+		f = strings.ToLower(strings.Trim(f, "'’"))
+		if f == "" {
+			continue
+		}
+		if stutters(f) {
+			cut = start
+			break
+		}
+		ws = append(ws, word{f, start})
+	}
+	for p := 1; p <= maxLoopBlock && loopRepeats*p <= len(ws); p++ {
 		// run counts the words since i that equal the word p before them:
 		// a block repeated k times in a row is a run of (k−1)·p.
 		run := 0
-		for i := p; i < len(w); i++ {
-			if w[i] != w[i-p] {
+		for i := p; i < len(ws); i++ {
+			if ws[i].w != ws[i-p].w {
 				run = 0
 				continue
 			}
 			if run++; run >= (loopRepeats-1)*p && run+p >= minLoopWords {
-				return true
+				if s := ws[i-run+1].start; cut < 0 || s < cut {
+					cut = s
+				}
+				break
 			}
 		}
 	}
-	return false
+	return cut
 }
+
+// inWord: the runes of a word, as Loops splits an answer.
+func inWord(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’' }
 
 // stutters reports whether w holds a block of 1 to maxStutterBlock letters
 // said stutterRepeats times in a row, minStutterLetters letters or more in

@@ -41,6 +41,30 @@ func TestLoops(t *testing.T) {
 	}
 }
 
+func TestLoopStart(t *testing.T) {
+	for _, c := range []struct{ text, before string }{
+		// the french seed 8 teacher's loop (bench/results/2026-12-06-seeds7)
+		{"Au printemps, les arbres sont en fleurs, les fleurs sont en fleurs, les arbres sont en fleurs, les fleurs sont en fleurs, les arbres sont en fleurs, les fleurs sont en fleurs, les arbres",
+			"Au printemps, les arbres sont en fleurs, les fleurs sont en fleurs, "},
+		{"Pack a towel, a hat, a hat, a hat.", "Pack a towel, a hat, "},
+		{"Done. Hope this helps! Hope this helps! Hope this helps!", "Done. Hope this helps! "},
+		{"TL;DR: A car engine uses pistons.\n\nTL:TLTLTLTLTLTLTLTLTLTLTLTL", "TL;DR: A car engine uses pistons.\n\nTL:"},
+		{"'Tis it, 'tis it, 'tis it, 'tis it", "'Tis it, '"},
+		{"Boil it for 7 minutes. Hope this helps!", ""},
+	} {
+		k := LoopStart(c.text)
+		if c.before == "" {
+			if k != -1 {
+				t.Errorf("LoopStart(%q) = %d, want -1", c.text, k)
+			}
+			continue
+		}
+		if k < 0 || c.text[:k] != c.before {
+			t.Errorf("LoopStart(%q) = %d, want %d (before it %q)", c.text, k, len(c.before), c.before)
+		}
+	}
+}
+
 // FuzzLoops runs the loop check on any text a model may write: it never
 // panics, and a loop stays a loop when more words follow it.
 func FuzzLoops(f *testing.F) {
@@ -50,6 +74,10 @@ func FuzzLoops(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a string) {
 		if Loops(a) && !Loops(a+" and then some more") {
 			t.Errorf("Loops(%q) but not with words after it", a)
+		}
+		// What comes before the loop's start does not loop.
+		if k := LoopStart(a); k < -1 || k > len(a) || (k >= 0) != Loops(a) || (k >= 0 && Loops(a[:k])) {
+			t.Errorf("LoopStart(%q) = %d (Loops %v)", a, k, Loops(a))
 		}
 	})
 }
