@@ -205,7 +205,7 @@ func (s *TeacherSampleSettings) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.GainBy, "teacher-select-gain-by", DefaultGainBy, "the weights that read the hint gain of --teacher-select gain: teacher (those of --teacher), base (the frozen base weights) or policy (the current policy)")
 	fs.StringVar(&s.Length, "teacher-select-length", DefaultSelectLength, "with --teacher-samples > 1: fit keeps the best-scored answer that passes the selector and ends within the rated turn's token budget (its request's max_tokens or the server's --max-tokens; for a turn recorded without it, the length of a rated answer cut off at its limit), so the user could have read it whole, and none when no such answer passes; off: the score alone")
 	fs.Float64Var(&s.FitShare, "teacher-fit-share", DefaultFitShare, "with --teacher-select-length fit: the share of the rated turn's token budget a teacher answer must end within (0.75 of a 64-token limit: 48 tokens), a margin so that a student that learns the teacher's length, and spreads around it, is not cut off at the limit; 1: the whole budget")
-	fs.StringVar(&s.Loops, "teacher-loops", DefaultTeacherLoops, "what becomes of a teacher answer that repeats itself (the same words three times in a row, as the gate and bench learn's users read a loop), lone or among best-of-N: train (as written), refuse (as an answer that copies the feedback is: a lone one's turn is dropped, or written again by --teacher-quoted-retry) or cut (before its loop begins, and trained as an answer the teacher did not finish; what is left is refused when it has too few words of its own); the teacher loops where it runs on to --teacher-max-tokens (BENCHMARKS.md, \"Seed 8, and teacher answers that loop\")")
+	fs.StringVar(&s.Loops, "teacher-loops", DefaultTeacherLoops, "what becomes of a teacher answer that repeats itself (the same words three times in a row, as the gate and bench learn's users read a loop), lone or among best-of-N: train (as written), refuse (as an answer that copies the feedback is: a lone one's turn is dropped, or written again by --teacher-quoted-retry) or cut (before its loop begins, and trained as an answer the teacher did not finish; what is left is refused when it has too few words of its own); the teacher loops where it runs on to --teacher-max-tokens (BENCHMARKS.md, \"Teacher answers that loop, refused or cut\")")
 	markGiven(fs, "teacher-loops", &s.loopsByDefault)
 	fs.BoolVar(&s.refuseLoops, "teacher-refuse-loops", false, "--teacher-loops refuse")
 	_ = fs.MarkDeprecated("teacher-refuse-loops", "use --teacher-loops refuse")
@@ -232,8 +232,14 @@ const (
 	LoopsCut = "cut"
 )
 
-// DefaultTeacherLoops: see BENCHMARKS.md, "Seed 8, and teacher answers
-// that loop".
+// DefaultTeacherLoops: see BENCHMARKS.md, "Teacher answers that loop,
+// refused or cut". On the 1.5B coder's french persona at the issue's
+// 8 × 16, LoopsRefuse gave 126 against 113 of 160 at v8 over eight
+// seeds, and LoopsCut 53 against 47 of 80 over four (ahead at v8 in one
+// of them); the other personas' teacher answers barely loop. LoopsRefuse
+// is not the default: on the random tiny model every teacher answer
+// loops, and with it the default loop would train none of the 👎 turns
+// there (no version from 24 rated turns, BenchmarkFirstVersion).
 const DefaultTeacherLoops = LoopsTrain
 
 // loops is --teacher-loops, --teacher-refuse-loops read as refuse.
@@ -410,11 +416,11 @@ func (r *Runner) refuse(f engine.Format, answers [][]int32, hint string) ([]stri
 	return texts, refused
 }
 
-// cutLoop, with --teacher-loops cut, cuts the teacher's answer ids to turn
-// before its loop begins (rl.LoopStart): the longest prefix whose text
-// ends before it, with its logprobs lps. What is left did not end (no stop
-// token) and trains as an answer cut at --teacher-max-tokens does; too
-// little of it is refused as any answer is (judge.Refuse).
+// cutLoop, with --teacher-loops cut, cuts a teacher answer to turn (ids,
+// with their logprobs lps) before its loop begins (rl.LoopStart): to the
+// longest prefix whose text ends before it. What is left did not end (no
+// stop token) and trains as an answer cut at --teacher-max-tokens does;
+// too little of it is refused as any answer is (judge.Refuse).
 func (r *Runner) cutLoop(f engine.Format, turn string, ids []int32, lps []float32) ([]int32, []float32) {
 	if r.cfg.TeacherLoops != LoopsCut {
 		return ids, lps
