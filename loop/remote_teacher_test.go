@@ -129,18 +129,6 @@ func teacherMetrics(t *testing.T, r *Runner) []*dto.MetricFamily {
 	return mfs
 }
 
-// metricValue is the value of r's unlabelled teacher counter name (−1 when
-// there is none).
-func metricValue(t *testing.T, r *Runner, name string) float64 {
-	t.Helper()
-	for _, mf := range teacherMetrics(t, r) {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	return -1
-}
-
 // metricLabel is the value of r's teacher counter whose label is
 // name=value (−1 when none is).
 func metricLabel(t *testing.T, r *Runner, name, value string) float64 {

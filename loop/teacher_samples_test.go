@@ -282,8 +282,8 @@ func TestTeacherSamplesLoops(t *testing.T) {
 			if c.loops == LoopsCut {
 				cut = 4 // every answer written
 			}
-			if k.TeacherLoopsCut != cut || metricValue(t, f.runner, "clawrl_loop_teacher_loops_cut_total") != float64(cut) {
-				t.Errorf("%s: %d answers cut (metric %v), want %d", how, k.TeacherLoopsCut, metricValue(t, f.runner, "clawrl_loop_teacher_loops_cut_total"), cut)
+			if k.TeacherLoopsCut != cut || counterValue(t, f.runner, "clawrl_loop_teacher_loops_cut_total") != float64(cut) {
+				t.Errorf("%s: %d answers cut (metric %v), want %d", how, k.TeacherLoopsCut, counterValue(t, f.runner, "clawrl_loop_teacher_loops_cut_total"), cut)
 			}
 			continue
 		}
