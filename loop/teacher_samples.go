@@ -242,10 +242,11 @@ const (
 // there (no version from 24 rated turns, BenchmarkFirstVersion).
 const DefaultTeacherLoops = LoopsTrain
 
-// loops is --teacher-loops, --teacher-refuse-loops read as refuse.
+// loops is --teacher-loops, --teacher-refuse-loops read as refuse (both
+// are set only through the flags, where --teacher-loops has its default).
 func (s TeacherSampleSettings) loops() string {
 	switch {
-	case s.refuseLoops && (s.loopsByDefault || s.Loops == ""):
+	case s.refuseLoops && s.loopsByDefault:
 		return LoopsRefuse
 	case s.Loops == "":
 		return DefaultTeacherLoops
