@@ -41,7 +41,8 @@ func (r *repairTrainer) Repair(ctx context.Context) (rl.StepMetrics, error) {
 // TestRetentionRepair: a step the gate rejects gets --gate-repair repair
 // steps, each checked again, before the line search; the version records
 // how many it took (and the step scale, when the line search ran after
-// them), and a trainer with no anchors is not counted as repaired.
+// them), and a trainer with no anchors is not counted as repaired. A
+// version that passes in the end is told to RetentionConfig.Passed.
 func TestRetentionRepair(t *testing.T) {
 	cases := []struct {
 		name               string
@@ -75,7 +76,9 @@ func TestRetentionRepair(t *testing.T) {
 			tr := &repairTrainer{backtrackTrainer: backtrackTrainer{shrinkTrainer{answerTrainer: answerTrainer{
 				evalTrainer: evalTrainer{Trainer: &rltest.Trainer{}, current: -0.1}, answer: "C'est Paris.", format: f},
 				afterShrink: "C'est Paris."}}, fixAfter: c.fixAfter, noAnchors: c.noAnchors}
-			r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Repairs: c.repairs, Shrinks: c.shrinks})
+			var passed []int64
+			r := newGatedRunner(t, st, eng, tr, dir, rl.RetentionConfig{Decode: f.Decode, Stop: f.StopIDs(), Repairs: c.repairs, Shrinks: c.shrinks,
+				Passed: func(v int64) { passed = append(passed, v) }})
 			v := (&fixture{dir: dir, store: st, engine: eng}).rateAndStep(t, r, "a")
 			got := fmt.Sprintf("%s, %d repairs, step ×%g, %d shrinks", v.Status, v.Metrics.Repairs, v.Metrics.StepScale, len(tr.shrinks))
 			want := fmt.Sprintf("%s, %d repairs, step ×%g, %d shrinks", c.wantStatus, c.wantRepairs, c.wantScale, c.wantShrinkAttempts)
@@ -88,6 +91,12 @@ func TestRetentionRepair(t *testing.T) {
 			}
 			if eng.Version() != served {
 				t.Errorf("engine serves v%d, want v%d", eng.Version(), served)
+			}
+			// The gate tells a pass (--rehearsal-avoid-passes), once, and
+			// nothing of a rejection.
+			if want := fmt.Sprint([]int64{1}); c.wantStatus == store.VersionPromoted && fmt.Sprint(passed) != want ||
+				c.wantStatus == store.VersionRejected && len(passed) != 0 {
+				t.Errorf("passes told %v for a %s version", passed, v.Status)
 			}
 		})
 	}

@@ -142,6 +142,9 @@ type Settings struct {
 	// RehearsalAvoidWrong: with RehearsalAvoid, the caught answers about
 	// their question are pushed down too (a fact said wrongly).
 	RehearsalAvoidWrong bool
+	// RehearsalAvoidPasses retires a pushed-down answer once this many
+	// versions have passed the gate since it was caught (0: never).
+	RehearsalAvoidPasses int
 	// RehearsalAvoidBound: how many nats below the base model an avoided
 	// answer is pushed (rl.RehearsalConfig.AvoidBound; 0: no bound).
 	RehearsalAvoidBound float64
@@ -149,7 +152,7 @@ type Settings struct {
 	// AddFlags' defaults: a default that cannot apply (no anchors, no
 	// gate, full training) is dropped silently, where a value given, on
 	// the command line or in a Settings literal, is an error.
-	avoidByDefault struct{ avoid, wrong, bound bool }
+	avoidByDefault struct{ avoid, wrong, bound, passes bool }
 	// RetentionTokens bounds a candidate's answer in the behavioural gate
 	// (rl.RetentionConfig.MaxTokens).
 	RetentionTokens int
@@ -248,6 +251,8 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	markGiven(fs, "rehearsal-avoid", &s.avoidByDefault.avoid)
 	markGiven(fs, "rehearsal-avoid-wrong", &s.avoidByDefault.wrong)
 	markGiven(fs, "rehearsal-avoid-bound", &s.avoidByDefault.bound)
+	fs.IntVar(&s.RehearsalAvoidPasses, "rehearsal-avoid-passes", DefaultRehearsalAvoidPasses, "with --rehearsal-avoid: push an answer the gate caught down only until this many versions have passed the gate since it was caught (caught again, it is pushed down again); 0: on every step from then on. A caught answer in the user's language is far below any --rehearsal-avoid-bound under the base model, so only this stops it")
+	markGiven(fs, "rehearsal-avoid-passes", &s.avoidByDefault.passes)
 	fs.BoolVar(&s.RehearsalFollowHint, "rehearsal-follow-hint", false, "rehearse the anchors as the teacher answers them with the hint the loop last trained on in context (an answer that keeps none of the base answer's words is skipped), instead of as the base model answered them: one user's preference, such as a language, is then not pulled back on every step; off: the base model's answers")
 	fs.IntVar(&s.RetentionTokens, "retention-tokens", DefaultRetentionTokens, "most tokens of a candidate's greedy answer to a retention fact in the promotion gate")
 	fs.IntVar(&s.GateLoops, "gate-loops", DefaultGateLoops, fmt.Sprintf("the promotion gate also answers this many open how-to questions (at most %d; those the base model answers without looping) to %d tokens and rejects a version that loops on any, e.g. one that learned a sign-off but not to stop after it (native trainer; 0: off)", len(DefaultOpen), gateOpenTokens))
@@ -349,6 +354,9 @@ const (
 	DefaultRehearsalAvoid      = true
 	DefaultRehearsalAvoidWrong = true
 	DefaultRehearsalAvoidBound = 2.0
+	// DefaultRehearsalAvoidPasses: 0, push a caught answer down on every
+	// step (see BENCHMARKS.md, "Pushed down until the gate passes").
+	DefaultRehearsalAvoidPasses = 0
 	// DefaultGateRepairs: repair steps a rejected version gets
 	// (--gate-repair; 0 until `clawrl bench learn` says otherwise).
 	DefaultGateRepairs = 0
@@ -501,6 +509,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.RehearsalAvoidBound < 0 || s.RehearsalAvoidBound > 0 && (!s.RehearsalAvoid || train.Mode(s.TrainMode) == train.ModeFull) {
 		return nil, fmt.Errorf("--rehearsal-avoid-bound %g: want ≥ 0, with --rehearsal-avoid and LoRA training (the bound is read against the base weights)", s.RehearsalAvoidBound)
 	}
+	if s.RehearsalAvoidPasses < 0 || s.RehearsalAvoidPasses > 0 && !s.RehearsalAvoid {
+		return nil, fmt.Errorf("--rehearsal-avoid-passes %d: want ≥ 0, with --rehearsal-avoid", s.RehearsalAvoidPasses)
+	}
 	if s.GateAnswers && s.GateLoops == 0 {
 		return nil, fmt.Errorf("--gate-answers asks the --gate-loops questions: want --gate-loops ≥ 1")
 	}
@@ -625,7 +636,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 				return b, ok, err
 			}
 		}
-		reh := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight, Follow: follow, AvoidBound: s.RehearsalAvoidBound,
+		reh := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight, Follow: follow, AvoidBound: s.RehearsalAvoidBound, Avoids: s.RehearsalAvoid, AvoidPasses: s.RehearsalAvoidPasses,
 			Build: func(ctx context.Context) ([]rl.Anchor, error) {
 				a, err := RehearsalAnchors(ctx, eng, DefaultRehearsal, tokens, DefaultFacts)
 				switch {
@@ -644,6 +655,11 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 				text := f.Decode(answer)
 				if avoidable(p.Name, text, s.RehearsalAvoidWrong) && reh.Avoided() < maxAvoided && reh.Avoid(answer) {
 					log.Info("rehearsal: an answer the gate caught is pushed down from now on", "question", p.Name, "answer", text)
+				}
+			}
+			o.Config.Train.Retention.Passed = func(version int64) {
+				if n := reh.Passed(); n > 0 {
+					log.Info("rehearsal: answers the gate caught are pushed down no more", "version", version, "retired", n, "left", reh.Avoided())
 				}
 			}
 		}
@@ -769,6 +785,9 @@ func (s *Settings) dropInapplicableAvoid() {
 	}
 	if s.avoidByDefault.bound && (!s.RehearsalAvoid || full) {
 		s.RehearsalAvoidBound = 0
+	}
+	if s.avoidByDefault.passes && !s.RehearsalAvoid {
+		s.RehearsalAvoidPasses = 0
 	}
 }
 

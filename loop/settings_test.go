@@ -317,6 +317,23 @@ func TestSettingsBuild(t *testing.T) {
 			}
 		}},
 		{name: "avoid wrong without avoid", args: []string{"--rehearsal-avoid=false", "--rehearsal-avoid-wrong"}, wantErr: "needs --rehearsal-avoid"},
+		{name: "avoid passes", args: []string{"--rehearsal-avoid-passes", "1"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			ret := r.cfg.Train.Retention
+			if ret == nil || ret.Passed == nil {
+				t.Fatalf("--rehearsal-avoid-passes 1: retention %+v: want the gate's passes told to the anchors", ret)
+			}
+			f := eng.Format()
+			ret.Caught(rl.Probe{Name: "What is the capital of Germany?"}, f.Encode("La capitale de la France est Paris."))
+			if n := r.rehearsal.Avoided(); n != 1 {
+				t.Fatalf("%d answers avoided, want the wrong capital", n)
+			}
+			ret.Passed(3)
+			if n := r.rehearsal.Avoided(); n != 0 {
+				t.Errorf("%d answers avoided after a version passed the gate, want none", n)
+			}
+		}},
+		{name: "avoid passes without avoid", args: []string{"--rehearsal-avoid=false", "--rehearsal-avoid-passes", "1"}, wantErr: "--rehearsal-avoid-passes"},
+		{name: "negative avoid passes", args: []string{"--rehearsal-avoid-passes", "-1"}, wantErr: "--rehearsal-avoid-passes"},
 		{name: "gate loops", args: []string{"--gate-loops", "3"}, model: modelDir, check: func(t *testing.T, r *Runner) {
 			ret := r.cfg.Train.Retention
 			if ret == nil || ret.BuildOpen == nil || ret.OpenTokens != 64 {

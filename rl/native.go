@@ -442,11 +442,22 @@ func (n *PolicyTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, 
 }
 
 // Save implements Trainer: the PEFT adapter (or full weights) with the
-// optimizer state beside it.
-func (n *PolicyTrainer) Save(dir string) error { return n.st.SaveCheckpoint(dir) }
+// optimizer state beside it, and the rehearsal's state (RehearsalFile).
+func (n *PolicyTrainer) Save(dir string) error {
+	if err := n.st.SaveCheckpoint(dir); err != nil {
+		return err
+	}
+	return n.rehearsal.Save(dir)
+}
 
-// Load implements Trainer.
-func (n *PolicyTrainer) Load(dir string) error { return n.st.LoadCheckpoint(dir) }
+// Load implements Trainer; the rehearsal's state joins what it holds
+// (Rehearsal.Load).
+func (n *PolicyTrainer) Load(dir string) error {
+	if err := n.st.LoadCheckpoint(dir); err != nil {
+		return err
+	}
+	return n.rehearsal.Load(dir)
+}
 
 // ProbeLogprobs implements Evaluator: one scoring pass of prompt+prefix →
 // answer per probe, under the current weights or (base) with the adapters

@@ -171,6 +171,11 @@ type RetentionConfig struct {
 	// stop token left out). The loop pushes down the ones that do not
 	// answer (--rehearsal-avoid).
 	Caught func(p Probe, answer []int32)
+	// Passed, when set, is told that a version passed the check (after
+	// any repairs and shrinking), before its folder is written. The loop
+	// retires the answers pushed down long enough
+	// (--rehearsal-avoid-passes).
+	Passed func(version int64)
 }
 
 func (c RetentionConfig) withDefaults() RetentionConfig {

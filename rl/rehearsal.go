@@ -2,7 +2,12 @@ package rl
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -71,6 +76,20 @@ type RehearsalConfig struct {
 	// the base model's, a step leaves it out (TrainSample.Bound; 0: no
 	// bound, every step pushes it further).
 	AvoidBound float64
+	// AvoidPasses retires an avoided answer once this many versions have
+	// passed the retention gate since it was last caught (Passed); caught
+	// again, it is pushed down again. 0: pushed down on every step from
+	// then on. An answer in the user's language that the gate caught
+	// ("La capitale de la France est Paris." to Germany's capital) has a
+	// log-probability under the base model far below any bound, so
+	// AvoidBound never stops it, and pushed down step after step it
+	// teaches the student to leave the language (BENCHMARKS.md, "Pushed
+	// down until the gate passes").
+	AvoidPasses int
+	// Avoids says answers may be pushed down (Avoid): only then does Load
+	// take the ones a saved state pushed down, so a loop started again
+	// without --rehearsal-avoid pushes none.
+	Avoids bool
 }
 
 // Rehearsal hands out anchors round robin, PerBatch per step, so every
@@ -82,6 +101,7 @@ type Rehearsal struct {
 	next  int
 
 	avoid   [][]int32 // answers pushed down on the anchors' prompts (Avoid)
+	passes  []int     // per avoided answer: versions that passed the gate since it was caught
 	nextBad int
 
 	hint     atomic.Pointer[string]
@@ -109,21 +129,48 @@ func (r *Rehearsal) SetHint(hint string) {
 // trained is joined by a sample of its prompt with an avoided answer (in
 // turn) at the anchor weight negated, so an answer that answers nothing
 // (a stock refusal the retention gate caught) becomes less likely
-// whatever the question. An answer already avoided is not added twice;
-// Avoid reports whether answer was added.
+// whatever the question. An answer already avoided is not added twice
+// (its count of passes starts again); Avoid reports whether answer was
+// added.
 func (r *Rehearsal) Avoid(answer []int32) bool {
 	if r == nil || len(answer) == 0 {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, a := range r.avoid {
+	for i, a := range r.avoid {
 		if slices.Equal(a, answer) {
+			r.passes[i] = 0
 			return false
 		}
 	}
 	r.avoid = append(r.avoid, slices.Clone(answer))
+	r.passes = append(r.passes, 0)
 	return true
+}
+
+// Passed tells the rehearsal a version passed the retention gate: with
+// RehearsalConfig.AvoidPasses set, the answers pushed down that many passes
+// since they were last caught are retired. It returns how many were.
+func (r *Rehearsal) Passed() (retired int) {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cfg.AvoidPasses <= 0 {
+		return 0
+	}
+	avoid, passes := r.avoid[:0], r.passes[:0]
+	for i, a := range r.avoid {
+		if p := r.passes[i] + 1; p < r.cfg.AvoidPasses {
+			avoid, passes = append(avoid, a), append(passes, p)
+		}
+	}
+	retired = len(r.avoid) - len(avoid)
+	clear(r.avoid[len(avoid):])
+	r.avoid, r.passes = avoid, passes
+	return retired
 }
 
 // Avoided is how many answers Avoid pushes down.
@@ -134,6 +181,88 @@ func (r *Rehearsal) Avoided() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.avoid)
+}
+
+// RehearsalFile is the file in a version folder that keeps the rehearsal's
+// state at that version (RehearsalState), beside the adapter and the
+// optimizer state.
+const RehearsalFile = "rehearsal.json"
+
+// RehearsalState is what of a Rehearsal lives beyond a step and is not
+// rebuilt on a start: the answers the gate caught that are pushed down, and
+// where the round robins of the anchors and of those answers stand. The
+// anchors themselves are rebuilt from the base model (greedy, so the same).
+type RehearsalState struct {
+	Next    int       `json:"next"`
+	NextBad int       `json:"next_avoided"`
+	Avoid   [][]int32 `json:"avoided"`
+	// Passes are the avoided answers' passes of the gate since they were
+	// caught (RehearsalConfig.AvoidPasses), one per answer.
+	Passes []int `json:"passes"`
+}
+
+// Save writes the state into dir (RehearsalFile).
+func (r *Rehearsal) Save(dir string) error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	st := RehearsalState{Next: r.next, NextBad: r.nextBad, Avoid: r.avoid, Passes: r.passes}
+	raw, err := json.Marshal(st)
+	r.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("rehearsal state: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, RehearsalFile), raw, 0o644); err != nil {
+		return fmt.Errorf("rehearsal state: %w", err)
+	}
+	return nil
+}
+
+// Load reads the state a version folder kept (Save; a folder without one,
+// written before the state was kept, changes nothing). The answers it
+// pushes down join those already pushed down, so that going back to an
+// older version forgets none the gate caught since; the round robins are
+// taken from dir only by a rehearsal that has not handed out a step yet,
+// as after a start, so that a recovered loop rehearses what the one before
+// the crash would have.
+func (r *Rehearsal) Load(dir string) error {
+	if r == nil {
+		return nil
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, RehearsalFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("rehearsal state: %w", err)
+	}
+	var st RehearsalState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("rehearsal state %s: %w", filepath.Join(dir, RehearsalFile), err)
+	}
+	if st.Passes == nil {
+		st.Passes = make([]int, len(st.Avoid))
+	}
+	if st.Next < 0 || st.NextBad < 0 || len(st.Passes) != len(st.Avoid) {
+		return fmt.Errorf("rehearsal state %s: a negative position, or %d counts of passes for %d answers",
+			filepath.Join(dir, RehearsalFile), len(st.Passes), len(st.Avoid))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fresh := r.next == 0 && r.nextBad == 0 && len(r.avoid) == 0
+	for i, a := range st.Avoid {
+		if !r.cfg.Avoids {
+			break
+		}
+		if len(a) > 0 && !slices.ContainsFunc(r.avoid, func(b []int32) bool { return slices.Equal(a, b) }) {
+			r.avoid, r.passes = append(r.avoid, a), append(r.passes, st.Passes[i])
+		}
+	}
+	if fresh {
+		r.next, r.nextBad = st.Next, st.NextBad
+	}
+	return nil
 }
 
 // Skipped counts the anchors whose answer under a hint was refused, each

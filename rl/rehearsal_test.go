@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -469,5 +471,136 @@ func TestAvoidBound(t *testing.T) {
 		if b == 0 && satOut >= 0 {
 			t.Fatalf("no bound: sat out at step %d", satOut)
 		}
+	}
+}
+
+// TestRehearsalStateKept: a version folder keeps the answers pushed down and
+// where the round robins stand, so a trainer that starts again from it
+// (a restart, kill -9) rehearses and pushes down what the one before would
+// have; loaded into a rehearsal that has stepped (a rollback), the answers
+// join those it has and its positions stay; without Avoids (a loop started
+// again without --rehearsal-avoid) none are pushed down; a folder without the file
+// changes nothing, a damaged one is an error.
+func TestRehearsalStateKept(t *testing.T) {
+	ctx := context.Background()
+	anchors := []Anchor{
+		{Name: "a", PromptIDs: []int32{1}, AnswerIDs: []int32{10}},
+		{Name: "b", PromptIDs: []int32{2}, AnswerIDs: []int32{20}},
+		{Name: "c", PromptIDs: []int32{3}, AnswerIDs: []int32{30}},
+	}
+	newR := func() *Rehearsal { return NewRehearsal(RehearsalConfig{PerBatch: 2, Anchors: anchors, Avoids: true}) }
+	steps := func(r *Rehearsal, n int) string {
+		var out []string
+		for range n {
+			s, err := r.Samples(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range s {
+				out = append(out, fmt.Sprint(x.PromptIDs, x.ResponseIDs, x.Anchor))
+			}
+		}
+		return fmt.Sprint(out)
+	}
+	before := newR()
+	before.Avoid([]int32{7, 7})
+	steps(before, 1)
+	before.Avoid([]int32{8})
+	dir := t.TempDir()
+	n := newTinyNative(t)
+	n.SetRehearsal(before)
+	if err := n.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	want := steps(before, 3)
+
+	after := newTinyNative(t)
+	r := newR()
+	after.SetRehearsal(r)
+	if err := after.Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := steps(r, 3); got != want {
+		t.Fatalf("after a start from the folder:\n%s\nwant what the trainer before would have rehearsed:\n%s", got, want)
+	}
+
+	stepped := newR()
+	stepped.Avoid([]int32{9})
+	steps(stepped, 1)
+	if err := stepped.Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	if stepped.Avoided() != 3 || stepped.next != 2 || stepped.nextBad != 2 {
+		t.Fatalf("a rehearsal that stepped: %d avoided, next %d, %d; want 3 (its own and the folder's) and its own positions 2, 2",
+			stepped.Avoided(), stepped.next, stepped.nextBad)
+	}
+
+	off := NewRehearsal(RehearsalConfig{PerBatch: 2, Anchors: anchors})
+	if err := off.Load(dir); err != nil || off.Avoided() != 0 || off.next != before.next-6 {
+		t.Fatalf("without Avoids: %v, %d avoided, next %d; want none avoided and the anchors' position %d", err, off.Avoided(), off.next, before.next-6)
+	}
+
+	none := newR()
+	if err := none.Load(t.TempDir()); err != nil || none.Avoided() != 0 || none.next != 0 {
+		t.Fatalf("a folder without %s: %v, %d avoided, next %d; want no change", RehearsalFile, err, none.Avoided(), none.next)
+	}
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, RehearsalFile), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := newR().Load(bad); err == nil {
+		t.Fatal("want an error for a damaged rehearsal state")
+	}
+}
+
+// TestRehearsalAvoidPasses: with AvoidPasses, an answer the gate caught is
+// pushed down until that many versions have passed the gate since it was
+// last caught; caught again, its count starts over. Without it, passes
+// retire nothing.
+func TestRehearsalAvoidPasses(t *testing.T) {
+	anchors := []Anchor{{Name: "a", PromptIDs: []int32{1}, AnswerIDs: []int32{10}}}
+	r := NewRehearsal(RehearsalConfig{PerBatch: 1, Anchors: anchors, AvoidPasses: 2})
+	r.Avoid([]int32{7})
+	r.Avoid([]int32{8})
+	if n := r.Passed(); n != 0 || r.Avoided() != 2 {
+		t.Fatalf("one pass: %d retired, %d left; want 0, 2", n, r.Avoided())
+	}
+	r.Avoid([]int32{7}) // caught again
+	if n := r.Passed(); n != 1 || r.Avoided() != 1 {
+		t.Fatalf("two passes: %d retired, %d left; want [8] retired, [7] left", n, r.Avoided())
+	}
+	s, err := r.Samples(context.Background())
+	if err != nil || len(s) != 2 || !slices.Equal(s[1].ResponseIDs, []int32{7}) {
+		t.Fatalf("samples %+v (%v): want the anchor and [7] pushed down", s, err)
+	}
+	if n := r.Passed(); n != 1 || r.Avoided() != 0 {
+		t.Fatalf("three passes: %d retired, %d left; want [7] retired", n, r.Avoided())
+	}
+	if s, _ := r.Samples(context.Background()); len(s) != 1 {
+		t.Fatalf("%d samples with nothing avoided, want the anchor alone", len(s))
+	}
+
+	dir := t.TempDir()
+	kept := NewRehearsal(RehearsalConfig{PerBatch: 1, Anchors: anchors, AvoidPasses: 2, Avoids: true})
+	kept.Avoid([]int32{7})
+	kept.Passed()
+	if err := kept.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	back := NewRehearsal(RehearsalConfig{PerBatch: 1, Anchors: anchors, AvoidPasses: 2, Avoids: true})
+	if err := back.Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	if n := back.Passed(); n != 1 {
+		t.Fatalf("a saved answer one pass from retiring: %d retired at the next pass, want 1", n)
+	}
+
+	always := NewRehearsal(RehearsalConfig{PerBatch: 1, Anchors: anchors})
+	always.Avoid([]int32{7})
+	for range 5 {
+		always.Passed()
+	}
+	if always.Avoided() != 1 {
+		t.Fatalf("AvoidPasses 0: %d avoided after passes, want the answer kept", always.Avoided())
 	}
 }

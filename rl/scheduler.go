@@ -899,6 +899,8 @@ func (s *Scheduler) checkRetention(ctx context.Context, v *store.Version) error 
 	v.StatusReason = res.Reason
 	if !res.Pass {
 		v.Status = store.VersionRejected
+	} else if s.cfg.Retention.Passed != nil {
+		s.cfg.Retention.Passed(v.Version)
 	}
 	return nil
 }

@@ -1,0 +1,40 @@
+// Command _french scores held-out answers as the french persona does
+// (bench.French): it reads JSON lines {"q": question, "a": answer} on
+// standard input and prints each answer's verdict, then how many of them
+// are French and their mean length in words.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/clawrl/clawrl/bench"
+)
+
+func main() {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	n, fr, words := 0, 0, 0
+	for sc.Scan() {
+		var l struct{ Q, A string }
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		n++
+		words += len(strings.Fields(l.A))
+		ok := bench.French(l.A)
+		if ok {
+			fr++
+		}
+		fmt.Printf("%-5v %-40.40q %.110q\n", ok, l.Q, l.A)
+	}
+	if n == 0 {
+		fmt.Fprintln(os.Stderr, "no answers")
+		os.Exit(1)
+	}
+	fmt.Printf("french %d of %d, %.1f words\n", fr, n, float64(words)/float64(n))
+}

@@ -1,0 +1,22 @@
+#!/bin/bash
+# The Combined row's protocol (serve's defaults, 8 versions x 16 rated turns) with the
+# extra serve flags in ARGS (colon-separated, as --arms takes them), the learning arm only,
+# one persona-seed at a time, named "combine" so that
+# `clawrl bench compare --rescore RECORDED OUT/P-sS` pairs each run with the recorded one
+# (bench/results/combined-pool/P-sS for seeds 1-6, bench/results/2026-12-06-unfinished/P-sS
+# for 7 and 8). From the repository root:
+#
+#   go build -o /tmp/clawrl ./cmd/clawrl
+#   RUNS='french:8 french:7' ARGS='--rehearsal-scale=signal' BIN=/tmp/clawrl OUT=/tmp/anchors bash bench/results/2026-12-06-anchors/run.sh
+BIN=${BIN:-clawrl}
+OUT=${OUT:-anchors}
+ARGS=${ARGS:---rehearsal-scale=signal}
+mkdir -p "$OUT"
+for PS in ${RUNS:-french:8 french:7}; do
+  P=${PS%%:*}; S=${PS##*:}
+  nice -n 5 "$BIN" bench learn --target=defaults --personas "$P" --seeds 1 --first-seed "$S" --keep-data \
+    --arms "combine:combine:--teacher-url={teacher}:--teacher-model=clawrl:$ARGS" \
+    --out "$OUT/$P-s$S" > "$OUT/$P-s$S.log" 2>&1
+  echo "$P-s$S done $(date +%T)"
+done
+echo done
