@@ -1,7 +1,8 @@
 // Command _french scores held-out answers as the french persona does
-// (bench.French): it reads JSON lines {"q": question, "a": answer} on
-// standard input and prints each answer's verdict, then how many of them
-// are French and their mean length in words.
+// (bench.Persona.Satisfied: French, and neither looping nor evading the
+// question): it reads JSON lines {"q": question, "a": answer} on standard
+// input and prints each answer's verdict, then how many are French, how
+// many satisfy the persona, and their mean length in words.
 package main
 
 import (
@@ -12,12 +13,13 @@ import (
 	"strings"
 
 	"github.com/clawrl/clawrl/bench"
+	"github.com/clawrl/clawrl/rl"
 )
 
 func main() {
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	n, fr, words := 0, 0, 0
+	n, fr, sat, words := 0, 0, 0, 0
 	for sc.Scan() {
 		var l struct{ Q, A string }
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
@@ -26,9 +28,13 @@ func main() {
 		}
 		n++
 		words += len(strings.Fields(l.A))
-		ok := bench.French(l.A)
-		if ok {
+		french := bench.French(l.A)
+		ok := french && !rl.Loops(l.A) && !bench.Evades(l.A)
+		if french {
 			fr++
+		}
+		if ok {
+			sat++
 		}
 		fmt.Printf("%-5v %-40.40q %.110q\n", ok, l.Q, l.A)
 	}
@@ -36,5 +42,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "no answers")
 		os.Exit(1)
 	}
-	fmt.Printf("french %d of %d, %.1f words\n", fr, n, float64(words)/float64(n))
+	fmt.Printf("french %d, satisfied %d of %d, %.1f words\n", fr, sat, n, float64(words)/float64(n))
 }
