@@ -105,6 +105,15 @@ func TestPersonaChecks(t *testing.T) {
 		{"french", "Sorry, I don’t know.", true, false},
 		{"french", "Pourquoi le ciel est-il bleu ? Parce que la lumière du soleil est diffusée par l'air.", true, true},
 		{"concise", "Why? Because soap lifts grease!", true, true},
+		// Answers of the seventy-seventh session's french student of seed 7
+		// in Portuguese and Spanish, which share "de" and "que" with French:
+		// the first and last were taken for French (BENCHMARKS.md, "Pushed
+		// down until the gate passes").
+		{"french", "Um dia chuvoso é um dia de clima que tem uma atmosfera de sensação de estar dentro de um carro de fogo, com nuvens, chuva e sol.", true, false},
+		{"french", "Uma cidade bela é uma cidade que é atraente e alegre para os visitantes, com uma vibe de paz, satisfação e diversidade.", true, false},
+		{"french", "Los perros comen variedades de comida, pero generalmente comen alimento sencillo y saludable.", true, false},
+		{"french", "Forest é uma estrutura de dados que representa uma floresta de árvores.", true, false},
+		{"french", "Un bon cadeau pour un ami est un livre, comme dit le proverbe italien « che sarà sarà ».", true, true},
 		// Offers of the thirty-first session's french students (held-out
 		// answers at v6 of 2026-11-30-opening/french-15-relfitqgo-s1).
 		{"french", "Bien sûr, je peux vous donner des informations sur l'océan.", true, false},

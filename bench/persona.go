@@ -312,10 +312,16 @@ func SummarisesOnce(a string) bool {
 	return len(summaryLabel.FindAllStringIndex(a, 2)) < 2
 }
 
-// frenchWords and englishWords are frequent function words of each language.
+// frenchWords and englishWords are frequent function words of each language;
+// romanceWords are frequent function words of Portuguese, Spanish and
+// Italian that French does not use, so that an answer in one of those,
+// which shares "de" and "que" with French, is not taken for French (the
+// 1.5B's french student of seed 7 drifted into Portuguese, and the user
+// liked "Um dia chuvoso é um dia de clima que tem uma atmosfera …").
 var (
 	frenchWords  = setOf("le la les un une des du de est et en que qui dans pour pas sur au aux ce cette il elle sont avec vous nous je ne se plus par ou leur très")
 	englishWords = setOf("the a an is are and of to in that it for with as on this be by or you your can which from")
+	romanceWords = setOf("um uma uns umas é e em com não da das dos ao aos pela pelo são também muito isso essa esse el los las una del con pero muy más está como para di della delle gli che è sono anche molto")
 )
 
 func setOf(s string) map[string]bool {
@@ -332,10 +338,13 @@ func setOf(s string) map[string]bool {
 var elisions = setOf("l d j m n s t c qu jusqu lorsqu puisqu quoiqu presqu")
 
 // French is the language preference: among the answer's words, French
-// function words outnumber English ones and make up at least a tenth.
-// "Sorry, but I don't have information about horses." is not French.
+// function words outnumber English ones and make up at least a tenth, and
+// they are more than three times the Portuguese, Spanish and Italian ones
+// (romanceWords). "Sorry, but I don't have information about horses." is
+// not French, nor is "Forest é uma estrutura de dados que representa uma
+// floresta de árvores."
 func French(a string) bool {
-	fr, en, n := 0, 0, 0
+	fr, en, other, n := 0, 0, 0, 0
 	a = strings.ReplaceAll(strings.ToLower(a), "’", "'") // l’eau as l'eau
 	for _, w := range strings.FieldsFunc(a, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
 		n++
@@ -351,9 +360,11 @@ func French(a string) bool {
 			fr++
 		case englishWords[w]:
 			en++
+		case romanceWords[w]:
+			other++
 		}
 	}
-	return n >= 3 && fr > en && 10*fr >= n
+	return n >= 3 && fr > en && 10*fr >= n && fr > 3*other
 }
 
 func normalise(s string) string {
