@@ -10,15 +10,6 @@
 #
 # (The refuse runs kept here were made with --teacher-refuse-loops, the same
 # as --teacher-loops refuse.)
-BIN=${BIN:-clawrl}
-OUT=${OUT:-loops}
+# The loop itself is ../2026-12-06-anchors/run.sh's, with --teacher-loops=$LOOPS as its flags.
 LOOPS=${LOOPS:-refuse}
-mkdir -p "$OUT"
-for PS in ${RUNS:-french:2 french:6}; do
-  P=${PS%%:*}; S=${PS##*:}
-  nice -n 5 "$BIN" bench learn --target=defaults --personas "$P" --seeds 1 --first-seed "$S" --keep-data \
-    --arms "combine:combine:--teacher-url={teacher}:--teacher-model=clawrl:--teacher-loops=$LOOPS" \
-    --out "$OUT/$P-s$S" > "$OUT/$P-s$S.log" 2>&1
-  echo "$P-s$S done $(date +%T)"
-done
-echo done
+RUNS=${RUNS:-french:2 french:6} OUT=${OUT:-loops} ARGS="--teacher-loops=$LOOPS" exec bash "$(dirname "$0")/../2026-12-06-anchors/run.sh"
