@@ -148,6 +148,9 @@ type Settings struct {
 	// RehearsalAvoidBound: how many nats below the base model an avoided
 	// answer is pushed (rl.RehearsalConfig.AvoidBound; 0: no bound).
 	RehearsalAvoidBound float64
+	// RehearsalAvoidRelative reads RehearsalAvoidBound against where each
+	// answer's pushes began as well (rl.RehearsalConfig.AvoidRelative).
+	RehearsalAvoidRelative bool
 	// avoidByDefault records which of the avoid trio's flags hold
 	// AddFlags' defaults: a default that cannot apply (no anchors, no
 	// gate, full training) is dropped silently, where a value given, on
@@ -251,6 +254,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	markGiven(fs, "rehearsal-avoid", &s.avoidByDefault.avoid)
 	markGiven(fs, "rehearsal-avoid-wrong", &s.avoidByDefault.wrong)
 	markGiven(fs, "rehearsal-avoid-bound", &s.avoidByDefault.bound)
+	fs.BoolVar(&s.RehearsalAvoidRelative, "rehearsal-avoid-relative", false, "with --rehearsal-avoid-bound: stop pushing an answer down also once it is the bound below where its first push found it (its log-probability from the base model's, as the step reads it), and push it again only when it climbs back; an answer in the user's language, far above the base model under a student that speaks it, is then pushed down a little instead of on every step")
 	fs.IntVar(&s.RehearsalAvoidPasses, "rehearsal-avoid-passes", DefaultRehearsalAvoidPasses, "with --rehearsal-avoid: push an answer the gate caught down only until this many versions have passed the gate since it was caught (caught again, it is pushed down again); 0: on every step from then on. A caught answer in the user's language is far below any --rehearsal-avoid-bound under the base model, so only this stops it")
 	markGiven(fs, "rehearsal-avoid-passes", &s.avoidByDefault.passes)
 	fs.BoolVar(&s.RehearsalFollowHint, "rehearsal-follow-hint", false, "rehearse the anchors as the teacher answers them with the hint the loop last trained on in context (an answer that keeps none of the base answer's words is skipped), instead of as the base model answered them: one user's preference, such as a language, is then not pulled back on every step; off: the base model's answers")
@@ -509,6 +513,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.RehearsalAvoidBound < 0 || s.RehearsalAvoidBound > 0 && (!s.RehearsalAvoid || train.Mode(s.TrainMode) == train.ModeFull) {
 		return nil, fmt.Errorf("--rehearsal-avoid-bound %g: want ≥ 0, with --rehearsal-avoid and LoRA training (the bound is read against the base weights)", s.RehearsalAvoidBound)
 	}
+	if s.RehearsalAvoidRelative && s.RehearsalAvoidBound == 0 {
+		return nil, errors.New("--rehearsal-avoid-relative reads --rehearsal-avoid-bound against where an answer's pushes began: it needs --rehearsal-avoid-bound > 0 (and with it --rehearsal-avoid and LoRA training)")
+	}
 	if s.RehearsalAvoidPasses < 0 || s.RehearsalAvoidPasses > 0 && !s.RehearsalAvoid {
 		return nil, fmt.Errorf("--rehearsal-avoid-passes %d: want ≥ 0, with --rehearsal-avoid", s.RehearsalAvoidPasses)
 	}
@@ -636,7 +643,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 				return b, ok, err
 			}
 		}
-		reh := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight, Follow: follow, AvoidBound: s.RehearsalAvoidBound, Avoids: s.RehearsalAvoid, AvoidPasses: s.RehearsalAvoidPasses,
+		reh := rl.NewRehearsal(rl.RehearsalConfig{PerBatch: s.Rehearsal, Repair: s.GateRepairs > 0, Weight: s.RehearsalWeight, Follow: follow, AvoidBound: s.RehearsalAvoidBound, AvoidRelative: s.RehearsalAvoidRelative, Avoids: s.RehearsalAvoid, AvoidPasses: s.RehearsalAvoidPasses,
 			Build: func(ctx context.Context) ([]rl.Anchor, error) {
 				a, err := RehearsalAnchors(ctx, eng, DefaultRehearsal, tokens, DefaultFacts)
 				switch {

@@ -332,6 +332,23 @@ func TestSettingsBuild(t *testing.T) {
 				t.Errorf("%d answers avoided after a version passed the gate, want none", n)
 			}
 		}},
+		{name: "avoid relative", args: []string{"--rehearsal-avoid-relative"}, model: modelDir, check: func(t *testing.T, r *Runner) {
+			r.cfg.Train.Retention.Caught(rl.Probe{Name: "What is the capital of Germany?"}, eng.Format().Encode("La capitale de la France est Paris."))
+			s, err := r.rehearsal.Samples(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pushed int
+			for _, x := range s {
+				if x.Anchor < 0 && x.Bound == DefaultRehearsalAvoidBound && x.BoundStart != nil {
+					pushed++
+				}
+			}
+			if pushed == 0 {
+				t.Fatalf("--rehearsal-avoid-relative: %d samples, none pushed down with a start to read the bound against", len(s))
+			}
+		}},
+		{name: "avoid relative without bound", args: []string{"--rehearsal-avoid-relative", "--rehearsal-avoid-bound", "0"}, wantErr: "--rehearsal-avoid-relative"},
 		{name: "avoid passes without avoid", args: []string{"--rehearsal-avoid=false", "--rehearsal-avoid-passes", "1"}, wantErr: "--rehearsal-avoid-passes"},
 		{name: "negative avoid passes", args: []string{"--rehearsal-avoid-passes", "-1"}, wantErr: "--rehearsal-avoid-passes"},
 		{name: "gate loops", args: []string{"--gate-loops", "3"}, model: modelDir, check: func(t *testing.T, r *Runner) {

@@ -437,7 +437,7 @@ func (n *PolicyTrainer) Step(ctx context.Context, batch []Sample) (StepMetrics, 
 	}
 	return StepMetrics{Loss: m.Loss, ClipFraction: m.ClipFraction, KL: m.KL, Entropy: m.Entropy,
 		Tokens: m.Tokens, ImportanceWeightMean: m.ISWeight, ImportanceWeightMax: m.ISWeightMax,
-		ImportanceTruncated: m.ISTruncated, MomentumReset: m.MomentumReset, AvoidSatOut: m.BoundSatOut, AnchorScale: m.AnchorScale,
+		ImportanceTruncated: m.ISTruncated, MomentumReset: m.MomentumReset, AvoidSatOut: m.BoundSatOut, AvoidShift: m.AvoidShift, AnchorScale: m.AnchorScale,
 		Lean: m.Lean}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,6 +87,17 @@ type RehearsalConfig struct {
 	// teaches the student to leave the language (BENCHMARKS.md, "Pushed
 	// down until the gate passes").
 	AvoidPasses int
+	// AvoidRelative reads AvoidBound against where an answer's pushes
+	// began as well as against the base model: the first step that pushes
+	// it down records its summed log-probability from the base model's
+	// under the weights it trains (its shift), and later steps leave it out
+	// once its shift is AvoidBound below that (TrainSample.BoundStart). An
+	// answer in the user's language that the student learned to speak
+	// starts far above the base model, so it is pushed down AvoidBound nats
+	// from where it was and then only when it climbs back, not on every
+	// step. The shift is read on whichever anchor's prompt the answer is
+	// pushed down beside.
+	AvoidRelative bool
 	// Avoids says answers may be pushed down (Avoid): only then does Load
 	// take the ones a saved state pushed down, so a loop started again
 	// without --rehearsal-avoid pushes none.
@@ -102,6 +114,7 @@ type Rehearsal struct {
 
 	avoid   [][]int32 // answers pushed down on the anchors' prompts (Avoid)
 	passes  []int     // per avoided answer: versions that passed the gate since it was caught
+	starts  []float64 // per avoided answer: its shift when first pushed down (NaN: not yet; AvoidRelative)
 	nextBad int
 
 	hint     atomic.Pointer[string]
@@ -140,12 +153,13 @@ func (r *Rehearsal) Avoid(answer []int32) bool {
 	defer r.mu.Unlock()
 	for i, a := range r.avoid {
 		if slices.Equal(a, answer) {
-			r.passes[i] = 0
+			r.passes[i] = 0 // where its pushes began stays: caught again, it climbed back
 			return false
 		}
 	}
 	r.avoid = append(r.avoid, slices.Clone(answer))
 	r.passes = append(r.passes, 0)
+	r.starts = append(r.starts, math.NaN())
 	return true
 }
 
@@ -161,15 +175,15 @@ func (r *Rehearsal) Passed() (retired int) {
 	if r.cfg.AvoidPasses <= 0 {
 		return 0
 	}
-	avoid, passes := r.avoid[:0], r.passes[:0]
+	avoid, passes, starts := r.avoid[:0], r.passes[:0], r.starts[:0]
 	for i, a := range r.avoid {
 		if p := r.passes[i] + 1; p < r.cfg.AvoidPasses {
-			avoid, passes = append(avoid, a), append(passes, p)
+			avoid, passes, starts = append(avoid, a), append(passes, p), append(starts, r.starts[i])
 		}
 	}
 	retired = len(r.avoid) - len(avoid)
 	clear(r.avoid[len(avoid):])
-	r.avoid, r.passes = avoid, passes
+	r.avoid, r.passes, r.starts = avoid, passes, starts
 	return retired
 }
 
@@ -199,6 +213,10 @@ type RehearsalState struct {
 	// Passes are the avoided answers' passes of the gate since they were
 	// caught (RehearsalConfig.AvoidPasses), one per answer.
 	Passes []int `json:"passes"`
+	// Starts are the avoided answers' shifts when first pushed down
+	// (RehearsalConfig.AvoidRelative), one per answer; null: not pushed
+	// yet. Absent in a state written before they were kept: none pushed.
+	Starts []*float64 `json:"starts,omitempty"`
 }
 
 // Save writes the state into dir (RehearsalFile).
@@ -207,7 +225,12 @@ func (r *Rehearsal) Save(dir string) error {
 		return nil
 	}
 	r.mu.Lock()
-	st := RehearsalState{Next: r.next, NextBad: r.nextBad, Avoid: r.avoid, Passes: r.passes}
+	st := RehearsalState{Next: r.next, NextBad: r.nextBad, Avoid: r.avoid, Passes: r.passes, Starts: make([]*float64, len(r.starts))}
+	for i, v := range r.starts {
+		if !math.IsNaN(v) {
+			st.Starts[i] = &v
+		}
+	}
 	raw, err := json.Marshal(st)
 	r.mu.Unlock()
 	if err != nil {
@@ -230,7 +253,8 @@ func (r *Rehearsal) Load(dir string) error {
 	if r == nil {
 		return nil
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, RehearsalFile))
+	path := filepath.Join(dir, RehearsalFile)
+	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -239,24 +263,31 @@ func (r *Rehearsal) Load(dir string) error {
 	}
 	var st RehearsalState
 	if err := json.Unmarshal(raw, &st); err != nil {
-		return fmt.Errorf("rehearsal state %s: %w", filepath.Join(dir, RehearsalFile), err)
+		return fmt.Errorf("rehearsal state %s: %w", path, err)
 	}
 	if st.Passes == nil {
 		st.Passes = make([]int, len(st.Avoid))
 	}
-	if st.Next < 0 || st.NextBad < 0 || len(st.Passes) != len(st.Avoid) {
-		return fmt.Errorf("rehearsal state %s: a negative position, or %d counts of passes for %d answers",
-			filepath.Join(dir, RehearsalFile), len(st.Passes), len(st.Avoid))
+	if st.Starts == nil {
+		st.Starts = make([]*float64, len(st.Avoid))
+	}
+	if st.Next < 0 || st.NextBad < 0 || len(st.Passes) != len(st.Avoid) || len(st.Starts) != len(st.Avoid) {
+		return fmt.Errorf("rehearsal state %s: a negative position, or %d counts of passes and %d starts for %d answers",
+			path, len(st.Passes), len(st.Starts), len(st.Avoid))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fresh := r.next == 0 && r.nextBad == 0 && len(r.avoid) == 0
-	for i, a := range st.Avoid {
-		if !r.cfg.Avoids {
-			break
-		}
-		if len(a) > 0 && !slices.ContainsFunc(r.avoid, func(b []int32) bool { return slices.Equal(a, b) }) {
-			r.avoid, r.passes = append(r.avoid, a), append(r.passes, st.Passes[i])
+	if r.cfg.Avoids {
+		for i, a := range st.Avoid {
+			if len(a) == 0 || slices.ContainsFunc(r.avoid, func(b []int32) bool { return slices.Equal(a, b) }) {
+				continue
+			}
+			start := math.NaN()
+			if p := st.Starts[i]; p != nil {
+				start = *p
+			}
+			r.avoid, r.passes, r.starts = append(r.avoid, a), append(r.passes, st.Passes[i]), append(r.starts, start)
 		}
 	}
 	if fresh {
@@ -358,9 +389,31 @@ func (r *Rehearsal) Samples(ctx context.Context) ([]TrainSample, error) {
 	for i, n := 0, len(out); i < n && len(r.avoid) > 0; i++ {
 		bad := r.avoid[r.nextBad%len(r.avoid)]
 		r.nextBad++
-		out = append(out, TrainSample{PromptIDs: out[i].PromptIDs, ResponseIDs: bad, Anchor: -r.cfg.Weight, Bound: r.cfg.AvoidBound})
+		s := TrainSample{PromptIDs: out[i].PromptIDs, ResponseIDs: bad, Anchor: -r.cfg.Weight, Bound: r.cfg.AvoidBound}
+		if r.cfg.AvoidRelative && r.cfg.AvoidBound > 0 {
+			s.BoundStart = r.startOf(bad)
+		}
+		out = append(out, s)
 	}
 	return out, nil
+}
+
+// startOf is TrainSample.BoundStart for the avoided answer: the shift its
+// first push found, recorded by the first step that reads it. An answer
+// retired before the step reads it has no start but the shift it has.
+func (r *Rehearsal) startOf(answer []int32) func(shift float64) float64 {
+	return func(shift float64) float64 {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		i := slices.IndexFunc(r.avoid, func(a []int32) bool { return slices.Equal(a, answer) })
+		if i < 0 {
+			return shift
+		}
+		if math.IsNaN(r.starts[i]) {
+			r.starts[i] = shift
+		}
+		return r.starts[i]
+	}
 }
 
 // under is anchor a under the recorded hint (RehearsalConfig.Follow),

@@ -604,3 +604,103 @@ func TestRehearsalAvoidPasses(t *testing.T) {
 		t.Fatalf("AvoidPasses 0: %d avoided after passes, want the answer kept", always.Avoided())
 	}
 }
+
+// TestAvoidRelative: with AvoidRelative, an answer the student learned (far
+// above the base model, as an answer in the user's language is) is pushed
+// down only until it is the bound below where its first push found it, and
+// then sits out where the base model's bound alone would push it on; once it
+// climbs back it is pushed again, and where its pushes began is kept in the
+// rehearsal's state.
+func TestAvoidRelative(t *testing.T) {
+	ctx := context.Background()
+	const bound = 0.05
+	seq := train.Sequence{PromptIDs: []int32{1, 2}, ResponseIDs: []int32{3, 4, 5}}
+	n := newTinyNative(t)
+	shift := func() float64 {
+		t.Helper()
+		cur, err := n.tr.Score(ctx, []train.Sequence{seq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := n.tr.ScoreReference(ctx, []train.Sequence{seq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d float64
+		for i := range base[0].Logprobs {
+			d += float64(cur[0].Logprobs[i] - base[0].Logprobs[i])
+		}
+		return d
+	}
+	learn := func(steps int) {
+		t.Helper()
+		up := TrainSample{PromptIDs: seq.PromptIDs, ResponseIDs: seq.ResponseIDs, Anchor: 1}
+		for range steps {
+			if _, err := PolicyStep(ctx, n.tr, n.cfg, []TrainSample{up}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	learn(20)
+	s0 := shift()
+	if s0 < 4*bound {
+		t.Fatalf("the learned answer is %g nats above the base model, want at least %g", s0, 4*bound)
+	}
+	anchors := []Anchor{{Name: "a", PromptIDs: seq.PromptIDs, AnswerIDs: []int32{6}}}
+	r := NewRehearsal(RehearsalConfig{PerBatch: 1, Anchors: anchors, AvoidBound: bound, AvoidRelative: true, Avoids: true})
+	r.Avoid(seq.ResponseIDs)
+	push := func() Metrics {
+		t.Helper()
+		s, err := r.Samples(ctx)
+		if err != nil || len(s) != 2 || s[1].BoundStart == nil {
+			t.Fatalf("samples %+v (%v): want the anchor and the answer pushed down with its start", s, err)
+		}
+		m, err := PolicyStep(ctx, n.tr, n.cfg, s[1:]) // the answer alone: the anchor would move it too
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	satOut := -1
+	for step := range 60 {
+		d := shift()
+		m := push()
+		if step == 0 && math.Abs(r.starts[0]-s0) > 1e-4 {
+			t.Fatalf("start %g, want the shift the first push found, %g", r.starts[0], s0)
+		}
+		below := d <= r.starts[0]-bound
+		if got := m.BoundSatOut == 1; got != below {
+			t.Fatalf("step %d: %g nats from the base, start %g, BoundSatOut %d", step, d, r.starts[0], m.BoundSatOut)
+		}
+		if below {
+			if d <= -bound {
+				t.Fatalf("step %d: sat out at %g nats from the base, want above the base's bound %g", step, d, -bound)
+			}
+			satOut = step
+			break
+		}
+	}
+	if satOut < 1 {
+		t.Fatalf("sat out at step %d, want after at least one push", satOut)
+	}
+	learn(20)
+	if m := push(); m.BoundSatOut != 0 {
+		t.Fatalf("the answer climbed back to %g (start %g): sat out, want pushed again", shift(), r.starts[0])
+	}
+
+	dir := t.TempDir()
+	if err := r.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	back := NewRehearsal(RehearsalConfig{PerBatch: 1, Anchors: anchors, AvoidBound: bound, AvoidRelative: true, Avoids: true})
+	if err := back.Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.starts) != 1 || back.starts[0] != r.starts[0] {
+		t.Fatalf("loaded starts %v, want %v", back.starts, r.starts)
+	}
+	r.Avoid(seq.ResponseIDs) // caught again: where its pushes began stays
+	if r.starts[0] != back.starts[0] {
+		t.Fatalf("caught again: start %g, want %g kept", r.starts[0], back.starts[0])
+	}
+}

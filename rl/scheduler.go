@@ -529,7 +529,7 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 	}
 	s.at(PointPublished)
 	s.log.Info("trained version", "version", next.Version, "loss", m.Loss, "samples", len(batch), "momentum_reset", m.MomentumReset,
-		"avoid_sat_out", m.AvoidSatOut, "anchor_scale", m.AnchorScale, "lean", m.Lean, "stale_dropped", len(stale), "mean_reward", next.Metrics.MeanReward, "step", time.Since(start).Round(time.Millisecond))
+		"avoid_sat_out", m.AvoidSatOut, "avoid_shift", m.AvoidShift, "anchor_scale", m.AnchorScale, "lean", m.Lean, "stale_dropped", len(stale), "mean_reward", next.Metrics.MeanReward, "step", time.Since(start).Round(time.Millisecond))
 	return true, nil
 }
 

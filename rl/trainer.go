@@ -36,6 +36,9 @@ type StepMetrics struct {
 	// AvoidSatOut counts pushed-down answers the step left out, already
 	// their bound below the base model (RehearsalConfig.AvoidBound).
 	AvoidSatOut int
+	// AvoidShift is the pushed-down answers' mean summed log-probability
+	// from the base model's under the weights before the step (0: none).
+	AvoidShift float64
 	// AnchorScale multiplied the step's rehearsal anchors' advantages
 	// (StepConfig.AnchorScale); 0 from a trainer that does not say.
 	AnchorScale float64

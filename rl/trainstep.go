@@ -49,6 +49,13 @@ type TrainSample struct {
 	// summed log-probability is pushed: a step whose π_old already has it
 	// Bound or more below the base's leaves the sample out. 0: no bound.
 	Bound float64
+	// BoundStart, with Bound, reads the bound against where the pushes
+	// began as well: it is given the answer's shift from the base model
+	// under π_old, Σ(π_old − base), and returns the shift the answer's
+	// first push found (taking this one when there is none yet), and the
+	// sample sits out once its shift is Bound or more below that too
+	// (RehearsalConfig.AvoidRelative). nil: the base model's bound alone.
+	BoundStart func(shift float64) (start float64)
 	// TeacherWrote: ResponseIDs were written by the teacher with the hint
 	// in context (Sample.TeacherWrote, Sample.WrittenIDs). With
 	// StepConfig.DistillCoef set, or with no TeacherLogprobs, the sample is
@@ -289,6 +296,10 @@ type Metrics struct {
 	// BoundSatOut counts the pushed-down answers left out of the step for
 	// being Bound nats below the base model already (TrainSample.Bound).
 	BoundSatOut int
+	// AvoidShift is the pushed-down answers' mean Σ(π_old − base): how far
+	// the steps so far have moved them from the base model (0: none with a
+	// bound in the step).
+	AvoidShift float64
 	// MomentumReset: the step zeroed AdamW's first moment first
 	// (StepConfig.MomentumReset).
 	MomentumReset bool
@@ -319,13 +330,17 @@ type batchObjective struct {
 	focus       float64     // StepConfig.DistillFocus
 	bounds      []float64   // per sample: TrainSample.Bound
 	bases       [][]float32 // per sample with a bound: the base model's logprobs
+	starts      []func(float64) float64
 	// weights[i] scales sample i's loss and gradients (sampleWeights);
 	// nil: every token weighs the same.
 	weights []float64
 	satOut  int
-	err     error
-	gap     float64
-	gapN    int
+	// shift sums the pushed-down answers' Σ(π_old − base), over shiftN.
+	shift  float64
+	shiftN int
+	err    error
+	gap    float64
+	gapN   int
 }
 
 func (o *batchObjective) TokenLoss(i int, logp, entropy, dlogp, dentropy []float32) float64 {
@@ -374,7 +389,8 @@ func (o *batchObjective) addGap(old, behaviour []float32) {
 
 // bounded is sample i's advantages adv, zeroed when it is a pushed-down
 // answer whose summed log-probability under π_old (old) is already its
-// bound or more below the base model's.
+// bound or more below the base model's, or below where its pushes began
+// (TrainSample.BoundStart).
 func (o *batchObjective) bounded(i int, old, adv []float32) []float32 {
 	if o.bounds == nil || o.bounds[i] <= 0 || o.bases[i] == nil {
 		return adv
@@ -383,7 +399,13 @@ func (o *batchObjective) bounded(i int, old, adv []float32) []float32 {
 	for t, b := range o.bases[i] {
 		d += float64(old[t] - b)
 	}
-	if d > -o.bounds[i] {
+	o.shift += d
+	o.shiftN++
+	floor := -o.bounds[i]
+	if o.starts != nil && o.starts[i] != nil {
+		floor = max(floor, o.starts[i](d)-o.bounds[i])
+	}
+	if d > floor {
 		return adv
 	}
 	o.satOut++
@@ -524,7 +546,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	obj := &batchObjective{cfg: cfg.Loss, inputs: make([]TokenInputs, len(samples)), adv: cfg.Advantage,
 		rewards: rewards, lazy: make([]bool, len(samples)), teachers: make([][]float32, len(samples)),
 		anchors: make([]float64, len(samples)), distill: make([]float64, len(samples)),
-		bounds: make([]float64, len(samples)), bases: bases, weights: sampleWeights(cfg.LossMean, seqs), anchorScale: 1,
+		bounds: make([]float64, len(samples)), bases: bases, starts: make([]func(float64) float64, len(samples)), weights: sampleWeights(cfg.LossMean, seqs), anchorScale: 1,
 		focus: cfg.DistillFocus}
 	if cfg.AnchorScale == AnchorSignal {
 		obj.anchorScale = stepSignalShare(cfg.Advantage, samples, rewards)
@@ -550,7 +572,7 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 		}
 		obj.anchors[i] = s.Anchor
 		if s.Anchor < 0 {
-			obj.bounds[i] = s.Bound
+			obj.bounds[i], obj.starts[i] = s.Bound, s.BoundStart
 		}
 		adv, err := tokenAdvantages(cfg.Advantage, s.Anchor*obj.anchorScale, s.Anchor != 0, rewards[i], s.TeacherLogprobs, o)
 		if err != nil {
@@ -607,6 +629,9 @@ func PolicyStep(ctx context.Context, tr Stepper, cfg StepConfig, samples []Train
 	}
 	if obj.gapN > 0 {
 		m.OldLogprobGap = obj.gap / float64(obj.gapN)
+	}
+	if obj.shiftN > 0 {
+		m.AvoidShift = obj.shift / float64(obj.shiftN)
 	}
 	return m, nil
 }
