@@ -3,7 +3,7 @@
 # extra serve flags in ARGS (colon-separated, as --arms takes them), the learning arm only,
 # one persona-seed at a time, named "combine" so that
 # `clawrl bench compare --rescore RECORDED OUT/P-sS` pairs each run with the recorded one
-# (bench/results/combined-pool/P-sS for seeds 1-6, bench/results/2026-12-06-unfinished/P-sS
+# (bench/results/combined-pool/P-sS for seeds 1-6, bench/results/2026-12-06-seeds7/P-sS
 # for 7 and 8). From the repository root:
 #
 #   go build -o /tmp/clawrl ./cmd/clawrl

@@ -5,6 +5,8 @@
 #
 #   go build -o /tmp/clawrl ./cmd/clawrl
 #   RUNS='concise:7 tldr:7 signoff:7 french:7' BIN=/tmp/clawrl OUT=/tmp/seeds7 bash bench/results/2026-12-06-seeds7/run.sh
+#
+# Seeds 7 and 8 were run on 2026-12-06 (sessions 74-75), seed 9 in session 78 (RUNS='concise:9 tldr:9 signoff:9 french:9').
 BIN=${BIN:-clawrl}
 OUT=${OUT:-seeds7}
 mkdir -p "$OUT"
