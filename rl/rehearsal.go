@@ -96,7 +96,11 @@ type RehearsalConfig struct {
 	// starts far above the base model, so it is pushed down AvoidBound nats
 	// from where it was and then only when it climbs back, not on every
 	// step. The shift is read on whichever anchor's prompt the answer is
-	// pushed down beside.
+	// pushed down beside. Answers wait their turn (one per anchor a step),
+	// and a push of some moves the others with them (they share the
+	// student's language), so an answer that waited through a step that
+	// recorded starts takes their mean as its own: where it would have been
+	// found beside them, not where their pushes left it.
 	AvoidRelative bool
 	// Avoids says answers may be pushed down (Avoid): only then does Load
 	// take the ones a saved state pushed down, so a loop started again
@@ -112,10 +116,11 @@ type Rehearsal struct {
 	ready bool
 	next  int
 
-	avoid   [][]int32 // answers pushed down on the anchors' prompts (Avoid)
-	passes  []int     // per avoided answer: versions that passed the gate since it was caught
-	starts  []float64 // per avoided answer: its shift when first pushed down (NaN: not yet; AvoidRelative)
+	avoid   []avoided // answers pushed down on the anchors' prompts (Avoid)
 	nextBad int
+	// begun are the starts the steps since the last Samples recorded
+	// (AvoidRelative).
+	begun []float64
 
 	hint     atomic.Pointer[string]
 	followed map[followKey]*Anchor // nil value: the teacher's answer was refused
@@ -124,6 +129,19 @@ type Rehearsal struct {
 }
 
 type followKey struct{ hint, name string }
+
+// avoided is an answer pushed down (Rehearsal.Avoid).
+type avoided struct {
+	ids []int32
+	// passes counts the versions that passed the gate since it was caught
+	// (RehearsalConfig.AvoidPasses).
+	passes int
+	// start is its shift when its pushes began (NaN: not yet;
+	// RehearsalConfig.AvoidRelative).
+	start float64
+	// waited: it was held when the last step's samples were handed out.
+	waited bool
+}
 
 // SetHint records the hint the loop last trained on; with
 // RehearsalConfig.Follow set, later steps rehearse the anchors under it.
@@ -151,15 +169,11 @@ func (r *Rehearsal) Avoid(answer []int32) bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i, a := range r.avoid {
-		if slices.Equal(a, answer) {
-			r.passes[i] = 0 // where its pushes began stays: caught again, it climbed back
-			return false
-		}
+	if i := r.find(answer); i >= 0 {
+		r.avoid[i].passes = 0 // where its pushes began stays: caught again, it climbed back
+		return false
 	}
-	r.avoid = append(r.avoid, slices.Clone(answer))
-	r.passes = append(r.passes, 0)
-	r.starts = append(r.starts, math.NaN())
+	r.avoid = append(r.avoid, avoided{ids: slices.Clone(answer), start: math.NaN()})
 	return true
 }
 
@@ -175,15 +189,15 @@ func (r *Rehearsal) Passed() (retired int) {
 	if r.cfg.AvoidPasses <= 0 {
 		return 0
 	}
-	avoid, passes, starts := r.avoid[:0], r.passes[:0], r.starts[:0]
-	for i, a := range r.avoid {
-		if p := r.passes[i] + 1; p < r.cfg.AvoidPasses {
-			avoid, passes, starts = append(avoid, a), append(passes, p), append(starts, r.starts[i])
+	kept := r.avoid[:0]
+	for _, a := range r.avoid {
+		if a.passes++; a.passes < r.cfg.AvoidPasses {
+			kept = append(kept, a)
 		}
 	}
-	retired = len(r.avoid) - len(avoid)
-	clear(r.avoid[len(avoid):])
-	r.avoid, r.passes, r.starts = avoid, passes, starts
+	retired = len(r.avoid) - len(kept)
+	clear(r.avoid[len(kept):])
+	r.avoid = kept
 	return retired
 }
 
@@ -195,6 +209,11 @@ func (r *Rehearsal) Avoided() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.avoid)
+}
+
+// find is the index of answer among those pushed down, or -1.
+func (r *Rehearsal) find(answer []int32) int {
+	return slices.IndexFunc(r.avoid, func(a avoided) bool { return slices.Equal(a.ids, answer) })
 }
 
 // RehearsalFile is the file in a version folder that keeps the rehearsal's
@@ -225,11 +244,13 @@ func (r *Rehearsal) Save(dir string) error {
 		return nil
 	}
 	r.mu.Lock()
-	st := RehearsalState{Next: r.next, NextBad: r.nextBad, Avoid: r.avoid, Passes: r.passes, Starts: make([]*float64, len(r.starts))}
-	for i, v := range r.starts {
-		if !math.IsNaN(v) {
-			st.Starts[i] = &v
+	st := RehearsalState{Next: r.next, NextBad: r.nextBad}
+	for _, a := range r.avoid {
+		var start *float64
+		if !math.IsNaN(a.start) {
+			start = &a.start
 		}
+		st.Avoid, st.Passes, st.Starts = append(st.Avoid, a.ids), append(st.Passes, a.passes), append(st.Starts, start)
 	}
 	raw, err := json.Marshal(st)
 	r.mu.Unlock()
@@ -280,14 +301,14 @@ func (r *Rehearsal) Load(dir string) error {
 	fresh := r.next == 0 && r.nextBad == 0 && len(r.avoid) == 0
 	if r.cfg.Avoids {
 		for i, a := range st.Avoid {
-			if len(a) == 0 || slices.ContainsFunc(r.avoid, func(b []int32) bool { return slices.Equal(a, b) }) {
+			if len(a) == 0 || r.find(a) >= 0 {
 				continue
 			}
 			start := math.NaN()
 			if p := st.Starts[i]; p != nil {
 				start = *p
 			}
-			r.avoid, r.passes, r.starts = append(r.avoid, a), append(r.passes, st.Passes[i]), append(r.starts, start)
+			r.avoid = append(r.avoid, avoided{ids: a, passes: st.Passes[i], start: start})
 		}
 	}
 	if fresh {
@@ -386,8 +407,9 @@ func (r *Rehearsal) Samples(ctx context.Context) ([]TrainSample, error) {
 			out = append(out, r.sample(a))
 		}
 	}
+	r.shareStarts()
 	for i, n := 0, len(out); i < n && len(r.avoid) > 0; i++ {
-		bad := r.avoid[r.nextBad%len(r.avoid)]
+		bad := r.avoid[r.nextBad%len(r.avoid)].ids
 		r.nextBad++
 		s := TrainSample{PromptIDs: out[i].PromptIDs, ResponseIDs: bad, Anchor: -r.cfg.Weight, Bound: r.cfg.AvoidBound}
 		if r.cfg.AvoidRelative && r.cfg.AvoidBound > 0 {
@@ -398,21 +420,46 @@ func (r *Rehearsal) Samples(ctx context.Context) ([]TrainSample, error) {
 	return out, nil
 }
 
+// shareStarts gives each answer that waited through the last step without
+// a start of its own the mean of the starts that step recorded
+// (RehearsalConfig.AvoidRelative), and marks every answer held now as
+// waiting through the coming one. r.mu is held.
+func (r *Rehearsal) shareStarts() {
+	if len(r.begun) > 0 {
+		var sum float64
+		for _, v := range r.begun {
+			sum += v
+		}
+		mean := sum / float64(len(r.begun))
+		for i := range r.avoid {
+			if a := &r.avoid[i]; a.waited && math.IsNaN(a.start) {
+				a.start = mean
+			}
+		}
+		r.begun = r.begun[:0]
+	}
+	for i := range r.avoid {
+		r.avoid[i].waited = true
+	}
+}
+
 // startOf is TrainSample.BoundStart for the avoided answer: the shift its
-// first push found, recorded by the first step that reads it. An answer
-// retired before the step reads it has no start but the shift it has.
+// first push found, recorded by the first step that reads it (or shared,
+// shareStarts). An answer retired before the step reads it has no start
+// but the shift it has.
 func (r *Rehearsal) startOf(answer []int32) func(shift float64) float64 {
 	return func(shift float64) float64 {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		i := slices.IndexFunc(r.avoid, func(a []int32) bool { return slices.Equal(a, answer) })
+		i := r.find(answer)
 		if i < 0 {
 			return shift
 		}
-		if math.IsNaN(r.starts[i]) {
-			r.starts[i] = shift
+		if a := &r.avoid[i]; math.IsNaN(a.start) {
+			a.start = shift
+			r.begun = append(r.begun, shift)
 		}
-		return r.starts[i]
+		return r.avoid[i].start
 	}
 }
 

@@ -665,12 +665,12 @@ func TestAvoidRelative(t *testing.T) {
 	for step := range 60 {
 		d := shift()
 		m := push()
-		if step == 0 && math.Abs(r.starts[0]-s0) > 1e-4 {
-			t.Fatalf("start %g, want the shift the first push found, %g", r.starts[0], s0)
+		if step == 0 && math.Abs(r.avoid[0].start-s0) > 1e-4 {
+			t.Fatalf("start %g, want the shift the first push found, %g", r.avoid[0].start, s0)
 		}
-		below := d <= r.starts[0]-bound
+		below := d <= r.avoid[0].start-bound
 		if got := m.BoundSatOut == 1; got != below {
-			t.Fatalf("step %d: %g nats from the base, start %g, BoundSatOut %d", step, d, r.starts[0], m.BoundSatOut)
+			t.Fatalf("step %d: %g nats from the base, start %g, BoundSatOut %d", step, d, r.avoid[0].start, m.BoundSatOut)
 		}
 		if below {
 			if d <= -bound {
@@ -685,7 +685,7 @@ func TestAvoidRelative(t *testing.T) {
 	}
 	learn(20)
 	if m := push(); m.BoundSatOut != 0 {
-		t.Fatalf("the answer climbed back to %g (start %g): sat out, want pushed again", shift(), r.starts[0])
+		t.Fatalf("the answer climbed back to %g (start %g): sat out, want pushed again", shift(), r.avoid[0].start)
 	}
 
 	dir := t.TempDir()
@@ -696,11 +696,47 @@ func TestAvoidRelative(t *testing.T) {
 	if err := back.Load(dir); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.starts) != 1 || back.starts[0] != r.starts[0] {
-		t.Fatalf("loaded starts %v, want %v", back.starts, r.starts)
+	if back.Avoided() != 1 || back.avoid[0].start != r.avoid[0].start {
+		t.Fatalf("loaded %d answers, start %g; want 1, %g", back.Avoided(), back.avoid[0].start, r.avoid[0].start)
 	}
 	r.Avoid(seq.ResponseIDs) // caught again: where its pushes began stays
-	if r.starts[0] != back.starts[0] {
-		t.Fatalf("caught again: start %g, want %g kept", r.starts[0], back.starts[0])
+	if r.avoid[0].start != back.avoid[0].start {
+		t.Fatalf("caught again: start %g, want %g kept", r.avoid[0].start, back.avoid[0].start)
+	}
+}
+
+// TestAvoidRelativeShared: answers pushed down wait their turn, one beside
+// each anchor; one that waited through a step that recorded starts takes
+// their mean (a push of the others moved it too), while one caught after
+// that step's samples were handed out waits for a start of its own.
+func TestAvoidRelativeShared(t *testing.T) {
+	ctx := context.Background()
+	anchors := []Anchor{{Name: "a", PromptIDs: []int32{1}, AnswerIDs: []int32{10}}}
+	r := NewRehearsal(RehearsalConfig{PerBatch: 1, Anchors: anchors, AvoidBound: 2, AvoidRelative: true})
+	r.Avoid([]int32{7})
+	r.Avoid([]int32{8})
+	step := func(shift float64) []int32 {
+		t.Helper()
+		s, err := r.Samples(ctx)
+		if err != nil || len(s) != 2 || s[1].BoundStart == nil {
+			t.Fatalf("samples %+v (%v): want the anchor and one answer pushed down with its start", s, err)
+		}
+		s[1].BoundStart(shift) // what the step reads
+		return s[1].ResponseIDs
+	}
+	if got := step(20); !slices.Equal(got, []int32{7}) {
+		t.Fatalf("first step pushed %v down, want [7]", got)
+	}
+	r.Avoid([]int32{9}) // caught by the gate after the first step
+	if got := step(8); !slices.Equal(got, []int32{8}) {
+		t.Fatalf("second step pushed %v down, want [8]", got)
+	}
+	if a := r.avoid; a[0].start != 20 || a[1].start != 20 || !math.IsNaN(a[2].start) {
+		t.Fatalf("starts %g, %g, %g; want 20 (its own), 20 (shared: it waited through the first step, and 8 is where that step left it), and none yet", a[0].start, a[1].start, a[2].start)
+	}
+	step(5) // [9]: its own
+	step(0)
+	if a := r.avoid; a[2].start != 5 {
+		t.Fatalf("the answer caught later: start %g, want its own 5", a[2].start)
 	}
 }
