@@ -421,6 +421,26 @@ func TestRehearsalAvoid(t *testing.T) {
 	}
 }
 
+// shiftFromBase is seq's summed log-probability under n's weights less the
+// base model's (adapters off).
+func shiftFromBase(t *testing.T, n *NativeTrainer, seq train.Sequence) float64 {
+	t.Helper()
+	ctx := context.Background()
+	cur, err := n.tr.Score(ctx, []train.Sequence{seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := n.tr.ScoreReference(ctx, []train.Sequence{seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d float64
+	for i := range base[0].Logprobs {
+		d += float64(cur[0].Logprobs[i] - base[0].Logprobs[i])
+	}
+	return d
+}
+
 // TestAvoidBound: a pushed-down answer with a bound trains while its
 // log-probability is within the bound of the base model's, and sits out
 // (no policy loss, counted in BoundSatOut) once the steps have pushed it
@@ -434,18 +454,7 @@ func TestAvoidBound(t *testing.T) {
 		s := TrainSample{PromptIDs: seq.PromptIDs, ResponseIDs: seq.ResponseIDs, Anchor: -1, Bound: b}
 		satOut := -1
 		for step := range 40 {
-			cur, err := n.tr.Score(ctx, []train.Sequence{seq})
-			if err != nil {
-				t.Fatal(err)
-			}
-			base, err := n.tr.ScoreReference(ctx, []train.Sequence{seq})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var d float64
-			for i := range base[0].Logprobs {
-				d += float64(cur[0].Logprobs[i] - base[0].Logprobs[i])
-			}
+			d := shiftFromBase(t, n, seq)
 			m, err := PolicyStep(ctx, n.tr, n.cfg, []TrainSample{s})
 			if err != nil {
 				t.Fatal(err)
@@ -616,22 +625,7 @@ func TestAvoidRelative(t *testing.T) {
 	const bound = 0.05
 	seq := train.Sequence{PromptIDs: []int32{1, 2}, ResponseIDs: []int32{3, 4, 5}}
 	n := newTinyNative(t)
-	shift := func() float64 {
-		t.Helper()
-		cur, err := n.tr.Score(ctx, []train.Sequence{seq})
-		if err != nil {
-			t.Fatal(err)
-		}
-		base, err := n.tr.ScoreReference(ctx, []train.Sequence{seq})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var d float64
-		for i := range base[0].Logprobs {
-			d += float64(cur[0].Logprobs[i] - base[0].Logprobs[i])
-		}
-		return d
-	}
+	shift := func() float64 { return shiftFromBase(t, n, seq) }
 	learn := func(steps int) {
 		t.Helper()
 		up := TrainSample{PromptIDs: seq.PromptIDs, ResponseIDs: seq.ResponseIDs, Anchor: 1}
