@@ -330,7 +330,7 @@ type batchObjective struct {
 	focus       float64     // StepConfig.DistillFocus
 	bounds      []float64   // per sample: TrainSample.Bound
 	bases       [][]float32 // per sample with a bound: the base model's logprobs
-	starts      []func(float64) float64
+	starts      []func(float64) float64 // per sample: TrainSample.BoundStart
 	// weights[i] scales sample i's loss and gradients (sampleWeights);
 	// nil: every token weighs the same.
 	weights []float64
