@@ -326,10 +326,10 @@ type batchObjective struct {
 	anchors  []float64
 	// anchorScale multiplies every anchor's advantage (AnchorScale).
 	anchorScale float64
-	distill     []float64   // per sample: cross-entropy weight, 0 = PPO
-	focus       float64     // StepConfig.DistillFocus
-	bounds      []float64   // per sample: TrainSample.Bound
-	bases       [][]float32 // per sample with a bound: the base model's logprobs
+	distill     []float64               // per sample: cross-entropy weight, 0 = PPO
+	focus       float64                 // StepConfig.DistillFocus
+	bounds      []float64               // per sample: TrainSample.Bound
+	bases       [][]float32             // per sample with a bound: the base model's logprobs
 	starts      []func(float64) float64 // per sample: TrainSample.BoundStart
 	// weights[i] scales sample i's loss and gradients (sampleWeights);
 	// nil: every token weighs the same.
