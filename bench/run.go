@@ -499,24 +499,17 @@ func interact(ctx context.Context, cfg Config, cl *Client, p *Persona, seed int6
 			shown[i] = answer.Text
 		}
 		mu.Unlock()
-		critique, correction := p.Critique, p.Correction
-		if cfg.Specific {
-			critique, correction = p.Complaint(answer.Text)
-		}
 		switch cfg.Feedback {
 		case FeedbackText, FeedbackRating:
-			rating, text := 1, ""
-			if !ok {
-				rating = -1
-				if cfg.Feedback == FeedbackText {
-					text = critique
-				}
-			}
+			rating, text := p.rate(ok, answer.Text, cfg)
 			return cl.Feedback(ctx, answer.ID, rating, text)
 		default: // implicit: the next message is the only signal
 			reply, neutral := p.NextMessage(ok, cfg.Neutral, hashString(session+"/next"))
 			if !ok && !neutral {
-				reply = correction
+				reply = p.Correction
+				if cfg.Specific {
+					_, reply = p.Complaint(answer.Text)
+				}
 			}
 			if neutral {
 				mu.Lock()

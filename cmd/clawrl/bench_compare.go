@@ -40,7 +40,11 @@ repeats another bit for bit only on the same binary and kernels.
 
 With --rescore the held-out answers are read again with the personas' checks as
 this binary has them, so that runs recorded under older simulated users compare
-with today's.`,
+with today's; and where a run kept its store (bench learn --keep-data's
+data-ARM-PERSONA-SEED beside its learn.json, or beside the file a link names),
+its training turns' ratings are read again too, and the first that today's
+users would send otherwise is named: a rerun on today's binary cannot repeat
+the recorded run past it.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := readLearnSide(args[0])
@@ -66,6 +70,10 @@ type learnSide struct {
 	runs     []bench.Run
 	machines []string // distinct, "" for a file that records none
 	models   []string // distinct, as the files name them
+	// from is the file that holds each run, and configs each file's
+	// settings (what its users were told to do).
+	from    map[bench.RunKey]string
+	configs map[string]bench.Config
 }
 
 // readLearnReport reads and checks one learn.json.
@@ -98,7 +106,7 @@ func readLearnSide(path string) (learnSide, error) { return readLearnSides(path)
 // readLearnSides reads the runs of every path as readLearnSide does, into
 // one side: a run (arm, persona, seed) found twice is an error.
 func readLearnSides(paths ...string) (learnSide, error) {
-	side := learnSide{path: strings.Join(paths, " ")}
+	side := learnSide{path: strings.Join(paths, " "), from: map[bench.RunKey]string{}, configs: map[string]bench.Config{}}
 	var files []string
 	for _, path := range paths {
 		st, err := os.Stat(path)
@@ -127,7 +135,7 @@ func readLearnSides(paths ...string) (learnSide, error) {
 			return side, fmt.Errorf("%s: no learn.json in it or below it", path)
 		}
 	}
-	where := map[bench.RunKey]string{}
+	where := side.from
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -144,6 +152,7 @@ func readLearnSides(paths ...string) (learnSide, error) {
 		if !slices.Contains(side.machines, m) {
 			side.machines = append(side.machines, m)
 		}
+		side.configs[f] = rep.Config
 		if !slices.Contains(side.models, rep.Model) {
 			side.models = append(side.models, rep.Model)
 		}
@@ -243,6 +252,13 @@ func compareLearn(w io.Writer, a, b learnSide, rescore bool) error {
 			verdict = fmt.Sprintf("the same as far as both go (A %d rounds, B %d)", len(p.A.Evals), len(p.B.Evals))
 		}
 		fmt.Fprintf(w, "  held-out answers the same by round: %s — %s\n", strings.Join(same, " "), verdict)
+		if rescore {
+			for i, s := range []learnSide{a, b} {
+				if line := s.rerated(p.Key, personas[p.Key.Persona]); line != "" {
+					fmt.Fprintf(w, "  %s's training ratings, read again: %s\n", "AB"[i:i+1], line)
+				}
+			}
+		}
 
 		t := tallies[p.Key.Arm]
 		if t == nil {
