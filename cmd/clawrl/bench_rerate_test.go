@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,37 @@ func TestOrdinal(t *testing.T) {
 		if got := ordinal(n); got != want {
 			t.Errorf("ordinal(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestPoolRerated holds the README's list of the Combined row's runs that
+// today's simulated users rate otherwise than they were rated (so that no
+// binary repeats them past that turn): a change to a persona's checks that
+// moves it fails here, to be named there.
+func TestPoolRerated(t *testing.T) {
+	personas := rescorers(true)
+	var otherwise []string
+	for _, dir := range []string{"combined-pool", "2026-12-06-seeds7"} {
+		side, err := readLearnSides(filepath.Join("..", "..", "bench", "results", dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range side.runs {
+			if r.Arm != "combine" {
+				continue
+			}
+			line := side.rerated(r.Key(), personas[r.Persona])
+			switch {
+			case line == "":
+				t.Errorf("%s: no store kept", r.Key())
+			case !strings.HasPrefix(line, "all "):
+				otherwise = append(otherwise, fmt.Sprintf("%s %d", r.Persona, r.Seed))
+			}
+		}
+	}
+	slices.Sort(otherwise)
+	want := []string{"french 2", "french 3", "french 4", "french 5", "french 6", "french 7", "tldr 1", "tldr 2", "tldr 4"}
+	if !slices.Equal(otherwise, want) {
+		t.Errorf("runs rated otherwise today: %v, the README names %v", otherwise, want)
 	}
 }
