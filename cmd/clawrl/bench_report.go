@@ -85,6 +85,12 @@ func reportLearn(w io.Writer, side learnSide, arms []string, rescore bool, out, 
 	head := fmt.Sprintf("%d run(s) from %d file(s); personas %s", len(runs), side.files, strings.Join(ps, ", "))
 	if rescore {
 		head += "; held-out answers read again with this binary's personas"
+		if kept, otherwise := side.ratedOtherwise(runs, personas); kept > 0 {
+			head += fmt.Sprintf("; of the %d runs that kept their store, %d were trained on ratings today's users would send otherwise", kept, len(otherwise))
+			if len(otherwise) > 0 {
+				head += " (" + strings.Join(otherwise, ", ") + ")"
+			}
+		}
 	}
 	md := fmt.Sprintf("%s; model %s; %s\n\n%s", head, strings.Join(side.models, ", "), side.machineList(), learnTables(sums, runs))
 	fmt.Fprint(w, md)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/clawrl/clawrl/bench"
 	"github.com/clawrl/clawrl/store"
@@ -54,6 +55,30 @@ func (s learnSide) rerated(k bench.RunKey, p *bench.Persona) string {
 	}
 	return fmt.Sprintf("%d of %d otherwise today, the first in %s (%q: %s, today %s): a rerun on today's users parts there",
 		len(diff), len(turns), where, d.Question, ratingWords(d.RatedTurn.Rating, d.RatedTurn.Text), ratingWords(d.Rating, d.Text))
+}
+
+// ratedOtherwise reads again, as rerated does, the training ratings of
+// every run of runs that kept its store: how many did, and those (persona
+// and seed, arm where it is not combine) with a rating today's users would
+// send otherwise.
+func (s learnSide) ratedOtherwise(runs []bench.Run, personas map[string]*bench.Persona) (int, []string) {
+	kept := 0
+	var otherwise []string
+	for _, r := range runs {
+		line := s.rerated(r.Key(), personas[r.Persona])
+		if line == "" {
+			continue
+		}
+		kept++
+		if !strings.HasPrefix(line, "all ") {
+			name := fmt.Sprintf("%s %d", r.Persona, r.Seed)
+			if r.Arm != "combine" {
+				name = r.Arm + " " + name
+			}
+			otherwise = append(otherwise, name)
+		}
+	}
+	return kept, otherwise
 }
 
 // ratedTurns reads the rated main turns of a kept store in their order.

@@ -169,18 +169,17 @@ func TestPoolRerated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var runs []bench.Run
 		for _, r := range side.runs {
-			if r.Arm != "combine" {
-				continue
-			}
-			line := side.rerated(r.Key(), personas[r.Persona])
-			switch {
-			case line == "":
-				t.Errorf("%s: no store kept", r.Key())
-			case !strings.HasPrefix(line, "all "):
-				otherwise = append(otherwise, fmt.Sprintf("%s %d", r.Persona, r.Seed))
+			if r.Arm == "combine" {
+				runs = append(runs, r)
 			}
 		}
+		kept, names := side.ratedOtherwise(runs, personas)
+		if kept != len(runs) {
+			t.Errorf("%s: %d of %d runs kept their store", dir, kept, len(runs))
+		}
+		otherwise = append(otherwise, names...)
 	}
 	slices.Sort(otherwise)
 	want := []string{"french 2", "french 3", "french 4", "french 5", "french 6", "french 7", "tldr 1", "tldr 2", "tldr 4"}
