@@ -248,7 +248,7 @@ func TestSummariseAndRender(t *testing.T) {
 		{Arm: "off", Method: "off", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
 			{Round: 1, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8}}},
 		{Arm: "rl", Method: "rl", Persona: "concise", Seed: 1, Evals: []Eval{{Round: 0, Satisfied: 2, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
-			{Round: 1, Satisfied: 6, Asked: 10, RetentionRight: 7, RetentionAsked: 8, Unfocused: true}}},
+			{Round: 1, Satisfied: 6, Asked: 10, RetentionRight: 7, RetentionAsked: 8, Unfocused: true, Short: true}}},
 		{Arm: "rl", Method: "rl", Persona: "concise", Seed: 2, Stalled: "round 2", Evals: []Eval{{Round: 0, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8},
 			{Round: 1, Satisfied: 3, Asked: 10, RetentionRight: 8, RetentionAsked: 8, Held: true}}},
 	}
@@ -257,11 +257,11 @@ func TestSummariseAndRender(t *testing.T) {
 		t.Fatalf("arms %+v", sums)
 	}
 	rl := sums[1]
-	if rl.Stalled != 1 || rl.Held != 1 || rl.Unfocused != 1 || rl.Cells[0].Satisfied.K != 5 || rl.Cells[0].Satisfied.N != 20 || rl.Last().Satisfied.K != 9 || rl.Last().Runs != 2 {
+	if rl.Stalled != 1 || rl.Held != 1 || rl.Short != 1 || rl.Unfocused != 1 || rl.Cells[0].Satisfied.K != 5 || rl.Cells[0].Satisfied.N != 20 || rl.Last().Satisfied.K != 9 || rl.Last().Runs != 2 {
 		t.Errorf("rl summary %+v", rl)
 	}
 	md := Markdown(sums)
-	if !strings.Contains(md, "| rl | 0.25 [") || !strings.Contains(md, "| v0 | v1 |") || !strings.Contains(md, "| 1 | 0 (1 held, 1 retaken unfocused) |") {
+	if !strings.Contains(md, "| rl | 0.25 [") || !strings.Contains(md, "| v0 | v1 |") || !strings.Contains(md, "| 1 | 0 (1 held, 1 short of samples, 1 retaken unfocused) |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	svg := SVG(sums, "a & b")
@@ -682,18 +682,23 @@ func TestAwaitVersionTopsUpTheLack(t *testing.T) {
 		t.Errorf("awaitVersion = %d, %v after top-ups %v (%d ready): want version 1 after top-ups of 3 and 1 and exactly 8 ready", v, err, sends, ready)
 	}
 
-	// Nothing is ever built: the user stops at 3 × 8 turns past the round's.
+	// Nothing is ever built (OPD's users like every answer): the user
+	// stops at 3 × 8 turns past the round's, and the round ends short at
+	// once, not after the version timeout.
 	mu.Lock()
 	sends, version, refuse, ready = nil, 0, 1<<30, 0
 	mu.Unlock()
-	cfg.VersionTimeout = 200 * time.Millisecond
-	v, _, err = awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, LoopMetrics{}, &sent, send)
+	start := time.Now()
+	v, kept, err := awaitVersion(context.Background(), cfg, &Client{BaseURL: srv.URL}, 0, LoopMetrics{}, &sent, send)
 	total := 0
 	for _, n := range sends {
 		total += n
 	}
-	if err != nil || v != 0 || total != topUpBudget*cfg.PerVersion {
-		t.Errorf("awaitVersion = %d, %v after top-ups %v: want no version after %d turns", v, err, sends, topUpBudget*cfg.PerVersion)
+	if err != nil || v != 0 || kept != keptShort || total != topUpBudget*cfg.PerVersion {
+		t.Errorf("awaitVersion = %d, %v, %v after top-ups %v: want no version, short, after %d turns", v, kept, err, sends, topUpBudget*cfg.PerVersion)
+	}
+	if took := time.Since(start); took >= cfg.VersionTimeout {
+		t.Errorf("the short round took %v, the version timeout", took)
 	}
 }
 

@@ -64,6 +64,9 @@ type ArmSummary struct {
 	// users liked enough of its answers; the round evaluates the version
 	// still served).
 	Held int `json:"held,omitempty"`
+	// Short counts rounds that ended with too few samples for a step
+	// (Eval.Short; the round evaluates the version still served).
+	Short int `json:"short,omitempty"`
 	// RolledBack counts rounds whose version was trained from the one
 	// before the served version (--rollback-drop).
 	RolledBack int `json:"rolled_back,omitempty"`
@@ -113,6 +116,9 @@ func Summarise(runs []Run) []ArmSummary {
 				}
 				if e.Held {
 					s.Held++
+				}
+				if e.Short {
+					s.Short++
 				}
 				if e.RolledBack {
 					s.RolledBack++
@@ -208,7 +214,7 @@ func Markdown(sums []ArmSummary) string {
 			for _, n := range []struct {
 				count int
 				what  string
-			}{{s.Held, "held"}, {s.RolledBack, "rolled back"}, {s.Unfocused, "retaken unfocused"}} {
+			}{{s.Held, "held"}, {s.Short, "short of samples"}, {s.RolledBack, "rolled back"}, {s.Unfocused, "retaken unfocused"}} {
 				if n.count > 0 {
 					also = append(also, fmt.Sprintf("%d %s", n.count, n.what))
 				}

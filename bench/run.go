@@ -129,6 +129,12 @@ type Eval struct {
 	// the one served in the round, whose users liked its answers far less
 	// often (--rollback-drop).
 	RolledBack bool `json:"rolled_back,omitempty"`
+	// Short: the loop had too few samples for a step once the round's
+	// turns and its top-ups were all judged (OPD builds none from a liked
+	// answer, so its users' 👍s leave it short), so the evaluation is of
+	// the version still served; the samples it has wait for the next
+	// round's.
+	Short bool `json:"short,omitempty"`
 	// Unfocused: the gate rejected the round's step with --distill-focus,
 	// and the round's version is the step without it (or was rejected too).
 	Unfocused      bool    `json:"unfocused,omitempty"`
@@ -356,13 +362,13 @@ func runOne(ctx context.Context, cfg Config, launch Launch, arm Arm, r *Run, p *
 			ev.TeacherAsked = cfg.EvalPrompts
 			log.Info("teacher now (policy + hint)", "round", round, "satisfied", ev.TeacherSatisfied, "asked", ev.TeacherAsked)
 		}
-		ev.Rejected, ev.Held = kept == keptRejected, kept == keptHeld
+		ev.Rejected, ev.Held, ev.Short = kept == keptRejected, kept == keptHeld, kept == keptShort
 		ev.RolledBack = m1.RolledBackSteps > m0.RolledBackSteps
 		ev.Unfocused = m1.UnfocusedSteps > m0.UnfocusedSteps
 		ev.Seconds, ev.WaitSeconds = time.Since(start).Seconds(), wait
 		r.Evals = append(r.Evals, ev)
 		log.Info("evaluated", "round", round, "version", ev.PolicyVersion, "satisfied", ev.Satisfied, "asked", ev.Asked,
-			"retention", ev.RetentionRight, "words", ev.MeanWords, "held", ev.Held, "rolled_back", ev.RolledBack, "unfocused", ev.Unfocused, "train_satisfied", satRound, "rated", ratedRound, "wait_s", wait)
+			"retention", ev.RetentionRight, "words", ev.MeanWords, "held", ev.Held, "short", ev.Short, "rolled_back", ev.RolledBack, "unfocused", ev.Unfocused, "train_satisfied", satRound, "rated", ratedRound, "wait_s", wait)
 	}
 	return nil
 }
@@ -387,6 +393,7 @@ const (
 	keptNone     kept = iota // it moved, or nothing happened in time
 	keptRejected             // the retention gate rejected the step's version
 	keptHeld                 // the loop held the step (--hold-liked)
+	keptShort                // too few samples for a step, the round's top-ups spent
 )
 
 // awaitVersion waits for the served version to move past before, or for a
@@ -402,6 +409,10 @@ const (
 // whichever of the extra samples were ready first, so two runs of one
 // binary and seed parted at the first top-up (BENCHMARKS.md, "Runs that
 // repeat"); sending the lack, the step takes the same samples each run.
+// With that budget spent and every turn judged, the round ends short
+// (keptShort): the served version stays and the samples wait for the next
+// round's. (Before, it waited VersionTimeout and the run stalled, which
+// ended an OPD run at its first round whose users were mostly satisfied.)
 // It gives up VersionTimeout after the last rated turn and returns before.
 func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, m0 LoopMetrics, sent *int, send func(int) error) (int64, kept, error) {
 	deadline := time.Now().Add(cfg.VersionTimeout)
@@ -458,7 +469,11 @@ func awaitVersion(ctx context.Context, cfg Config, cl *Client, before int64, m0 
 			short = 0
 		}
 		lastBuilt, lastJudged = m.SamplesBuilt, m.Judged
-		if lack := min(cfg.PerVersion-m.SamplesReady-m.SamplesPending, topUpBudget*cfg.PerVersion-topUps); short >= 5 && lack > 0 {
+		if lack := cfg.PerVersion - m.SamplesReady - m.SamplesPending; short >= 5 && lack > 0 {
+			if topUps >= topUpBudget*cfg.PerVersion {
+				return before, keptShort, nil
+			}
+			lack = min(lack, topUpBudget*cfg.PerVersion-topUps)
 			topUps, short = topUps+lack, 0
 			if err := send(lack); err != nil {
 				return 0, keptNone, err
