@@ -86,7 +86,7 @@ func reportLearn(w io.Writer, side learnSide, arms []string, rescore bool, out, 
 	if rescore {
 		head += "; held-out answers read again with this binary's personas"
 		if kept, otherwise := side.ratedOtherwise(runs, personas); kept > 0 {
-			head += fmt.Sprintf("; of the %d runs that kept their store, %d were trained on ratings today's users would send otherwise", kept, len(otherwise))
+			head += fmt.Sprintf("; of the %d runs whose kept store was read, %d were trained on ratings today's users would send otherwise", kept, len(otherwise))
 			if len(otherwise) > 0 {
 				head += " (" + strings.Join(otherwise, ", ") + ")"
 			}

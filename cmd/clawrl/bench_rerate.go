@@ -5,23 +5,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/clawrl/clawrl/bench"
 	"github.com/clawrl/clawrl/store"
 	"github.com/clawrl/clawrl/store/sqlite"
 )
 
-// rerated says whether the simulated users as this binary has them rate the
-// run's training turns as they were rated, read from the store kept beside
-// its learn.json (bench learn --keep-data's data-ARM-PERSONA-SEED); "" when
-// none was kept or the persona is unknown. A run recorded under other users
-// cannot be repeated answer for answer past the first turn they rate
-// otherwise, whatever the binary.
-func (s learnSide) rerated(k bench.RunKey, p *bench.Persona) string {
+// rerating is a kept run's training ratings read again (learnSide.rerate).
+type rerating struct {
+	kept  bool // the run kept its store and its persona is known
+	turns int  // rated training turns
+	diff  []bench.Rerating
+	err   error
+}
+
+// rerate reads the training ratings of run k again with the simulated
+// users as this binary has them (p), from the store kept beside its
+// learn.json (bench learn --keep-data's data-ARM-PERSONA-SEED). A run
+// recorded under other users cannot be repeated answer for answer past the
+// first turn they rate otherwise, whatever the binary.
+func (s learnSide) rerate(k bench.RunKey, p *bench.Persona) rerating {
 	file, ok := s.from[k]
 	if !ok || p == nil {
-		return ""
+		return rerating{}
 	}
 	cfg := s.configs[file]
 	if real, err := filepath.EvalSymlinks(file); err == nil {
@@ -29,11 +35,11 @@ func (s learnSide) rerated(k bench.RunKey, p *bench.Persona) string {
 	}
 	db := filepath.Join(filepath.Dir(file), fmt.Sprintf("data-%s-%s-%d", k.Arm, k.Persona, k.Seed), sqlite.FileName)
 	if _, err := os.Stat(db); err != nil {
-		return ""
+		return rerating{}
 	}
 	turns, err := ratedTurns(context.Background(), db)
 	if err != nil {
-		return fmt.Sprintf("%s: %v", db, err)
+		return rerating{kept: true, err: fmt.Errorf("%s: %w", db, err)}
 	}
 	var run bench.Run
 	for _, r := range s.runs {
@@ -42,35 +48,44 @@ func (s learnSide) rerated(k bench.RunKey, p *bench.Persona) string {
 		}
 	}
 	diff, err := bench.Rerate(p, cfg, run, turns)
+	return rerating{kept: true, turns: len(turns), diff: diff, err: err}
+}
+
+// rerated is rerate's finding in words; "" when the run kept no store or
+// its persona is unknown.
+func (s learnSide) rerated(k bench.RunKey, p *bench.Persona) string {
+	r := s.rerate(k, p)
 	switch {
-	case err != nil:
-		return err.Error()
-	case len(diff) == 0:
-		return fmt.Sprintf("all %d as recorded", len(turns))
+	case !r.kept:
+		return ""
+	case r.err != nil:
+		return "not read: " + r.err.Error()
+	case len(r.diff) == 0:
+		return fmt.Sprintf("all %d as recorded", r.turns)
 	}
-	d := diff[0]
+	d := r.diff[0]
 	where := fmt.Sprintf("the %s rated turn", ordinal(d.Turn+1))
 	if d.Round > 0 {
 		where = fmt.Sprintf("round %d", d.Round)
 	}
 	return fmt.Sprintf("%d of %d otherwise today, the first in %s (%q: %s, today %s): a rerun on today's users parts there",
-		len(diff), len(turns), where, d.Question, ratingWords(d.RatedTurn.Rating, d.RatedTurn.Text), ratingWords(d.Rating, d.Text))
+		len(r.diff), r.turns, where, d.Question, ratingWords(d.RatedTurn.Rating, d.RatedTurn.Text), ratingWords(d.Rating, d.Text))
 }
 
-// ratedOtherwise reads again, as rerated does, the training ratings of
-// every run of runs that kept its store: how many did, and those (persona
-// and seed, arm where it is not combine) with a rating today's users would
-// send otherwise.
+// ratedOtherwise reads again, as rerate does, the training ratings of
+// every run of runs that kept its store: how many were read, and those
+// (persona and seed, arm where it is not combine) with a rating today's
+// users would send otherwise.
 func (s learnSide) ratedOtherwise(runs []bench.Run, personas map[string]*bench.Persona) (int, []string) {
-	kept := 0
+	read := 0
 	var otherwise []string
 	for _, r := range runs {
-		line := s.rerated(r.Key(), personas[r.Persona])
-		if line == "" {
+		rr := s.rerate(r.Key(), personas[r.Persona])
+		if !rr.kept || rr.err != nil {
 			continue
 		}
-		kept++
-		if !strings.HasPrefix(line, "all ") {
+		read++
+		if len(rr.diff) > 0 {
 			name := fmt.Sprintf("%s %d", r.Persona, r.Seed)
 			if r.Arm != "combine" {
 				name = r.Arm + " " + name
@@ -78,7 +93,7 @@ func (s learnSide) ratedOtherwise(runs []bench.Run, personas map[string]*bench.P
 			otherwise = append(otherwise, name)
 		}
 	}
-	return kept, otherwise
+	return read, otherwise
 }
 
 // ratedTurns reads the rated main turns of a kept store in their order.

@@ -147,6 +147,19 @@ func TestBenchCompareRerated(t *testing.T) {
 	if line := same.rerated(key, french); line != "all 2 as recorded" {
 		t.Errorf("rated as today: %q", line)
 	}
+
+	// Next messages are not read again; such a run is not counted as read.
+	cfg.Feedback = bench.FeedbackImplicit
+	write(filepath.Join(dir, "same", "learn.json"))
+	if same, err = readLearnSide(filepath.Join(dir, "same")); err != nil {
+		t.Fatal(err)
+	}
+	if line := same.rerated(key, french); !strings.HasPrefix(line, "not read: ") || !strings.Contains(line, "implicit") {
+		t.Errorf("implicit feedback: %q", line)
+	}
+	if read, otherwise := same.ratedOtherwise(same.runs, rescorers(true)); read != 0 || len(otherwise) != 0 {
+		t.Errorf("implicit feedback: %d read, %v otherwise; want none", read, otherwise)
+	}
 }
 
 func TestOrdinal(t *testing.T) {
