@@ -70,12 +70,7 @@ func TestPair(t *testing.T) {
 }
 
 func TestLikedRescore(t *testing.T) {
-	var concise *Persona
-	for _, p := range Personas() {
-		if p.Name == "concise" {
-			concise = p
-		}
-	}
+	concise := PersonaNamed("concise")
 	long := "This answer goes on. It has a second sentence. And a third one here. And then a fourth, which is one too many."
 	r := compareRun("combine", 1, []int{3, 0}, [][]string{{"Short and plain.", long, "Also short."}, {"Fine."}}, []int{1, 1})
 	r.Evals = append(r.Evals, Eval{Round: 2, Satisfied: 2, Asked: 3}) // a round that kept no answers

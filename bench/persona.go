@@ -372,6 +372,16 @@ func normalise(s string) string {
 	return strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) || unicode.IsSymbol(r) })
 }
 
+// PersonaNamed is the built-in simulated user of that name, nil if none.
+func PersonaNamed(name string) *Persona {
+	for _, p := range Personas() {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
 // Personas returns the built-in simulated users, each with its own slice of
 // the question pool for training and evaluation.
 func Personas() []*Persona {

@@ -6,12 +6,7 @@ import (
 )
 
 func TestRerate(t *testing.T) {
-	var french *Persona
-	for _, p := range Personas() {
-		if p.Name == "french" {
-			french = p
-		}
-	}
+	french := PersonaNamed("french")
 	fr := Answer{Text: "Les chiens mangent de la viande et des croquettes.", Finished: true}
 	es := Answer{Text: "Los perros comen carne y pienso, y también algunas verduras.", Finished: true}
 	en := Answer{Text: "Dogs eat meat and kibble.", Finished: true}
@@ -60,12 +55,7 @@ func TestRerate(t *testing.T) {
 // TestRateSpecific: with Specific, the critique is the first miss the answer
 // makes (the tldr user's too-long summary), as interact sends it.
 func TestRateSpecific(t *testing.T) {
-	var tldr *Persona
-	for _, p := range Personas() {
-		if p.Name == "tldr" {
-			tldr = p
-		}
-	}
+	tldr := PersonaNamed("tldr")
 	long := "TL;DR: the summary line here runs on and on, past the twenty-five words the user allows, because it keeps adding one more clause about markets, prices, banks, firms, workers and the many goods they trade.\n\nMore."
 	want, _ := tldr.Complaint(long)
 	if want == tldr.Critique {

@@ -37,6 +37,16 @@ func learnRun(persona string, seed int64, versions []int64, liked []int, texts .
 	return r
 }
 
+// mustReadSide is readLearnSide's side, failing the test on an error.
+func mustReadSide(t *testing.T, path string) learnSide {
+	t.Helper()
+	side, err := readLearnSide(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return side
+}
+
 func TestBenchCompare(t *testing.T) {
 	dir := t.TempDir()
 	zen := &machineInfo{CPU: "AMD EPYC 9R14", Threads: 2, Arch: "linux/amd64", Sgemm: "go/avx512", BF16: "vdpbf16ps", Quant: "avx512+vnni"}
@@ -50,14 +60,7 @@ func TestBenchCompare(t *testing.T) {
 		learnRun("concise", 1, v, []int{0, 2, 2}, list, list, "Short.", "Plain.", "Short.", "Plain."),
 		learnRun("concise", 2, []int64{0, 1, 2}, []int{0, 1, 2}, list, list, "Short.", "x", "Short.", "y"),
 		learnRun("tldr", 1, v, []int{0, 0, 0}, "a", "b", "c", "d", "e", "f"))
-	a, err := readLearnSide(filepath.Join(dir, "a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := readLearnSide(filepath.Join(dir, "b"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := mustReadSide(t, filepath.Join(dir, "a")), mustReadSide(t, filepath.Join(dir, "b"))
 	var out bytes.Buffer
 	if err := compareLearn(&out, a, b, false); err != nil {
 		t.Fatal(err)

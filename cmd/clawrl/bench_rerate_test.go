@@ -65,12 +65,7 @@ func keepRated(t *testing.T, dir string, turns []bench.RatedTurn) {
 // rerun cannot repeat the recorded run.
 func TestBenchCompareRerated(t *testing.T) {
 	dir := t.TempDir()
-	var french *bench.Persona
-	for _, p := range bench.Personas() {
-		if p.Name == "french" {
-			french = p
-		}
-	}
+	french := bench.PersonaNamed("french")
 	fr := bench.Answer{Text: "Les chiens mangent de la viande.", Finished: true}
 	es := bench.Answer{Text: "Los perros comen carne y pienso, y también algunas verduras.", Finished: true}
 	run := learnRun("french", 1, []int64{0, 1, 2}, []int{0, 1, 1}, "a", "b", fr.Text, "c", fr.Text, "c")
@@ -102,14 +97,7 @@ func TestBenchCompareRerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(filepath.Join(dir, "new", "french-s1", "learn.json")) // no store kept
-	a, err := readLearnSide(filepath.Join(dir, "pool"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := readLearnSide(filepath.Join(dir, "new"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := mustReadSide(t, filepath.Join(dir, "pool")), mustReadSide(t, filepath.Join(dir, "new"))
 	var out bytes.Buffer
 	if err := compareLearn(&out, a, b, true); err != nil {
 		t.Fatal(err)
@@ -140,10 +128,7 @@ func TestBenchCompareRerated(t *testing.T) {
 		{Question: "What is bread made of?", Answer: fr, Rating: 1},
 		{Question: "What do dogs eat?", Answer: es, Rating: -1, Text: french.Critique},
 	})
-	same, err := readLearnSide(filepath.Join(dir, "same"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	same := mustReadSide(t, filepath.Join(dir, "same"))
 	if line := same.rerated(key, french); line != "all 2 as recorded" {
 		t.Errorf("rated as today: %q", line)
 	}
@@ -151,9 +136,7 @@ func TestBenchCompareRerated(t *testing.T) {
 	// Next messages are not read again; such a run is not counted as read.
 	cfg.Feedback = bench.FeedbackImplicit
 	write(filepath.Join(dir, "same", "learn.json"))
-	if same, err = readLearnSide(filepath.Join(dir, "same")); err != nil {
-		t.Fatal(err)
-	}
+	same = mustReadSide(t, filepath.Join(dir, "same"))
 	if line := same.rerated(key, french); !strings.HasPrefix(line, "not read: ") || !strings.Contains(line, "implicit") {
 		t.Errorf("implicit feedback: %q", line)
 	}
