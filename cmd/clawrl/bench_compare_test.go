@@ -13,7 +13,13 @@ import (
 
 func writeLearn(t *testing.T, path string, m *machineInfo, runs ...bench.Run) {
 	t.Helper()
-	b, err := json.Marshal(learnReport{Model: "qwen2.5-coder-1.5b", Machine: m, Runs: runs})
+	writeReport(t, path, learnReport{Model: "qwen2.5-coder-1.5b", Machine: m, Runs: runs})
+}
+
+// writeReport writes rep as the learn.json at path, its folders made.
+func writeReport(t *testing.T, path string, rep learnReport) {
+	t.Helper()
+	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,16 +71,7 @@ func TestBenchCompareRerated(t *testing.T) {
 	run.Evals[1].TrainRated, run.Evals[2].TrainRated = 2, 2
 	cfg := bench.Config{Feedback: bench.FeedbackText}
 	write := func(path string) {
-		b, err := json.Marshal(learnReport{Model: "qwen2.5-coder-1.5b", Config: cfg, Runs: []bench.Run{run}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeReport(t, path, learnReport{Model: "qwen2.5-coder-1.5b", Config: cfg, Runs: []bench.Run{run}})
 	}
 	write(filepath.Join(dir, "old", "french-s1", "learn.json"))
 	keepRated(t, filepath.Join(dir, "old", "french-s1", "data-combine-french-1"), []bench.RatedTurn{
