@@ -223,7 +223,12 @@ func (j *Judge) Judge(ctx context.Context, in Input, want Request) (store.Judgme
 		}
 	}
 	score, reason, votes := j.Rescore(votes, rating, in.FeedbackText)
-	if want.Score {
+	// A score known without asking for it (an explicit rating, or the
+	// verdict a hint-only method read to recognise a correction) is
+	// recorded too: it is the users' verdict that the trainer's hold
+	// reads under any method, though only a method that wants the score
+	// trains on it.
+	if want.Score || needVerdict || rating != 0 {
 		out.Score, out.Reason = score, reason
 	} else {
 		out.Reason = "score not asked for"

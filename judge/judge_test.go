@@ -89,6 +89,7 @@ func TestJudgeVoting(t *testing.T) {
 		{name: "feedback votes can tie", cfg: Config{EvalVotes: 2, Feedback: FeedbackVotes, FeedbackWeight: 2}, eval: []string{`\boxed{-1}`}, rating: 1, want: Request{Score: true}, score: 0, reason: "tie with explicit feedback", evalCalls: 2},
 		{name: "hint longest positive", cfg: Config{EvalVotes: 1, HintVotes: 3}, eval: []string{`\boxed{1}`}, hints: []string{hint, `[HINT]short[/HINT] \boxed{1}`, `[HINT] A much longer hint that is negative anyway, so it is ignored. [/HINT] \boxed{-1}`}, want: Request{Score: true, Hint: true}, score: 1, reason: "majority", hint: "Give the exact value 4.828 km and show the factor.", evalCalls: 1},
 		{name: "hint too short", cfg: Config{HintVotes: 1}, hints: []string{`[HINT]use km[/HINT] \boxed{1}`}, want: Request{Hint: true}, reason: "score not asked for", evalCalls: 0},
+		{name: "hint only, an explicit rating is recorded as the score", cfg: Config{HintVotes: 1}, hints: []string{hint}, rating: 1, want: Request{Hint: true}, score: 1, reason: "explicit feedback decides", hint: "Give the exact value 4.828 km and show the factor.", evalCalls: 0},
 		{name: "hint only, feedback decides the score anyway", cfg: Config{HintVotes: 1}, hints: []string{hint}, rating: -1, want: Request{Score: true, Hint: true}, score: -1, reason: "explicit feedback decides", hint: "Give the exact value 4.828 km and show the factor.", evalCalls: 0},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -311,5 +312,78 @@ func TestHoldMinRated(t *testing.T) {
 		if held := r.Scheduler().Stats().Held == 1; held != tc.held || (len(tr.Batches) == 0) != tc.held || (err != nil) != tc.held {
 			t.Errorf("--hold-min-rated %d, four 👍s: held %v, %d batches, version err %v; want held %v", tc.min, held, len(tr.Batches), err, tc.held)
 		}
+	}
+}
+
+// TestHoldReadsUnsampled: under OPD a step's batch is its hinted 👎s
+// alone, and the 👍s of the version it would train from make no sample;
+// they count among the step's users all the same. A step of four 👎s
+// with twelve 👍s rated meanwhile (12 of 16 liked) holds, spending the
+// 👍s with its batch; the next step, four 👎s beside four new 👍s (4 of
+// 8), trains its four 👎s alone and leaves the 👍s judged, counted by no
+// later step.
+func TestHoldReadsUnsampled(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
+	t.Cleanup(func() { f.store.Close() })
+	tr := &rltest.Trainer{}
+	train := rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8, HoldLiked: 0.75, HoldMinRated: 8}
+	r := f.newRunner(t, Config{Method: rl.MethodOPD, SessionTimeout: -1, NoYield: true, Train: train}, tr)
+	if err := r.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	rate := func(rating, k int) []string {
+		var ids []string
+		for range k {
+			n++
+			turn := f.serve(t, fmt.Sprintf("s%d", n), []chat.Message{{Role: chat.RoleUser, Content: fmt.Sprintf("question %d", n)}})
+			fb := store.Feedback{Rating: rating, CreatedAt: time.Now()}
+			if rating < 0 {
+				fb.Text = "End with 'Hope this helps!'"
+			}
+			if err := f.store.AddFeedback(ctx, turn.ID, fb); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, turn.ID)
+		}
+		return ids
+	}
+	liked := rate(1, 12)
+	disliked := rate(-1, 4)
+	if !holdRound(t, r) {
+		t.Fatal("the held step was not reported as taken")
+	}
+	if len(tr.Batches) != 0 {
+		t.Fatalf("four hinted 👎s beside twelve 👍s trained %d batches; want the step held", len(tr.Batches))
+	}
+	for _, id := range append(slices.Clone(liked), disliked...) {
+		turn, err := f.store.Turn(ctx, id)
+		if err != nil || turn.State != store.Dropped || !strings.HasPrefix(turn.DropReason, "held: its step's users liked 12 of 16 answers") {
+			t.Errorf("turn %s of the held step: %s, %q, %v; want dropped as held, 12 of 16", id, turn.State, turn.DropReason, err)
+		}
+	}
+
+	later := rate(1, 4)
+	trained := rate(-1, 4)
+	if !holdRound(t, r) || len(tr.Batches) != 1 {
+		t.Fatalf("four 👎s beside four 👍s (4 of 8): %d batches, want 1", len(tr.Batches))
+	}
+	got := map[string]bool{}
+	for _, s := range tr.Batches[0] {
+		got[s.TurnID] = true
+	}
+	if len(got) != 4 || !got[trained[0]] || !got[trained[3]] {
+		t.Errorf("trained batch %v: want the second step's four 👎s %v", got, trained)
+	}
+	for _, id := range later {
+		turn, err := f.store.Turn(ctx, id)
+		if err != nil || turn.State != store.Judged {
+			t.Errorf("a 👍 beside the trained step: %s, %q, %v; want it judged, left to its session", turn.State, turn.DropReason, err)
+		}
+	}
+	if s := r.Scheduler().Stats(); s.Held != 1 || s.Steps != 1 {
+		t.Errorf("scheduler: %d held, %d steps; want 1, 1", s.Held, s.Steps)
 	}
 }

@@ -46,7 +46,10 @@ type SchedulerConfig struct {
 	// satisfied: a step whose users liked at least this share of its
 	// rated answers (ratingsOf above 0, of those not 0) is not trained. Its turns are spent, dropped with the
 	// reason, so none is trained later or twice, and the served version
-	// stays. Steps of liked answers alone only sharpen what is already
+	// stays. The step's users are its batch and the served version's
+	// rated answers the method made no sample of (OPD's 👍s: no hint,
+	// nothing to distil), which are spent with it when it holds; without
+	// them a step of OPD, its 👎s alone, would never hold. Steps of liked answers alone only sharpen what is already
 	// served, and on held-out questions they walked it away from what
 	// the users liked (BENCHMARKS.md, "Holding the policy while its
 	// users are satisfied"). The cost: a minority 👎 in a held step is
@@ -691,21 +694,29 @@ type thinning struct {
 
 // hold spends batch without training it when HoldLiked is on and the
 // users liked at least that share of its rated answers (rated: a rating
-// other than 0; at least HoldMinRated of them), and reports whether it
-// did. Its turns are dropped with the reason, its 👎s too unless
+// other than 0; at least HoldMinRated of them; with them the served
+// version's rated answers that made no sample, unsampled), and reports
+// whether it did. Its turns are dropped with the reason, its 👎s too unless
 // HoldKeepsDisliked leaves them ready; a crash halfway leaves the rest
 // ready, and the next step holds them again or trains them once. Under
 // HoldTrainsDisliked a held step with 👎s is not spent: it returns the
 // 👎s to train, not held, and its other turns in thin, for the caller to
 // drop once the step is recorded. Otherwise it returns batch as is. A
-// batch smaller than HoldMinRated cannot hold, so its ratings are not
-// read.
+// batch that with the unsampled answers is smaller than HoldMinRated
+// cannot hold, so its ratings are not read.
 func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinning, bool, error) {
-	if s.cfg.HoldLiked <= 0 || len(batch) < s.cfg.HoldMinRated {
+	if s.cfg.HoldLiked <= 0 {
+		return batch, thinning{}, false, nil
+	}
+	others, err := s.unsampled(ctx)
+	if err != nil {
+		return nil, thinning{}, false, fmt.Errorf("hold: %w", err)
+	}
+	if len(batch)+others.rated < s.cfg.HoldMinRated {
 		return batch, thinning{}, false, nil
 	}
 	ratings := make([]float64, len(batch))
-	liked, rated := 0, 0
+	liked, rated := others.liked, others.rated
 	for i, smp := range batch {
 		r, _, err := s.ratingOf(ctx, smp)
 		if err != nil {
@@ -722,18 +733,21 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinnin
 	if rated == 0 || rated < s.cfg.HoldMinRated || float64(liked) < s.cfg.HoldLiked*float64(rated) {
 		return batch, thinning{}, false, nil
 	}
-	var disliked, others []Sample
+	var disliked, spared []Sample
 	for i, smp := range batch {
 		if ratings[i] < 0 {
 			disliked = append(disliked, smp)
 		} else {
-			others = append(others, smp)
+			spared = append(spared, smp)
 		}
+	}
+	for _, id := range others.ids {
+		spared = append(spared, Sample{TurnID: id})
 	}
 	reason := fmt.Sprintf(HeldPrefix+"its step's users liked %d of %d answers (--hold-liked %g)", liked, rated, s.cfg.HoldLiked)
 	if s.cfg.HoldTrainsDisliked && len(disliked) > 0 {
 		s.log.Info("step thinned to its 👎s", "samples", len(batch), "disliked", len(disliked), "liked", liked, "rated", rated, "served", s.Served().Version)
-		return disliked, thinning{spared: others, reason: reason + fmt.Sprintf("; its %d 👎s trained alone", len(disliked))}, false, nil
+		return disliked, thinning{spared: spared, reason: reason + fmt.Sprintf("; its %d 👎s trained alone", len(disliked))}, false, nil
 	}
 	var dropped, kept int
 	for i, smp := range batch {
@@ -743,11 +757,62 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinnin
 		}
 		s.drop(ctx, smp.TurnID, reason, &dropped)
 	}
+	for _, id := range others.ids {
+		s.drop(ctx, id, reason, &dropped)
+	}
 	s.mu.Lock()
 	s.stats.Held++
 	s.mu.Unlock()
 	s.log.Info("step held", "samples", len(batch), "dropped", dropped, "kept_disliked", kept, "liked", liked, "rated", rated, "served", s.Served().Version)
 	return nil, thinning{}, true, nil
+}
+
+// unsampledUsers are the served version's rated answers that made no
+// sample: their count, the liked among them, and their turns.
+type unsampledUsers struct {
+	liked, rated int
+	ids          []string
+}
+
+// unsampled reads the served version's answers that were rated (a score
+// other than 0) and judged, and that the method keeps no sample of (under
+// OPD, a 👍 with no hint; under combine and rl every rated answer is a
+// sample, so there are none): the users of a step its batch does not
+// carry. A held step drops them with its own turns, so each is counted
+// by one step's hold; a step that trains leaves them to the end of their
+// session (the at-least-one rule), and the version it serves has users
+// of its own.
+func (s *Scheduler) unsampled(ctx context.Context) (unsampledUsers, error) {
+	var u unsampledUsers
+	served := s.Served()
+	f := store.TurnFilter{Type: store.Main, States: []store.TurnState{store.Judged}}
+	if !served.CreatedAt.IsZero() {
+		f.Since = served.CreatedAt.Add(-clockSkew)
+	}
+	turns, err := s.store.ListTurns(ctx, f)
+	if err != nil {
+		return u, fmt.Errorf("judged turns: %w", err)
+	}
+	for _, t := range turns {
+		if t.PolicyVersion != served.Version {
+			continue
+		}
+		j, err := s.store.Judgment(ctx, t.ID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			continue
+		case err != nil:
+			return u, err
+		case j.Keep || j.Score == 0:
+			continue
+		}
+		u.rated++
+		if j.Score > 0 {
+			u.liked++
+		}
+		u.ids = append(u.ids, t.ID)
+	}
+	return u, nil
 }
 
 // recordedRatings is the running mean of the ratings the newest trained
