@@ -10,6 +10,8 @@
 #
 # The seventy-ninth session ran concise and french at seed 1 with both methods, and tldr under rl
 # to v7 (stopped there; its log only): BENCHMARKS.md, "Runs rated by other users …", part 3.
+# The eightieth session ran opd at french seed 1 again once the hold read the answers OPD makes no
+# sample of (RUNS=french:1 METHODS=opd; hold/): BENCHMARKS.md, "The hold under OPD …".
 BIN=${BIN:-clawrl}
 OUT=${OUT:-methods}
 mkdir -p "$OUT"
