@@ -83,6 +83,17 @@ const HeldPrefix = "held: "
 // may run on another machine than the trainer (a shared Postgres).
 const clockSkew = 10 * time.Minute
 
+// servedSince filters the main turns in state that were recorded since
+// served was (a clock skew before; all of them for the base): those that
+// served may have written.
+func servedSince(served store.Version, state store.TurnState) store.TurnFilter {
+	f := store.TurnFilter{Type: store.Main, States: []store.TurnState{state}}
+	if !served.CreatedAt.IsZero() {
+		f.Since = served.CreatedAt.Add(-clockSkew)
+	}
+	return f
+}
+
 // heldUsers counts the users of served that its held steps spent: the
 // rated answers it wrote whose turns a held step dropped. They are read
 // from the store, so a restart (kill -9 too) forgets none of them, and a
@@ -92,10 +103,7 @@ const clockSkew = 10 * time.Minute
 // trained 👎s not: an opt-in corner that leans towards no rollback.)
 func (s *Scheduler) heldUsers(ctx context.Context, served store.Version) (users, error) {
 	u := users{version: served.Version}
-	f := store.TurnFilter{Type: store.Main, States: []store.TurnState{store.Dropped}}
-	if !served.CreatedAt.IsZero() {
-		f.Since = served.CreatedAt.Add(-clockSkew)
-	}
+	f := servedSince(served, store.Dropped)
 	turns, err := s.store.ListTurns(ctx, f)
 	if err != nil {
 		return u, fmt.Errorf("held turns: %w", err)

@@ -785,11 +785,7 @@ type unsampledUsers struct {
 func (s *Scheduler) unsampled(ctx context.Context) (unsampledUsers, error) {
 	var u unsampledUsers
 	served := s.Served()
-	f := store.TurnFilter{Type: store.Main, States: []store.TurnState{store.Judged}}
-	if !served.CreatedAt.IsZero() {
-		f.Since = served.CreatedAt.Add(-clockSkew)
-	}
-	turns, err := s.store.ListTurns(ctx, f)
+	turns, err := s.store.ListTurns(ctx, servedSince(served, store.Judged))
 	if err != nil {
 		return u, fmt.Errorf("judged turns: %w", err)
 	}
