@@ -44,13 +44,14 @@ type SchedulerConfig struct {
 	RunningClip float64
 	// HoldLiked, when > 0, holds the policy while its users are
 	// satisfied: a step whose users liked at least this share of its
-	// rated answers (ratingsOf above 0, of those not 0) is not trained. Its turns are spent, dropped with the
-	// reason, so none is trained later or twice, and the served version
-	// stays. The step's users are its batch and the served version's
-	// rated answers the method made no sample of (OPD's 👍s: no hint,
-	// nothing to distil), which are spent with it when it holds; without
-	// them a step of OPD, its 👎s alone, would never hold. Steps of liked answers alone only sharpen what is already
-	// served, and on held-out questions they walked it away from what
+	// rated answers (ratingsOf above 0, of those not 0) is not trained.
+	// Its turns are spent, dropped with the reason, so none is trained
+	// later or twice, and the served version stays. The step's users are
+	// its batch and the served version's rated answers the method made no
+	// sample of (OPD's 👍s: no hint, nothing to distil), which are spent
+	// with it when it holds; without them a step of OPD, its 👎s alone,
+	// would never hold. Steps of liked answers alone only sharpen what is
+	// already served, and on held-out questions they walked it away from what
 	// the users liked (BENCHMARKS.md, "Holding the policy while its
 	// users are satisfied"). The cost: a minority 👎 in a held step is
 	// not trained. 0: every step trains.
@@ -708,7 +709,7 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinnin
 	if s.cfg.HoldLiked <= 0 {
 		return batch, thinning{}, false, nil
 	}
-	others, err := s.unsampled(ctx)
+	others, otherIDs, err := s.unsampled(ctx)
 	if err != nil {
 		return nil, thinning{}, false, fmt.Errorf("hold: %w", err)
 	}
@@ -741,7 +742,7 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinnin
 			spared = append(spared, smp)
 		}
 	}
-	for _, id := range others.ids {
+	for _, id := range otherIDs {
 		spared = append(spared, Sample{TurnID: id})
 	}
 	reason := fmt.Sprintf(HeldPrefix+"its step's users liked %d of %d answers (--hold-liked %g)", liked, rated, s.cfg.HoldLiked)
@@ -757,7 +758,7 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinnin
 		}
 		s.drop(ctx, smp.TurnID, reason, &dropped)
 	}
-	for _, id := range others.ids {
+	for _, id := range otherIDs {
 		s.drop(ctx, id, reason, &dropped)
 	}
 	s.mu.Lock()
@@ -767,13 +768,6 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinnin
 	return nil, thinning{}, true, nil
 }
 
-// unsampledUsers are the served version's rated answers that made no
-// sample: their count, the liked among them, and their turns.
-type unsampledUsers struct {
-	liked, rated int
-	ids          []string
-}
-
 // unsampled reads the served version's answers that were rated (a score
 // other than 0) and judged, and that the method keeps no sample of (under
 // OPD, a 👍 with no hint; under combine and rl every rated answer is a
@@ -781,14 +775,15 @@ type unsampledUsers struct {
 // carry. A held step drops them with its own turns, so each is counted
 // by one step's hold; a step that trains leaves them to the end of their
 // session (the at-least-one rule), and the version it serves has users
-// of its own.
-func (s *Scheduler) unsampled(ctx context.Context) (unsampledUsers, error) {
-	var u unsampledUsers
+// of its own. It returns them counted and their turns.
+func (s *Scheduler) unsampled(ctx context.Context) (users, []string, error) {
 	served := s.Served()
+	u := users{version: served.Version}
 	turns, err := s.store.ListTurns(ctx, servedSince(served, store.Judged))
 	if err != nil {
-		return u, fmt.Errorf("judged turns: %w", err)
+		return u, nil, fmt.Errorf("judged turns: %w", err)
 	}
+	var ids []string
 	for _, t := range turns {
 		if t.PolicyVersion != served.Version {
 			continue
@@ -798,7 +793,7 @@ func (s *Scheduler) unsampled(ctx context.Context) (unsampledUsers, error) {
 		case errors.Is(err, store.ErrNotFound):
 			continue
 		case err != nil:
-			return u, err
+			return u, nil, err
 		case j.Keep || j.Score == 0:
 			continue
 		}
@@ -806,9 +801,9 @@ func (s *Scheduler) unsampled(ctx context.Context) (unsampledUsers, error) {
 		if j.Score > 0 {
 			u.liked++
 		}
-		u.ids = append(u.ids, t.ID)
+		ids = append(ids, t.ID)
 	}
-	return u, nil
+	return u, ids, nil
 }
 
 // recordedRatings is the running mean of the ratings the newest trained

@@ -222,19 +222,13 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	all := bench.Personas()
 	var personas []*bench.Persona
 	for _, name := range o.personas {
-		var found *bench.Persona
-		for _, p := range all {
-			if p.Name == name {
-				found = p
-			}
-		}
-		if found == nil {
+		p := bench.PersonaNamed(name)
+		if p == nil {
 			return fmt.Errorf("--personas: unknown persona %q", name)
 		}
-		personas = append(personas, found)
+		personas = append(personas, p)
 	}
 	var arms []bench.Arm
 	for _, spec := range o.arms {
