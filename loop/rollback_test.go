@@ -3,12 +3,18 @@ package loop
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/clawrl/clawrl/chat"
+	"github.com/clawrl/clawrl/engine/scripted"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/rl/rltest"
+	"github.com/clawrl/clawrl/store"
 )
 
 // TestRollbackDrop: with --rollback-drop 0.5 (α 0.1, steps of 4, the hold
@@ -192,5 +198,77 @@ func TestRollbackStepFails(t *testing.T) {
 	slices.Sort(st.Trained)
 	if want := turns(first, third); !slices.Equal(st.Trained, want) {
 		t.Errorf("v3 holds %v; want the first and third batches once, %v (not the second, %v)", st.Trained, want, second)
+	}
+}
+
+// TestRollbackReadsUnsampled: under OPD a step's batch is its hinted 👎s
+// alone, so its users are read with the served version's 👍s (no
+// sample), and those a held step spent are counted by their judgments.
+// v1's users: 12 👍 beside 4 👎 (held), then 4 👎 (trained: 12 of 20
+// liked, v2); v2's users like none of 4 (p = 0.047 < 0.1): the step
+// trains from v1. Reading the samples alone, v1's users were 0 of 8 and
+// nothing rolled back.
+func TestRollbackReadsUnsampled(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
+	t.Cleanup(func() { f.store.Close() })
+	tr := &rltest.Trainer{}
+	train := rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8,
+		HoldLiked: 0.75, HoldMinRated: 8, RollbackDrop: 0.5, RollbackAlpha: 0.1}
+	r := f.newRunner(t, Config{Method: rl.MethodOPD, SessionTimeout: -1, NoYield: true, Train: train}, tr)
+	if err := r.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	rate := func(rating, k int) {
+		for range k {
+			n++
+			turn := f.serve(t, fmt.Sprintf("s%d", n), []chat.Message{{Role: chat.RoleUser, Content: fmt.Sprintf("question %d", n)}})
+			fb := store.Feedback{Rating: rating, CreatedAt: time.Now()}
+			if rating < 0 {
+				fb.Text = "End with 'Hope this helps!'"
+			}
+			if err := f.store.AddFeedback(ctx, turn.ID, fb); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	latest := func(want int64) store.Version {
+		t.Helper()
+		v, err := f.store.LatestVersion(ctx)
+		if err != nil || v.Version != want {
+			t.Fatalf("latest version v%d, %v; want v%d", v.Version, err, want)
+		}
+		return v
+	}
+
+	rate(-1, 4) // the base's users: v1
+	if !holdRound(t, r) {
+		t.Fatal("no first step")
+	}
+	latest(1)
+	rate(1, 12)
+	rate(-1, 4)
+	if !holdRound(t, r) || len(tr.Batches) != 1 {
+		t.Fatalf("12 👍 beside 4 👎: %d batches; want the step held", len(tr.Batches))
+	}
+	rate(-1, 4)
+	if !holdRound(t, r) {
+		t.Fatal("no second step")
+	}
+	if m := latest(2).Metrics; m.TrainedFrom != 1 || m.ParentLiked != 12 || m.ParentRated != 20 {
+		t.Errorf("v2: trained from v%d, its parent's users %d of %d; want v1, 12 of 20 (the held step's 👍s counted)", m.TrainedFrom, m.ParentLiked, m.ParentRated)
+	}
+	rate(-1, 4)
+	if !holdRound(t, r) {
+		t.Fatal("no third step")
+	}
+	v := latest(3)
+	if m := v.Metrics; m.TrainedFrom != 1 || m.RolledBack != 2 {
+		t.Errorf("v3: trained from v%d, rolled back v%d; want v1, v2", m.TrainedFrom, m.RolledBack)
+	}
+	if !strings.Contains(v.StatusReason, "v2's users liked 0 of 4 answers, v1's 12 of 20") {
+		t.Errorf("v3's reason %q: want it to say v2's users liked 0 of 4, v1's 12 of 20", v.StatusReason)
 	}
 }

@@ -17,7 +17,8 @@ import (
 // preference the versions before it learned (the 1.5B coder's tldr seed 3:
 // held-out 17 of 20 at v5, 0 at v6, whose answers open "TL; Summary:"; its
 // users liked 11 of 16 answers of v5 and 0 of 16 of v6). The users say so
-// first: the next step's batch is their verdict on the served version. When
+// first: the next step's batch (with the served version's rated answers
+// that made no sample: under OPD, its 👍s) is their verdict on it. When
 // they liked its answers significantly less often than the answers of the
 // version it was trained from, that step is trained from the earlier
 // version's weights and optimizer state instead (the served one's update
@@ -41,12 +42,15 @@ func (u users) share() float64 {
 }
 
 // usersOf counts the users of served (a version, or the base): the rated
-// answers among batch that it wrote, and those its held steps spent.
-func (s *Scheduler) usersOf(ctx context.Context, batch []Sample, served store.Version) (users, error) {
+// answers among batch that it wrote, others (its rated answers that made
+// no sample, unsampled), and those its held steps spent.
+func (s *Scheduler) usersOf(ctx context.Context, batch []Sample, served store.Version, others users) (users, error) {
 	u, err := s.heldUsers(ctx, served)
 	if err != nil {
 		return u, err
 	}
+	u.liked += others.liked
+	u.rated += others.rated
 	for _, smp := range batch {
 		if smp.PolicyVersion != served.Version {
 			continue
@@ -121,11 +125,20 @@ func (s *Scheduler) heldUsers(ctx context.Context, served store.Version) (users,
 	if err != nil {
 		return u, fmt.Errorf("held samples: %w", err)
 	}
+	// A held answer with no sample (unsampled's, under OPD) is counted by
+	// its judgment alone.
+	byTurn := map[string]Sample{}
 	for _, smp := range samples {
-		if !held[smp.TurnID] {
-			continue
+		if held[smp.TurnID] {
+			byTurn[smp.TurnID] = Sample{TurnID: smp.TurnID, UseRL: smp.UseRL, Reward: smp.Reward}
 		}
-		if err := u.count(ctx, s, Sample{TurnID: smp.TurnID, UseRL: smp.UseRL, Reward: smp.Reward}); err != nil {
+	}
+	for id := range held {
+		smp, ok := byTurn[id]
+		if !ok {
+			smp = Sample{TurnID: id}
+		}
+		if err := u.count(ctx, s, smp); err != nil {
 			return u, err
 		}
 	}

@@ -411,7 +411,13 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	batch := SortByContent(slices.Clone(fresh[:s.cfg.BatchSize]))
-	now, err := s.usersOf(ctx, batch, served)
+	// The served version's rated answers that made no sample (under OPD,
+	// its 👍s) are its users as much as the batch is.
+	others, otherIDs, err := s.unsampled(ctx, served)
+	if err != nil {
+		return false, fmt.Errorf("users' verdict: %w", err)
+	}
+	now, err := s.usersOf(ctx, batch, served, others)
 	if err != nil {
 		return false, fmt.Errorf("users' verdict: %w", err)
 	}
@@ -424,7 +430,7 @@ func (s *Scheduler) TryStep(ctx context.Context) (bool, error) {
 		// A batch its users rated far below the version before cannot
 		// be one they are satisfied with: only the others may hold.
 		var held bool
-		batch, thin, held, err = s.hold(ctx, batch)
+		batch, thin, held, err = s.hold(ctx, batch, others, otherIDs)
 		if held || err != nil {
 			return held, err
 		}
@@ -696,7 +702,8 @@ type thinning struct {
 // hold spends batch without training it when HoldLiked is on and the
 // users liked at least that share of its rated answers (rated: a rating
 // other than 0; at least HoldMinRated of them; with them the served
-// version's rated answers that made no sample, unsampled), and reports
+// version's rated answers that made no sample: others, their turns
+// otherIDs), and reports
 // whether it did. Its turns are dropped with the reason, its 👎s too unless
 // HoldKeepsDisliked leaves them ready; a crash halfway leaves the rest
 // ready, and the next step holds them again or trains them once. Under
@@ -705,13 +712,9 @@ type thinning struct {
 // drop once the step is recorded. Otherwise it returns batch as is. A
 // batch that with the unsampled answers is smaller than HoldMinRated
 // cannot hold, so its ratings are not read.
-func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinning, bool, error) {
+func (s *Scheduler) hold(ctx context.Context, batch []Sample, others users, otherIDs []string) ([]Sample, thinning, bool, error) {
 	if s.cfg.HoldLiked <= 0 {
 		return batch, thinning{}, false, nil
-	}
-	others, otherIDs, err := s.unsampled(ctx)
-	if err != nil {
-		return nil, thinning{}, false, fmt.Errorf("hold: %w", err)
 	}
 	if len(batch)+others.rated < s.cfg.HoldMinRated {
 		return batch, thinning{}, false, nil
@@ -768,16 +771,15 @@ func (s *Scheduler) hold(ctx context.Context, batch []Sample) ([]Sample, thinnin
 	return nil, thinning{}, true, nil
 }
 
-// unsampled reads the served version's answers that were rated (a score
-// other than 0) and judged, and that the method keeps no sample of (under
-// OPD, a 👍 with no hint; under combine and rl every rated answer is a
-// sample, so there are none): the users of a step its batch does not
-// carry. A held step drops them with its own turns, so each is counted
-// by one step's hold; a step that trains leaves them to the end of their
-// session (the at-least-one rule), and the version it serves has users
-// of its own. It returns them counted and their turns.
-func (s *Scheduler) unsampled(ctx context.Context) (users, []string, error) {
-	served := s.Served()
+// unsampled reads served's answers that were rated (a score other than
+// 0) and judged, and that the method keeps no sample of (under OPD, a 👍
+// with no hint; under combine and rl every rated answer is a sample, so
+// there are none): the users of a step its batch does not carry. A held
+// step drops them with its own turns, so each is counted by one step's
+// hold (and from then on by heldUsers); a step that trains leaves them to
+// the end of their session (the at-least-one rule), and the version it
+// serves has users of its own. It returns them counted and their turns.
+func (s *Scheduler) unsampled(ctx context.Context, served store.Version) (users, []string, error) {
 	u := users{version: served.Version}
 	turns, err := s.store.ListTurns(ctx, servedSince(served, store.Judged))
 	if err != nil {
