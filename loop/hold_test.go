@@ -324,32 +324,7 @@ func TestHoldMinRated(t *testing.T) {
 // later step.
 func TestHoldReadsUnsampled(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
-	t.Cleanup(func() { f.store.Close() })
-	tr := &rltest.Trainer{}
-	train := rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8, HoldLiked: 0.75, HoldMinRated: 8}
-	r := f.newRunner(t, Config{Method: rl.MethodOPD, SessionTimeout: -1, NoYield: true, Train: train}, tr)
-	if err := r.Scheduler().Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	rate := func(rating, k int) []string {
-		var ids []string
-		for range k {
-			n++
-			turn := f.serve(t, fmt.Sprintf("s%d", n), []chat.Message{{Role: chat.RoleUser, Content: fmt.Sprintf("question %d", n)}})
-			fb := store.Feedback{Rating: rating, CreatedAt: time.Now()}
-			if rating < 0 {
-				fb.Text = "End with 'Hope this helps!'"
-			}
-			if err := f.store.AddFeedback(ctx, turn.ID, fb); err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, turn.ID)
-		}
-		return ids
-	}
+	f, r, tr, rate := opdRunner(t, rl.SchedulerConfig{})
 	liked := rate(1, 12)
 	disliked := rate(-1, 4)
 	if !holdRound(t, r) {
@@ -386,4 +361,40 @@ func TestHoldReadsUnsampled(t *testing.T) {
 	if s := r.Scheduler().Stats(); s.Held != 1 || s.Steps != 1 {
 		t.Errorf("scheduler: %d held, %d steps; want 1, 1", s.Held, s.Steps)
 	}
+}
+
+// opdRunner is a loop under OPD with steps of 4 and the hold at 0.75 (8
+// rated at least), train's other settings, and rate, which serves k
+// sessions of one turn and rates each (a 👎 with a hint) and returns
+// their turns.
+func opdRunner(t *testing.T, train rl.SchedulerConfig) (f *fixture, r *Runner, tr *rltest.Trainer, rate func(rating, k int) []string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	f = &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
+	t.Cleanup(func() { f.store.Close() })
+	tr = &rltest.Trainer{}
+	train.BatchSize, train.VersionsDir, train.RunningBaseline, train.HoldLiked, train.HoldMinRated = 4, filepath.Join(dir, "versions"), 8, 0.75, 8
+	r = f.newRunner(t, Config{Method: rl.MethodOPD, SessionTimeout: -1, NoYield: true, Train: train}, tr)
+	if err := r.Scheduler().Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	rate = func(rating, k int) []string {
+		var ids []string
+		for range k {
+			n++
+			turn := f.serve(t, fmt.Sprintf("s%d", n), []chat.Message{{Role: chat.RoleUser, Content: fmt.Sprintf("question %d", n)}})
+			fb := store.Feedback{Rating: rating, CreatedAt: time.Now()}
+			if rating < 0 {
+				fb.Text = "End with 'Hope this helps!'"
+			}
+			if err := f.store.AddFeedback(ctx, turn.ID, fb); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, turn.ID)
+		}
+		return ids
+	}
+	return f, r, tr, rate
 }

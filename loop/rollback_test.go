@@ -3,15 +3,10 @@ package loop
 import (
 	"context"
 	"errors"
-	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/clawrl/clawrl/chat"
-	"github.com/clawrl/clawrl/engine/scripted"
 	"github.com/clawrl/clawrl/rl"
 	"github.com/clawrl/clawrl/rl/rltest"
 	"github.com/clawrl/clawrl/store"
@@ -210,30 +205,7 @@ func TestRollbackStepFails(t *testing.T) {
 // nothing rolled back.
 func TestRollbackReadsUnsampled(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	f := &fixture{dir: dir, store: openStore(t, dir), engine: scripted.New(scripted.Options{})}
-	t.Cleanup(func() { f.store.Close() })
-	tr := &rltest.Trainer{}
-	train := rl.SchedulerConfig{BatchSize: 4, VersionsDir: filepath.Join(dir, "versions"), RunningBaseline: 8,
-		HoldLiked: 0.75, HoldMinRated: 8, RollbackDrop: 0.5, RollbackAlpha: 0.1}
-	r := f.newRunner(t, Config{Method: rl.MethodOPD, SessionTimeout: -1, NoYield: true, Train: train}, tr)
-	if err := r.Scheduler().Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	rate := func(rating, k int) {
-		for range k {
-			n++
-			turn := f.serve(t, fmt.Sprintf("s%d", n), []chat.Message{{Role: chat.RoleUser, Content: fmt.Sprintf("question %d", n)}})
-			fb := store.Feedback{Rating: rating, CreatedAt: time.Now()}
-			if rating < 0 {
-				fb.Text = "End with 'Hope this helps!'"
-			}
-			if err := f.store.AddFeedback(ctx, turn.ID, fb); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	f, r, tr, rate := opdRunner(t, rl.SchedulerConfig{RollbackDrop: 0.5, RollbackAlpha: 0.1})
 	latest := func(want int64) store.Version {
 		t.Helper()
 		v, err := f.store.LatestVersion(ctx)

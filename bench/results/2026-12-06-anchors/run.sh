@@ -3,10 +3,11 @@
 # extra serve flags in ARGS (colon-separated, as --arms takes them), the learning arm only,
 # one persona-seed at a time, named "combine" so that
 # `clawrl bench compare --rescore RECORDED OUT/P-sS` pairs each run with the recorded one
-# (bench/results/combined-pool/P-sS for seeds 1-6, bench/results/2026-12-06-seeds7/P-sS
-# for 7 and 8). Where a recorded run was rated by older simulated users (`bench compare --rescore`
+# (bench/results/combined-pool/P-sS for seeds 1-6, bench/results/combined-pool-7-9/P-sS
+# for 7-9). Where a recorded run was rated by older simulated users (`bench compare --rescore`
 # names the first rating today's would send otherwise), compare with a run of serve's defaults
-# under today's: ARGS=--rehearsal-avoid-relative=false (defaults/ holds french seeds 7 and 4).
+# under today's: ARGS=--rehearsal-avoid-relative=false (defaults/ holds french seeds 7 and 4,
+# redraw/ the others the pools count).
 # From the repository root:
 #
 #   go build -o /tmp/clawrl ./cmd/clawrl
