@@ -702,16 +702,15 @@ type thinning struct {
 // hold spends batch without training it when HoldLiked is on and the
 // users liked at least that share of its rated answers (rated: a rating
 // other than 0; at least HoldMinRated of them; with them the served
-// version's rated answers that made no sample: others, their turns
-// otherIDs), and reports
-// whether it did. Its turns are dropped with the reason, its 👎s too unless
-// HoldKeepsDisliked leaves them ready; a crash halfway leaves the rest
-// ready, and the next step holds them again or trains them once. Under
-// HoldTrainsDisliked a held step with 👎s is not spent: it returns the
-// 👎s to train, not held, and its other turns in thin, for the caller to
-// drop once the step is recorded. Otherwise it returns batch as is. A
-// batch that with the unsampled answers is smaller than HoldMinRated
-// cannot hold, so its ratings are not read.
+// version's rated answers that made no sample, others, whose turns are
+// otherIDs), and reports whether it did. Its turns are dropped with the
+// reason, its 👎s too unless HoldKeepsDisliked leaves them ready; a crash
+// halfway leaves the rest ready, and the next step holds them again or
+// trains them once. Under HoldTrainsDisliked a held step with 👎s is not
+// spent: it returns the 👎s to train, not held, and its other turns in
+// thin, for the caller to drop once the step is recorded. Otherwise it
+// returns batch as is. A batch that with the unsampled answers is smaller
+// than HoldMinRated cannot hold, so its ratings are not read.
 func (s *Scheduler) hold(ctx context.Context, batch []Sample, others users, otherIDs []string) ([]Sample, thinning, bool, error) {
 	if s.cfg.HoldLiked <= 0 {
 		return batch, thinning{}, false, nil
