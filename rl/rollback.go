@@ -112,10 +112,12 @@ func (s *Scheduler) heldUsers(ctx context.Context, served store.Version) (users,
 	if err != nil {
 		return u, fmt.Errorf("held turns: %w", err)
 	}
-	held := map[string]bool{}
+	// Each held answer, as its sample has it; one with no sample
+	// (unsampled's, under OPD) is counted by its judgment alone.
+	held := map[string]Sample{}
 	for _, t := range turns {
 		if t.PolicyVersion == served.Version && strings.HasPrefix(t.DropReason, HeldPrefix) {
-			held[t.ID] = true
+			held[t.ID] = Sample{TurnID: t.ID}
 		}
 	}
 	if len(held) == 0 {
@@ -125,19 +127,12 @@ func (s *Scheduler) heldUsers(ctx context.Context, served store.Version) (users,
 	if err != nil {
 		return u, fmt.Errorf("held samples: %w", err)
 	}
-	// A held answer with no sample (unsampled's, under OPD) is counted by
-	// its judgment alone.
-	byTurn := map[string]Sample{}
 	for _, smp := range samples {
-		if held[smp.TurnID] {
-			byTurn[smp.TurnID] = Sample{TurnID: smp.TurnID, UseRL: smp.UseRL, Reward: smp.Reward}
+		if _, ok := held[smp.TurnID]; ok {
+			held[smp.TurnID] = Sample{TurnID: smp.TurnID, UseRL: smp.UseRL, Reward: smp.Reward}
 		}
 	}
-	for id := range held {
-		smp, ok := byTurn[id]
-		if !ok {
-			smp = Sample{TurnID: id}
-		}
+	for _, smp := range held {
 		if err := u.count(ctx, s, smp); err != nil {
 			return u, err
 		}
