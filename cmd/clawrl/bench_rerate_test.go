@@ -143,10 +143,11 @@ func TestOrdinal(t *testing.T) {
 	}
 }
 
-// TestPoolRerated holds the README's list of the Combined row's runs that
-// today's simulated users rate otherwise than they were rated (so that no
-// binary repeats them past that turn): a change to a persona's checks that
-// moves it fails here, to be named there.
+// TestPoolRerated holds what the README says of the Combined row's runs:
+// today's simulated users rate every one of them as it was rated, so a
+// binary can repeat each. A change to a persona's checks that rates one
+// otherwise (no binary repeats it past that turn) fails here: draw the run
+// again under the new users, or name it in the README.
 func TestPoolRerated(t *testing.T) {
 	personas := rescorers(true)
 	var otherwise []string
@@ -168,8 +169,7 @@ func TestPoolRerated(t *testing.T) {
 		otherwise = append(otherwise, names...)
 	}
 	slices.Sort(otherwise)
-	want := []string{"french 5", "french 6", "tldr 4"}
-	if !slices.Equal(otherwise, want) {
-		t.Errorf("runs rated otherwise today: %v, the README names %v", otherwise, want)
+	if len(otherwise) > 0 {
+		t.Errorf("runs rated otherwise today: %v; the README says every run the pools count was rated by today's users", otherwise)
 	}
 }
