@@ -171,7 +171,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 	var err error
 	if !opts.ReadOnly {
-		if err := createDatabase(ctx, path, opts.PageSize); err != nil {
+		if err := createDatabase(ctx, path, opts.PageSize, busy); err != nil {
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
 		// journal_mode is persistent in the file; setting it on the writer is enough.
@@ -230,17 +230,27 @@ const defaultPageSize = 4096
 // createDatabase gives a new database file its page size before anything
 // else touches it: SQLite fixes the page size when the first table or the
 // switch to WAL writes the header, and cannot change it in WAL mode after.
-func createDatabase(ctx context.Context, path string, pageSize int) error {
+// busy is the busy_timeout pragma of the store's other connections: another
+// process that opens the new file in between (a reader polling for the
+// store to appear, `clawrl status`) holds a shared lock that the switch to
+// WAL must wait out rather than fail on with SQLITE_BUSY.
+func createDatabase(ctx context.Context, path string, pageSize int, busy string) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
+	return initDatabase(ctx, path, pageSize, busy)
+}
+
+// initDatabase sets path's page size and WAL mode (createDatabase, for a
+// file that did not exist).
+func initDatabase(ctx context.Context, path string, pageSize int, busy string) error {
 	if pageSize == 0 {
 		pageSize = defaultPageSize
 	}
 	if pageSize < 512 || pageSize > 65536 || pageSize&(pageSize-1) != 0 {
 		return fmt.Errorf("page size %d: want a power of two from 512 to 65536", pageSize)
 	}
-	db, err := sql.Open("sqlite", "file:"+escapePath(path))
+	db, err := sql.Open("sqlite", "file:"+escapePath(path)+"?"+busy)
 	if err != nil {
 		return err
 	}
