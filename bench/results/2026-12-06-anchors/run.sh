@@ -7,7 +7,8 @@
 # for 7-9). Where a recorded run was rated by older simulated users (`bench compare --rescore`
 # names the first rating today's would send otherwise), compare with a run of serve's defaults
 # under today's: ARGS=--rehearsal-avoid-relative=false (defaults/ holds french seeds 7 and 4,
-# redraw/ the others the pools count).
+# redraw/ the others the pools count; hold85/ repeats three of redraw/ with
+# ARGS=--rehearsal-avoid-relative=false:--hold-liked=0.85).
 # From the repository root:
 #
 #   go build -o /tmp/clawrl ./cmd/clawrl
