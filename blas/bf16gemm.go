@@ -11,8 +11,10 @@ import (
 // rounded to bfloat16 (round to nearest even) as it is read, B k×n packed
 // once (PackBF16). On a CPU with AVX512_BF16 each 16 columns of a pair of
 // k take one VDPBF16PS, twice the multiply-adds of a float32 FMA per
-// instruction; elsewhere, and under -tags purego, kernBF16Go computes the
-// same sums in Go (slowly: callers choose float32 there, see HasBF16Dot).
+// instruction; on a CPU with AVX2 and FMA alone one FMA per product gives
+// the same sums (kernBF16AVX2, at about the float32 kernels' speed); under
+// -tags purego and off x86-64, kernBF16Go computes them in Go (slowly:
+// callers choose float32 there, see HasBF16Kernel).
 // Where the CPU also has AMX (Intel since Sapphire Rapids) and Linux grants
 // the tile data, blocks of 32 rows and 16·j pairs run on the tiles instead
 // (kernAMX32x48: on such a CPU about 5× the VDPBF16PS kernel alone and 8×
@@ -283,21 +285,67 @@ func kernBF16Group(group, pc int, a []uint16, lda int, bp []uint32, c []float32,
 	}
 }
 
-// kernBF16 runs the 8×48 kernel: the assembly where the CPU has
-// AVX512_BF16, kernBF16Go elsewhere (the same sums).
+// kernBF16 runs the 8×48 kernel: VDPBF16PS where the CPU has
+// AVX512_BF16, the AVX2 + FMA kernel where it has those (kernBF16AVX2),
+// kernBF16Go elsewhere (the same sums).
 func kernBF16(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int, acc bool) {
 	_ = a[(bf16GroupRows-1)*lda+2*kp-1]
 	_ = bp[kp*bf16PackCols-1]
 	_ = c[(bf16GroupRows-1)*ldc+bf16PackCols-1]
-	if useBF16 {
-		ac := 0
-		if acc {
-			ac = 1
-		}
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	switch {
+	case useBF16:
 		kernBF16x8x48(kp, &a[0], lda, &bp[0], &c[0], ldc, ac)
+	case useBF16AVX2:
+		kernBF16AVX2(kp, a, lda, bp, c, ldc, acc)
+	default:
+		kernBF16Go(kp, a, lda, bp, c, ldc, acc)
+	}
+}
+
+// kernBF16AVX2 runs the AVX2 kernel: one FMA per product gives
+// VDPBF16PS's sum (the product of two bf16 is exact in float32, the sum
+// rounded once) except where an operand or a sum is denormal, which
+// VDPBF16PS flushes to zero and the FMA does not. The kernel reports those
+// (MXCSR's denormal and underflow flags), and the tile is computed again
+// by kernBF16Go from the C it started with, as is one whose result is
+// denormal (the last sum raises no flag when it is exact).
+func kernBF16AVX2(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int, acc bool) {
+	var c0 [bf16GroupRows * bf16PackCols]float32
+	if acc {
+		for r := range bf16GroupRows {
+			copy(c0[r*bf16PackCols:(r+1)*bf16PackCols], c[r*ldc:])
+		}
+	}
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	flags := kernBF16x8x48AVX2(kp, &a[0], lda, &bp[0], &c[0], ldc, ac)
+	if flags == 0 && !denormalTile(c, ldc) {
 		return
 	}
+	if acc {
+		for r := range bf16GroupRows {
+			copy(c[r*ldc:r*ldc+bf16PackCols], c0[r*bf16PackCols:])
+		}
+	}
 	kernBF16Go(kp, a, lda, bp, c, ldc, acc)
+}
+
+// denormalTile reports whether the 8×48 tile of c holds a denormal.
+func denormalTile(c []float32, ldc int) bool {
+	for r := range bf16GroupRows {
+		for _, x := range c[r*ldc : r*ldc+bf16PackCols] {
+			if b := math.Float32bits(x); b&0x7f800000 == 0 && b&0x7fffff != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // kernBF16Go is VDPBF16PS's arithmetic in Go, element by element: the
@@ -360,17 +408,21 @@ func SgemmKernel() string {
 }
 
 // BF16Kernel names what GemmBF16 runs on: "amx" (AMX tiles, with
-// VDPBF16PS for short pieces of k), "vdpbf16ps", or "go" (kernBF16Go).
+// VDPBF16PS for short pieces of k), "vdpbf16ps", "avx2" (kernBF16AVX2:
+// VDPBF16PS's bits) or "go" (kernBF16Go).
 func BF16Kernel() string {
 	switch {
 	case useBF16 && useAMX:
 		return "amx"
 	case useBF16:
 		return "vdpbf16ps"
+	case useBF16AVX2:
+		return "avx2"
 	}
 	return "go"
 }
 
-// HasBF16Dot reports whether GemmBF16 runs on the bf16 dot-product
-// instruction (AVX512_BF16); without it GemmBF16 is far slower than Sgemm.
-func HasBF16Dot() bool { return useBF16 }
+// HasBF16Kernel reports whether GemmBF16 runs on an assembly kernel
+// (VDPBF16PS, AMX tiles, or AVX2 + FMA) at about Sgemm's speed; on
+// kernBF16Go alone it is far slower than Sgemm.
+func HasBF16Kernel() bool { return useBF16 || useBF16AVX2 }

@@ -67,25 +67,39 @@ func randGemmBF16(rng *rand.Rand, m, n, k int) (a, b, c []float32) {
 	return a, b, c
 }
 
-// gemmBF16Both runs GemmBF16 with the VDPBF16PS kernel (AMX off) and with
+// gemmBF16Both runs GemmBF16 on the chain kernel named (kernChains) and on
 // kernBF16Go.
-func gemmBF16Both(t testing.TB, m, n, k int, a, b, c0 []float32, beta float32) (asm, ref []float32) {
+func gemmBF16Both(t testing.TB, kern string, m, n, k int, a, b, c0 []float32, beta float32) (asm, ref []float32) {
 	p := PackBF16(b, n, k, n)
-	asm = gemmBF16Kernels(m, n, k, a, p, c0, beta, useBF16, false)
-	ref = gemmBF16Kernels(m, n, k, a, p, c0, beta, false, false)
+	asm = gemmBF16Kernels(m, n, k, a, p, c0, beta, kern)
+	ref = gemmBF16Kernels(m, n, k, a, p, c0, beta, "Go")
 	return asm, ref
 }
 
-// gemmBF16Kernels runs GemmBF16 on a copy of c0 with the VDPBF16PS kernel
-// and the AMX one on or off (off: kernBF16Go), restoring both after.
-func gemmBF16Kernels(m, n, k int, a []float32, p *BF16Pack, c0 []float32, beta float32, bf16, amx bool) []float32 {
-	oldBF16, oldAMX := useBF16, useAMX
-	setUseBF16(bf16)
-	setUseAMX(amx)
-	defer func() { setUseBF16(oldBF16); setUseAMX(oldAMX) }()
+// gemmBF16Kernels runs GemmBF16 on a copy of c0 with the kernel named
+// ("Go", "AVX2", "VDPBF16PS" or "AMX"), restoring the CPU's choice after.
+func gemmBF16Kernels(m, n, k int, a []float32, p *BF16Pack, c0 []float32, beta float32, kern string) []float32 {
+	oldBF16, oldAMX, oldAVX2 := useBF16, useAMX, useBF16AVX2
+	setUseBF16(kern == "VDPBF16PS" || kern == "AMX")
+	setUseAMX(kern == "AMX")
+	setUseBF16AVX2(kern == "AVX2")
+	defer func() { setUseBF16(oldBF16); setUseAMX(oldAMX); setUseBF16AVX2(oldAVX2) }()
 	c := append([]float32(nil), c0...)
 	GemmBF16(m, a, k, p, beta, c, n)
 	return c
+}
+
+// kernChains lists the assembly kernels this CPU has that compute the
+// VDPBF16PS chain, kernBF16Go's bits.
+func kernChains() []string {
+	var ks []string
+	if useBF16 {
+		ks = append(ks, "VDPBF16PS")
+	}
+	if useAVX2 {
+		ks = append(ks, "AVX2")
+	}
+	return ks
 }
 
 // gemmBF16Plain is GemmBF16's arithmetic element by element on the
@@ -119,7 +133,7 @@ func gemmBF16Plain(m, n, k int, a, b, c []float32, beta float32) []float32 {
 	return out
 }
 
-// TestGemmBF16Kernel: the VDPBF16PS kernel's sums (AMX off) are kernBF16Go's,
+// TestGemmBF16Kernel: the VDPBF16PS and AVX2 kernels' sums (AMX off) are kernBF16Go's,
 // bitwise, over row tails, partial panels, odd k and several pair blocks;
 // and both are gemmBF16Plain's, so no blocking of rows, panels or pairs
 // changes a bit.
@@ -129,17 +143,81 @@ func TestGemmBF16Kernel(t *testing.T) {
 		m, n, k := s[0], s[1], s[2]
 		for _, beta := range []float32{0, 1} {
 			a, b, c := randGemmBF16(rng, m, n, k)
-			asm, ref := gemmBF16Both(t, m, n, k, a, b, c, beta)
+			ref := gemmBF16Kernels(m, n, k, a, PackBF16(b, n, k, n), c, beta, "Go")
 			plain := gemmBF16Plain(m, n, k, a, b, c, beta)
-			for i := range asm {
+			for i := range ref {
 				if math.Float32bits(ref[i]) != math.Float32bits(plain[i]) {
 					t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (Go), %v (unblocked)", m, n, k, beta, i, ref[i], plain[i])
 				}
-				if useBF16 && math.Float32bits(asm[i]) != math.Float32bits(ref[i]) {
-					t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (asm), %v (Go)", m, n, k, beta, i, asm[i], ref[i])
+			}
+			for _, kern := range kernChains() {
+				asm, _ := gemmBF16Both(t, kern, m, n, k, a, b, c, beta)
+				for i := range asm {
+					if math.Float32bits(asm[i]) != math.Float32bits(ref[i]) {
+						t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (%s), %v (Go)", m, n, k, beta, i, asm[i], kern, ref[i])
+					}
 				}
 			}
 		}
+	}
+}
+
+// TestGemmBF16AVX2Denormals: where VDPBF16PS flushes (a denormal C it
+// starts from, a sum that falls below float32's normal range, a sum that
+// rounds up to the smallest normal, a last sum that is an exact
+// denormal), the AVX2 kernel's tiles are computed again in Go, and GemmBF16
+// gives kernBF16Go's bits.
+func TestGemmBF16AVX2Denormals(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	const tiny = 0x1p-126 // the smallest normal
+	f := math.Float32frombits
+	for _, c := range []struct {
+		name    string
+		a, b, c float32 // A and B constant, C its start
+		k       int
+	}{
+		{"denormal start", 1, 0, f(0x00400000), 2},                // C read as zero
+		{"sum below normal", 0x1p-70, 0x1p-60, 0, 2},              // 2⁻¹³⁰ a product
+		{"cancels to denormal", 0x1p-63, -0x1p-64, 1.5 * tiny, 2}, // 1.5, 1, 0.5 × 2⁻¹²⁶
+		{"rounds up to normal", 1.5 * 0x1p-75, -0x1p-76, tiny, 2}, // 2⁻¹²⁶ − 0.75·2⁻¹⁵⁰, then less
+		{"exact denormal last", 0x1p-64, 0x1p-64, 0, 1},           // 2⁻¹²⁸, exact
+		{"normal throughout", 0x1p-63, -0x1p-63, 4 * tiny, 2},     // 4, 3, 2 × 2⁻¹²⁶
+	} {
+		m, n := 9, 50
+		a, b, cc := make([]float32, m*c.k), make([]float32, c.k*n), make([]float32, m*n)
+		for i := range a {
+			a[i] = c.a
+		}
+		for i := range b {
+			b[i] = c.b
+		}
+		for i := range cc {
+			cc[i] = c.c
+		}
+		for _, beta := range []float32{0, 1} {
+			asm, ref := gemmBF16Both(t, "AVX2", m, n, c.k, a, b, cc, beta)
+			for i := range asm {
+				if math.Float32bits(asm[i]) != math.Float32bits(ref[i]) {
+					t.Fatalf("%s, beta %v: C[%d] = %#08x (AVX2), %#08x (Go)", c.name, beta, i, math.Float32bits(asm[i]), math.Float32bits(ref[i]))
+				}
+			}
+		}
+	}
+	// The kernel alone reports the sum it did not flush: without the
+	// fallback the cases above would differ.
+	a := make([]uint16, bf16GroupRows*2)
+	bp := make([]uint32, bf16PackCols)
+	c := make([]float32, bf16GroupRows*bf16PackCols)
+	for i := range a {
+		a[i] = RoundBF16(0x1p-70)
+	}
+	for i := range bp {
+		bp[i] = uint32(RoundBF16(0x1p-60)) * 0x10001
+	}
+	if flags := kernBF16x8x48AVX2(1, &a[0], 2, &bp[0], &c[0], bf16PackCols, 0); flags == 0 || c[0] != 0x1p-129 {
+		t.Errorf("2⁻¹³⁰ + 2⁻¹³⁰ on the kernel alone: flags %#x, C %v; want the denormal 2⁻¹²⁹ and a flag", flags, c[0])
 	}
 }
 
@@ -155,27 +233,18 @@ func TestGemmBF16Error(t *testing.T) {
 		a, b, c := randGemmBF16(rng, m, n, k)
 		p := PackBF16(b, n, k, n)
 		for _, kern := range bf16Kernels() {
-			got := gemmBF16Kernels(m, n, k, a, p, c, 1, kern.bf16, kern.amx)
+			got := gemmBF16Kernels(m, n, k, a, p, c, 1, kern)
 			worst := bf16ErrorBound(t, m, n, k, a, b, c, got)
-			t.Logf("%s m=%d n=%d k=%d: worst error %.2f of the bound", kern.name, m, n, k, worst)
+			t.Logf("%s m=%d n=%d k=%d: worst error %.2f of the bound", kern, m, n, k, worst)
 		}
 	}
 }
 
-// bf16Kern is one of GemmBF16's kernels: the flags that select it.
-type bf16Kern struct {
-	name      string
-	bf16, amx bool
-}
-
 // bf16Kernels lists the kernels this CPU can run GemmBF16 on.
-func bf16Kernels() []bf16Kern {
-	ks := []bf16Kern{{"Go", false, false}}
-	if useBF16 {
-		ks = append(ks, bf16Kern{"VDPBF16PS", true, false})
-	}
+func bf16Kernels() []string {
+	ks := append([]string{"Go"}, kernChains()...)
 	if useAMX {
-		ks = append(ks, bf16Kern{"AMX", true, true})
+		ks = append(ks, "AMX")
 	}
 	return ks
 }
@@ -224,8 +293,8 @@ func TestGemmBF16AMX(t *testing.T) {
 		for _, beta := range []float32{0, 1} {
 			a, b, c := randGemmBF16(rng, m, n, k)
 			p := PackBF16(b, n, k, n)
-			amx := gemmBF16Kernels(m, n, k, a, p, c, beta, true, true)
-			chain := gemmBF16Kernels(m, n, k, a, p, c, beta, true, false)
+			amx := gemmBF16Kernels(m, n, k, a, p, c, beta, "AMX")
+			chain := gemmBF16Kernels(m, n, k, a, p, c, beta, "VDPBF16PS")
 			cc := c
 			if beta == 0 {
 				cc = make([]float32, len(c))
@@ -244,16 +313,16 @@ func TestGemmBF16AMX(t *testing.T) {
 	}
 }
 
-// FuzzGemmBF16 holds the VDPBF16PS kernel to kernBF16Go on shapes and
-// values drawn from the input (values as raw float32 bits: specials
-// included), and the AMX tiles, where the CPU has them, to the exact
+// FuzzGemmBF16 holds the VDPBF16PS and AVX2 kernels to kernBF16Go on
+// shapes and values drawn from the input (values as raw float32 bits:
+// specials and denormals included), and the AMX tiles, where the CPU has them, to the exact
 // product within the chain's error (amxNear).
 func FuzzGemmBF16(f *testing.F) {
 	f.Add([]byte{9, 50, 7, 1, 0x3f, 0x80, 0, 0, 0xbf, 0xc0, 0, 0})
 	f.Add([]byte{1, 1, 1, 0, 0x7f, 0x80, 0, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !useBF16 {
-			t.Skip("no AVX512_BF16")
+		if len(kernChains()) == 0 {
+			t.Skip("no VDPBF16PS or AVX2 kernel")
 		}
 		if len(data) < 4 {
 			return
@@ -278,15 +347,19 @@ func FuzzGemmBF16(f *testing.F) {
 		for i := range c {
 			c[i] = next(i + 13)
 		}
-		asm, ref := gemmBF16Both(t, m, n, k, a, b, c, beta)
-		for i := range asm {
-			x, y := asm[i], ref[i]
-			if math.Float32bits(x) != math.Float32bits(y) && !(x != x && y != y) {
-				t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (asm), %v (Go)", m, n, k, beta, i, x, y)
+		var ref []float32
+		for _, kern := range kernChains() {
+			var asm []float32
+			asm, ref = gemmBF16Both(t, kern, m, n, k, a, b, c, beta)
+			for i := range asm {
+				x, y := asm[i], ref[i]
+				if math.Float32bits(x) != math.Float32bits(y) && !(x != x && y != y) {
+					t.Fatalf("m=%d n=%d k=%d beta=%v: C[%d] = %v (%s), %v (Go)", m, n, k, beta, i, x, kern, y)
+				}
 			}
 		}
 		if useAMX {
-			amx := gemmBF16Kernels(m, n, k, a, PackBF16(b, n, k, n), c, beta, true, true)
+			amx := gemmBF16Kernels(m, n, k, a, PackBF16(b, n, k, n), c, beta, "AMX")
 			amxNear(t, m, n, k, a, b, c, beta, amx, ref)
 		}
 	})
@@ -379,6 +452,21 @@ func BenchmarkBF16Kernel(b *testing.B) {
 	}
 	benchKernel(b, bf16GroupRows, func(kp int, a *uint16, lda int, bp *uint32, c *float32) {
 		kernBF16x8x48(kp, a, lda, bp, c, bf16PackCols, 1)
+	})
+}
+
+// BenchmarkBF16KernelAVX2 times the AVX2 kernel as BenchmarkBF16Kernel
+// times VDPBF16PS's (with the AVX-512 kernels on, the float32 Sgemm rows of
+// BenchmarkTrainShapes are theirs: run with CLAWRL_AVX512=0 to set it beside
+// the AVX2 float32 kernel).
+//
+//	go test ./blas -run '^$' -bench BF16KernelAVX2 -benchtime 5x
+func BenchmarkBF16KernelAVX2(b *testing.B) {
+	if !useAVX2 {
+		b.Skip("no AVX2")
+	}
+	benchKernel(b, bf16GroupRows, func(kp int, a *uint16, lda int, bp *uint32, c *float32) {
+		kernBF16x8x48AVX2(kp, a, lda, bp, c, bf16PackCols, 1)
 	})
 }
 

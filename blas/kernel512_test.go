@@ -124,8 +124,8 @@ func BenchmarkTrainShapes(b *testing.B) {
 		tok  int
 	}{{"backward-dyW-bf16", n, k, false, m}, {"backward-dyW-bf16-down", k, n, false, m}, {"backward-dzW-bf16-head", 12288, k, false, 2016}} {
 		b.Run(sh.name, func(b *testing.B) {
-			if !useBF16 {
-				b.Skip("no AVX512_BF16")
+			if !useBF16 && !useBF16AVX2 {
+				b.Skip("no VDPBF16PS or AVX2 kernel")
 			}
 			bw := make([]float32, sh.k*sh.n)
 			for i := range bw {

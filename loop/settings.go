@@ -202,7 +202,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.MicroTokens, "micro-batch-tokens", 0, "tokens per trainer micro-batch (0: the trainer's default); smaller ones let a trainer that yields pause sooner for serving")
 	fs.BoolVar(&s.Recompute, "recompute", false, "trainer keeps only each block's input and recomputes its activations in the backward: a step's activation memory falls to about one block's, for about a third more compute (gradient checkpointing under --train-backend torch)")
 	fs.IntVar(&s.ActivationMiB, "activation-budget-mib", 0, train.ActivationBudgetFlag)
-	fs.StringVar(&s.TrainPrecision, "train-precision", "auto", "native trainer's backward products through frozen weights: auto (bf16 where the CPU has AVX512_BF16, on AMX tiles where it also has AMX-BF16; else fp32), bf16 (dy and W rounded to bf16, float32 sums; the forward stays the serving forward) or fp32")
+	fs.StringVar(&s.TrainPrecision, "train-precision", "auto", "native trainer's backward products through frozen weights: auto (bf16 where the CPU has AVX512_BF16 or AVX2 and FMA, the same sums on either; on AMX tiles where it has AMX-BF16; else fp32), bf16 (dy and W rounded to bf16, float32 sums; the forward stays the serving forward) or fp32")
 	fs.Float64Var(&s.LearningRate, "lr", 0, "learning rate (default 1e-3 LoRA, chosen with clawrl bench learn; 1e-5 full)")
 	fs.Float64Var(&s.WRL, "w-rl", 1, "weight of the RL term in combined advantages")
 	fs.Float64Var(&s.WOPD, "w-opd", 1, "weight of the OPD term in combined advantages")

@@ -25,11 +25,12 @@ const (
 )
 
 // DefaultPrecision is the backward's precision when Config.Precision is
-// unset: bf16 where the CPU has the bf16 dot-product instruction, float32
-// elsewhere (blas's Go fallback computes the same bf16 sums far slower than
-// its float32 kernels).
+// unset: bf16 where blas has a bf16 kernel (VDPBF16PS, AMX tiles, or AVX2 +
+// FMA, which computes VDPBF16PS's bits: every x86-64 CPU since 2013–2015
+// trains alike, AMX tiles apart), float32 elsewhere (blas's Go fallback
+// computes the same bf16 sums far slower than its float32 kernels).
 func DefaultPrecision() Precision {
-	if blas.HasBF16Dot() {
+	if blas.HasBF16Kernel() {
 		return PrecisionBF16
 	}
 	return PrecisionFP32

@@ -84,7 +84,7 @@ exactly from such a folder.`,
 	fl.IntVar(&f.batch, "batch", 16, "sequences per optimizer step")
 	fl.IntVar(&f.microTokens, "micro-batch-tokens", 2048, "tokens per micro-batch (gradients accumulate over a step's micro-batches)")
 	fl.IntVar(&f.saveEvery, "save-every", 0, "also save to --out every N steps (0: only at the end)")
-	fl.StringVar(&f.precision, "train-precision", "auto", "backward products through frozen weights: auto (bf16 where the CPU has AVX512_BF16, on AMX tiles where it also has AMX-BF16; else fp32), bf16 (dy and W rounded to bf16, float32 sums; the forward stays float32) or fp32")
+	fl.StringVar(&f.precision, "train-precision", "auto", "backward products through frozen weights: auto (bf16 where the CPU has AVX512_BF16 or AVX2 and FMA, the same sums on either; on AMX tiles where it has AMX-BF16; else fp32), bf16 (dy and W rounded to bf16, float32 sums; the forward stays float32) or fp32")
 	fl.BoolVar(&f.recompute, "recompute", false, "recompute activations in the backward (less memory, ~1/3 more compute)")
 	fl.IntVar(&f.activationMiB, "activation-budget-mib", 0, train.ActivationBudgetFlag)
 	fl.Uint64Var(&f.seed, "seed", 0, "seed for LoRA init, dropout and shuffling")
