@@ -11,6 +11,9 @@ import "os"
 var useBF16AVX2 = useAVX2 && os.Getenv("CLAWRL_BF16AVX2") != "0"
 
 //go:noescape
-func kernBF16x8x48AVX2(kp int, a *uint16, lda int, bp *uint32, c *float32, ldc int, acc int) int
+func kernBF16x8x48AVX2(kp int, a *float32, lda int, bw *float32, c *float32, ldc int, acc int) int
+
+//go:noescape
+func widenPanelBF16AVX2(bw *float32, bp *uint32, kp int)
 
 func setUseBF16AVX2(v bool) { useBF16AVX2 = v && useAVX2 }

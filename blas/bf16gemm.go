@@ -151,6 +151,13 @@ func roundRowBF16(dst []uint16, src []float32) {
 
 var bf16Pool = sync.Pool{New: func() any { return new([]uint16) }}
 
+// bf16Wide holds the AVX2 kernel's operands widened to float32: a block
+// of A's rounded rows (a's layout) and a panel's block of pairs (each pair
+// two rows of 48, the high halves first).
+type bf16Wide struct{ a, b []float32 }
+
+var bf16WidePool = sync.Pool{New: func() any { return new(bf16Wide) }}
+
 // GemmBF16 computes C = bf16(A)·P + beta·C for beta 0 or 1: A m×k float32
 // (row stride lda), P a packed k×n, C m×n (row stride ldc).
 func GemmBF16(m int, a []float32, lda int, p *BF16Pack, beta float32, c []float32, ldc int) {
@@ -176,7 +183,9 @@ func GemmBF16Range(m int, a []float32, lda int, p *BF16Pack, k0, k1 int, beta fl
 // block of 128 rows and of up to 512 pairs (the pairs split evenly), the
 // block of A is rounded to bf16 (rows padded to a multiple of the group
 // with zeros) and swept over every panel, one kernel call per group of 8
-// rows (32 on AMX); a partial group or panel goes through a 32×48 tile. On
+// rows (32 on AMX); a partial group or panel goes through a 32×48 tile.
+// Without VDPBF16PS the AVX2 kernel reads the block of A and each panel's
+// block widened to float32 (bf16Wide), each once per block of rows. On
 // the VDPBF16PS kernel each element's chain runs over the pairs in order
 // whatever the blocking: a block continues from the C the one before it
 // stored.
@@ -189,6 +198,19 @@ func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cac
 	defer bf16Pool.Put(buf)
 	if sz := bf16RowBlock * 2 * blk; cap(*buf) < sz {
 		*buf = make([]uint16, sz)
+	}
+	// Without VDPBF16PS the AVX2 kernel runs on operands widened to
+	// float32: A's block once, each panel's block once per block of rows.
+	var wide *bf16Wide
+	if !useBF16 && useBF16AVX2 {
+		wide = bf16WidePool.Get().(*bf16Wide)
+		defer bf16WidePool.Put(wide)
+		if sz := bf16RowBlock * 2 * blk; cap(wide.a) < sz {
+			wide.a = make([]float32, sz)
+		}
+		if sz := 2 * blk * bf16PackCols; cap(wide.b) < sz {
+			wide.b = make([]float32, sz)
+		}
 	}
 	var tile [amxRows * bf16PackCols]float32
 	panels := (n + bf16PackCols - 1) / bf16PackCols
@@ -215,15 +237,29 @@ func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cac
 				clear(d[c1-c0:])
 			}
 			clear(ab[h*ka:])
+			var af, bw []float32
+			if wide != nil {
+				af, bw = wide.a[:rows*ka], wide.b[:2*pc*bf16PackCols]
+				for i, x := range ab {
+					af[i] = WidenBF16One(x)
+				}
+			}
 			for jp := range panels {
 				j := jp * bf16PackCols
 				w := min(bf16PackCols, n-j)
 				bp := p.data[(jp*kp+pb)*bf16PackCols : (jp*kp+pb+pc)*bf16PackCols]
+				if wide != nil {
+					widenPanelBF16AVX2(&bw[0], &bp[0], pc)
+				}
 				for g := 0; g < rows; g += group {
 					ag := ab[g*ka:]
 					gh := min(group, h-g)
 					if gh == group && w == bf16PackCols {
-						kernBF16Group(group, pc, ag, ka, bp, c[(ib+g)*ldc+j:], ldc, acc)
+						if wide != nil {
+							kernBF16AVX2(pc, ag, af[g*ka:], ka, bp, bw, c[(ib+g)*ldc+j:], ldc, acc)
+						} else {
+							kernBF16Group(group, pc, ag, ka, bp, c[(ib+g)*ldc+j:], ldc, acc)
+						}
 						continue
 					}
 					clear(tile[:])
@@ -232,7 +268,11 @@ func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cac
 							copy(tile[r*bf16PackCols:r*bf16PackCols+w], c[(ib+g+r)*ldc+j:])
 						}
 					}
-					kernBF16Group(group, pc, ag, ka, bp, tile[:], bf16PackCols, acc)
+					if wide != nil {
+						kernBF16AVX2(pc, ag, af[g*ka:], ka, bp, bw, tile[:], bf16PackCols, acc)
+					} else {
+						kernBF16Group(group, pc, ag, ka, bp, tile[:], bf16PackCols, acc)
+					}
 					for r := range gh {
 						copy(c[(ib+g+r)*ldc+j:(ib+g+r)*ldc+j+w], tile[r*bf16PackCols:])
 					}
@@ -286,8 +326,8 @@ func kernBF16Group(group, pc int, a []uint16, lda int, bp []uint32, c []float32,
 }
 
 // kernBF16 runs the 8×48 kernel: VDPBF16PS where the CPU has
-// AVX512_BF16, the AVX2 + FMA kernel where it has those (kernBF16AVX2),
-// kernBF16Go elsewhere (the same sums).
+// AVX512_BF16, kernBF16Go elsewhere (the same sums; gemmBF16Rows calls
+// kernBF16AVX2 itself).
 func kernBF16(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int, acc bool) {
 	_ = a[(bf16GroupRows-1)*lda+2*kp-1]
 	_ = bp[kp*bf16PackCols-1]
@@ -296,14 +336,11 @@ func kernBF16(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int, ac
 	if acc {
 		ac = 1
 	}
-	switch {
-	case useBF16:
+	if useBF16 {
 		kernBF16x8x48(kp, &a[0], lda, &bp[0], &c[0], ldc, ac)
-	case useBF16AVX2:
-		kernBF16AVX2(kp, a, lda, bp, c, ldc, acc)
-	default:
-		kernBF16Go(kp, a, lda, bp, c, ldc, acc)
+		return
 	}
+	kernBF16Go(kp, a, lda, bp, c, ldc, acc)
 }
 
 // kernBF16AVX2 runs the AVX2 kernel: one FMA per product gives
@@ -312,8 +349,14 @@ func kernBF16(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int, ac
 // VDPBF16PS flushes to zero and the FMA does not. The kernel reports those
 // (MXCSR's denormal and underflow flags), and the tile is computed again
 // by kernBF16Go from the C it started with, as is one whose result is
-// denormal (the last sum raises no flag when it is exact).
-func kernBF16AVX2(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int, acc bool) {
+// denormal (the last sum raises no flag when it is exact). af is a
+// widened to float32, bw the panel bp widened (widenPanelBF16AVX2).
+func kernBF16AVX2(kp int, a []uint16, af []float32, lda int, bp []uint32, bw []float32, c []float32, ldc int, acc bool) {
+	_ = a[(bf16GroupRows-1)*lda+2*kp-1]
+	_ = af[(bf16GroupRows-1)*lda+2*kp-1]
+	_ = bp[kp*bf16PackCols-1]
+	_ = bw[2*kp*bf16PackCols-1]
+	_ = c[(bf16GroupRows-1)*ldc+bf16PackCols-1]
 	var c0 [bf16GroupRows * bf16PackCols]float32
 	if acc {
 		for r := range bf16GroupRows {
@@ -324,7 +367,7 @@ func kernBF16AVX2(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int
 	if acc {
 		ac = 1
 	}
-	flags := kernBF16x8x48AVX2(kp, &a[0], lda, &bp[0], &c[0], ldc, ac)
+	flags := kernBF16x8x48AVX2(kp, &af[0], lda, &bw[0], &c[0], ldc, ac)
 	if flags == 0 && !denormalTile(c, ldc) {
 		return
 	}

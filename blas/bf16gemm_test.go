@@ -207,16 +207,16 @@ func TestGemmBF16AVX2Denormals(t *testing.T) {
 	}
 	// The kernel alone reports the sum it did not flush: without the
 	// fallback the cases above would differ.
-	a := make([]uint16, bf16GroupRows*2)
-	bp := make([]uint32, bf16PackCols)
+	a := make([]float32, bf16GroupRows*2)
+	bw := make([]float32, 2*bf16PackCols)
 	c := make([]float32, bf16GroupRows*bf16PackCols)
 	for i := range a {
-		a[i] = RoundBF16(0x1p-70)
+		a[i] = 0x1p-70
 	}
-	for i := range bp {
-		bp[i] = uint32(RoundBF16(0x1p-60)) * 0x10001
+	for i := range bw {
+		bw[i] = 0x1p-60
 	}
-	if flags := kernBF16x8x48AVX2(1, &a[0], 2, &bp[0], &c[0], bf16PackCols, 0); flags == 0 || c[0] != 0x1p-129 {
+	if flags := kernBF16x8x48AVX2(1, &a[0], 2, &bw[0], &c[0], bf16PackCols, 0); flags == 0 || c[0] != 0x1p-129 {
 		t.Errorf("2⁻¹³⁰ + 2⁻¹³⁰ on the kernel alone: flags %#x, C %v; want the denormal 2⁻¹²⁹ and a flag", flags, c[0])
 	}
 }
@@ -465,8 +465,17 @@ func BenchmarkBF16KernelAVX2(b *testing.B) {
 	if !useAVX2 {
 		b.Skip("no AVX2")
 	}
-	benchKernel(b, bf16GroupRows, func(kp int, a *uint16, lda int, bp *uint32, c *float32) {
-		kernBF16x8x48AVX2(kp, a, lda, bp, c, bf16PackCols, 1)
+	// benchKernel's A and panel, widened.
+	af := make([]float32, bf16GroupRows*2*64)
+	bw := make([]float32, 2*64*bf16PackCols)
+	for i := range af {
+		af[i] = 1
+	}
+	for i := range bw {
+		bw[i] = 0x1p-7
+	}
+	benchKernel(b, bf16GroupRows, func(kp int, _ *uint16, lda int, _ *uint32, c *float32) {
+		kernBF16x8x48AVX2(kp, &af[0], lda, &bw[0], c, bf16PackCols, 1)
 	})
 }
 

@@ -3,9 +3,12 @@
 
     python3 blas/internal/bf16gen/avx2.py > blas/bf16avx2_amd64.s
 
-A bf16 pair word widens to two float32 with one AND (the high half) and one
-shift (the low half); their product is exact in float32's significand, so one
-FMA gives s + a·b rounded once, VDPBF16PS's sum. The kernel covers the 8×48
+Both operands come widened to float32 (bf16 values, exact): A's rounded rows
+once per block of rows and pairs, a panel's block once per 128 rows it is swept
+over (gemmBF16Rows), each pair as two rows of 48 (the high halves, then the
+low). The product of two bf16 is exact in float32's significand, so one FMA
+gives s + a·b rounded once, VDPBF16PS's sum, and the loop is a float32
+kernel's: three loads, four broadcasts, twelve FMAs per half. It covers the 8×48
 tile of kernBF16x8x48 as four blocks of 4 rows × 24 columns (12 accumulators,
 3 panel vectors, 1 broadcast: the 16 YMM registers), each element's chain over
 the pairs in order. It runs with MXCSR at its default (no FTZ, no DAZ, flags
@@ -28,75 +31,97 @@ w("DATA bf16hi<>+16(SB)/8, $0xffff0000ffff0000")
 w("DATA bf16hi<>+24(SB)/8, $0xffff0000ffff0000")
 w("GLOBL bf16hi<>(SB), RODATA|NOPTR, $32")
 w("")
-w("// func kernBF16x8x48AVX2(kp int, a *uint16, lda int, bp *uint32, c *float32, ldc int, acc int) int")
-w("// kernBF16x8x48's sums (C[r, q] (+)= Σ_p a[r·lda+2p+1]·B[2p+1, q] + a[r·lda+2p]·B[2p, q],")
-w("// r < 8, q < 48, kp > 0 pairs, high half first) with one FMA per product; the result is")
-w("// MXCSR's DE|UE (0x12) after them, 0 where no operand or sum was denormal.")
-w("TEXT ·kernBF16x8x48AVX2(SB), NOSPLIT, $8-64")
-w("\tSTMXCSR save-8(SP)")
-w("\tMOVL $0x1f80, tmp-4(SP)")
-w("\tLDMXCSR tmp-4(SP)")
-w("\tMOVQ lda+16(FP), R8")
-w("\tMOVQ ldc+40(FP), R12")
-w("\tSHLQ $1, R8")
-w("\tSHLQ $2, R12")
-w("\tLEAQ (R8)(R8*2), R11")
-w("\tLEAQ (R12)(R12*2), R13")
-w("\tMOVQ acc+48(FP), R10")
-aadr = ["(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R11*1)"]
-cadr = ["(BX)", "(BX)(R12*1)", "(BX)(R12*2)", "(BX)(R13*1)"]
-for blk, (rg, ch) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)]):
-    w(f"\t// rows {4*rg}–{4*rg+3}, columns {24*ch}–{24*ch+23}")
-    w("\tMOVQ kp+0(FP), CX")
-    w("\tMOVQ a+8(FP), SI")
-    w("\tMOVQ bp+24(FP), DI")
-    w("\tMOVQ c+32(FP), BX")
-    if rg:
-        w("\tLEAQ (SI)(R8*4), SI")
-        w("\tLEAQ (BX)(R12*4), BX")
-    if ch:
-        w("\tADDQ $96, DI")
-        w("\tADDQ $96, BX")
-    w("\tTESTQ R10, R10")
-    w(f"\tJZ zero{blk}")
-    for r in range(4):
+def kernel(name):
+    w(f"// func {name}(kp int, a *float32, lda int, bw *float32, c *float32, ldc int, acc int) int")
+    w("// kernBF16x8x48's sums (C[r, q] (+)= Σ_p a[r·lda+2p+1]·B[2p+1, q] + a[r·lda+2p]·B[2p, q],")
+    w("// r < 8, q < 48, kp > 0 pairs, high half first) with one FMA per product, A and B widened")
+    w("// to float32 (a lda float32s a row; bw 96 a pair: B[2p+1, 0:48], then B[2p, 0:48]); the result is")
+    w("// MXCSR's DE|UE (0x12) after them, 0 where no operand or sum was denormal.")
+    w(f"TEXT ·{name}(SB), NOSPLIT, $8-64")
+    w("\tSTMXCSR save-8(SP)")
+    w("\tMOVL $0x1f80, tmp-4(SP)")
+    w("\tLDMXCSR tmp-4(SP)")
+    w("\tMOVQ lda+16(FP), R8")
+    w("\tMOVQ ldc+40(FP), R12")
+    w("\tSHLQ $2, R8")
+    w("\tSHLQ $2, R12")
+    w("\tLEAQ (R8)(R8*2), R11")
+    w("\tLEAQ (R12)(R12*2), R13")
+    w("\tMOVQ acc+48(FP), R10")
+    aadr = ["(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R11*1)"]
+    cadr = ["(BX)", "(BX)(R12*1)", "(BX)(R12*2)", "(BX)(R13*1)"]
+    for blk, (rg, ch) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)]):
+        w(f"\t// rows {4*rg}–{4*rg+3}, columns {24*ch}–{24*ch+23}")
+        w("\tMOVQ kp+0(FP), CX")
+        w("\tMOVQ a+8(FP), SI")
+        w("\tMOVQ bw+24(FP), DI")
+        w("\tMOVQ c+32(FP), BX")
+        if rg:
+            w("\tLEAQ (SI)(R8*4), SI")
+            w("\tLEAQ (BX)(R12*4), BX")
+        if ch:
+            w("\tADDQ $96, DI")
+            w("\tADDQ $96, BX")
+        w("\tTESTQ R10, R10")
+        w(f"\tJZ zero{blk}")
+        for r in range(4):
+            for j in range(3):
+                w(f"\tVMOVUPS {32*j}{cadr[r]}, Y{3*r+j}")
+        w(f"\tJMP loop{blk}")
+        w(f"zero{blk}:")
+        for i in range(12):
+            w(f"\tVXORPS Y{i}, Y{i}, Y{i}")
+        w(f"loop{blk}:")
+        # The high halves: B[2p+1, ·] and a[·, 2p+1].
         for j in range(3):
-            w(f"\tVMOVUPS {32*j}{cadr[r]}, Y{3*r+j}")
-    w(f"\tJMP loop{blk}")
-    w(f"zero{blk}:")
-    for i in range(12):
-        w(f"\tVXORPS Y{i}, Y{i}, Y{i}")
-    w(f"loop{blk}:")
-    # The high halves: B[2p+1, ·] and a[·, 2p+1].
-    for j in range(3):
-        w(f"\tVMOVDQU {32*j}(DI), Y{12+j}")
-        w(f"\tVPAND bf16hi<>(SB), Y{12+j}, Y{12+j}")
-    for r in range(4):
-        w(f"\tVPBROADCASTD {aadr[r]}, Y15")
-        w("\tVPAND bf16hi<>(SB), Y15, Y15")
+            w(f"\tVMOVUPS {32*j}(DI), Y{12+j}")
+        for r in range(4):
+            w(f"\tVBROADCASTSS 4{aadr[r]}, Y15")
+            for j in range(3):
+                w(f"\tVFMADD231PS Y{12+j}, Y15, Y{3*r+j}")
+        # The low halves: B[2p, ·] and a[·, 2p].
         for j in range(3):
-            w(f"\tVFMADD231PS Y{12+j}, Y15, Y{3*r+j}")
-    # The low halves: B[2p, ·] and a[·, 2p].
-    for j in range(3):
-        w(f"\tVMOVDQU {32*j}(DI), Y{12+j}")
-        w(f"\tVPSLLD $16, Y{12+j}, Y{12+j}")
-    for r in range(4):
-        w(f"\tVPBROADCASTD {aadr[r]}, Y15")
-        w("\tVPSLLD $16, Y15, Y15")
-        for j in range(3):
-            w(f"\tVFMADD231PS Y{12+j}, Y15, Y{3*r+j}")
-    w("\tADDQ $4, SI")
-    w("\tADDQ $192, DI")
-    w("\tDECQ CX")
-    w(f"\tJNZ loop{blk}")
-    for r in range(4):
-        for j in range(3):
-            w(f"\tVMOVUPS Y{3*r+j}, {32*j}{cadr[r]}")
-w("\tSTMXCSR tmp-4(SP)")
-w("\tMOVL tmp-4(SP), AX")
-w("\tANDL $0x12, AX")
-w("\tMOVQ AX, ret+56(FP)")
-w("\tLDMXCSR save-8(SP)")
+            w(f"\tVMOVUPS {192+32*j}(DI), Y{12+j}")
+        for r in range(4):
+            w(f"\tVBROADCASTSS {aadr[r]}, Y15")
+            for j in range(3):
+                w(f"\tVFMADD231PS Y{12+j}, Y15, Y{3*r+j}")
+        w("\tADDQ $8, SI")
+        w("\tADDQ $384, DI")
+        w("\tDECQ CX")
+        w(f"\tJNZ loop{blk}")
+        for r in range(4):
+            for j in range(3):
+                w(f"\tVMOVUPS Y{3*r+j}, {32*j}{cadr[r]}")
+    w("\tSTMXCSR tmp-4(SP)")
+    w("\tMOVL tmp-4(SP), AX")
+    w("\tANDL $0x12, AX")
+    w("\tMOVQ AX, ret+56(FP)")
+    w("\tLDMXCSR save-8(SP)")
+    w("\tVZEROUPPER")
+    w("\tRET")
+
+kernel("kernBF16x8x48AVX2")
+w("")
+w("// func widenPanelBF16AVX2(bw *float32, bp *uint32, kp int)")
+w("// Widens kp pairs of a panel (48 words each: B[2p+1, q] << 16 | B[2p, q]) to the")
+w("// kernel's float32 rows: B[2p+1, 0:48] (one AND), then B[2p, 0:48] (one shift).")
+w("TEXT ·widenPanelBF16AVX2(SB), NOSPLIT, $0-24")
+w("\tMOVQ bw+0(FP), DI")
+w("\tMOVQ bp+8(FP), SI")
+w("\tMOVQ kp+16(FP), CX")
+w("\tVMOVDQU bf16hi<>(SB), Y15")
+w("widen:")
+for j in range(6):
+    w(f"\tVMOVDQU {32*j}(SI), Y{j}")
+    w(f"\tVPAND Y15, Y{j}, Y{6+j}")
+    w(f"\tVPSLLD $16, Y{j}, Y{j}")
+    w(f"\tVMOVDQU Y{6+j}, {32*j}(DI)")
+    w(f"\tVMOVDQU Y{j}, {192+32*j}(DI)")
+w("\tADDQ $192, SI")
+w("\tADDQ $384, DI")
+w("\tDECQ CX")
+w("\tJNZ widen")
 w("\tVZEROUPPER")
 w("\tRET")
 print("\n".join(L))
