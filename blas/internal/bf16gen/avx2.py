@@ -72,20 +72,14 @@ def kernel(name):
         for i in range(12):
             w(f"\tVXORPS Y{i}, Y{i}, Y{i}")
         w(f"loop{blk}:")
-        # The high halves: B[2p+1, ·] and a[·, 2p+1].
-        for j in range(3):
-            w(f"\tVMOVUPS {32*j}(DI), Y{12+j}")
-        for r in range(4):
-            w(f"\tVBROADCASTSS 4{aadr[r]}, Y15")
+        # The high halves, B[2p+1, ·] and a[·, 2p+1]; then the low ones.
+        for boff, aoff in ((0, "4"), (192, "")):
             for j in range(3):
-                w(f"\tVFMADD231PS Y{12+j}, Y15, Y{3*r+j}")
-        # The low halves: B[2p, ·] and a[·, 2p].
-        for j in range(3):
-            w(f"\tVMOVUPS {192+32*j}(DI), Y{12+j}")
-        for r in range(4):
-            w(f"\tVBROADCASTSS {aadr[r]}, Y15")
-            for j in range(3):
-                w(f"\tVFMADD231PS Y{12+j}, Y15, Y{3*r+j}")
+                w(f"\tVMOVUPS {boff+32*j}(DI), Y{12+j}")
+            for r in range(4):
+                w(f"\tVBROADCASTSS {aoff}{aadr[r]}, Y15")
+                for j in range(3):
+                    w(f"\tVFMADD231PS Y{12+j}, Y15, Y{3*r+j}")
         w("\tADDQ $8, SI")
         w("\tADDQ $384, DI")
         w("\tDECQ CX")
