@@ -252,29 +252,27 @@ func gemmBF16Rows(i0, i1 int, a []float32, lda int, p *BF16Pack, p0, p1 int, cac
 					widenPanelBF16AVX2(&bw[0], &bp[0], pc)
 				}
 				for g := 0; g < rows; g += group {
-					ag := ab[g*ka:]
 					gh := min(group, h-g)
-					if gh == group && w == bf16PackCols {
-						if wide != nil {
-							kernBF16AVX2(pc, ag, af[g*ka:], ka, bp, bw, c[(ib+g)*ldc+j:], ldc, acc)
-						} else {
-							kernBF16Group(group, pc, ag, ka, bp, c[(ib+g)*ldc+j:], ldc, acc)
+					full := gh == group && w == bf16PackCols
+					dst, ldd := c[(ib+g)*ldc+j:], ldc
+					if !full {
+						clear(tile[:])
+						if acc {
+							for r := range gh {
+								copy(tile[r*bf16PackCols:r*bf16PackCols+w], c[(ib+g+r)*ldc+j:])
+							}
 						}
-						continue
-					}
-					clear(tile[:])
-					if acc {
-						for r := range gh {
-							copy(tile[r*bf16PackCols:r*bf16PackCols+w], c[(ib+g+r)*ldc+j:])
-						}
+						dst, ldd = tile[:], bf16PackCols
 					}
 					if wide != nil {
-						kernBF16AVX2(pc, ag, af[g*ka:], ka, bp, bw, tile[:], bf16PackCols, acc)
+						kernBF16AVX2(pc, ab[g*ka:], af[g*ka:], ka, bp, bw, dst, ldd, acc)
 					} else {
-						kernBF16Group(group, pc, ag, ka, bp, tile[:], bf16PackCols, acc)
+						kernBF16Group(group, pc, ab[g*ka:], ka, bp, dst, ldd, acc)
 					}
-					for r := range gh {
-						copy(c[(ib+g+r)*ldc+j:(ib+g+r)*ldc+j+w], tile[r*bf16PackCols:])
+					if !full {
+						for r := range gh {
+							copy(c[(ib+g+r)*ldc+j:(ib+g+r)*ldc+j+w], tile[r*bf16PackCols:])
+						}
 					}
 				}
 			}
@@ -332,11 +330,11 @@ func kernBF16(kp int, a []uint16, lda int, bp []uint32, c []float32, ldc int, ac
 	_ = a[(bf16GroupRows-1)*lda+2*kp-1]
 	_ = bp[kp*bf16PackCols-1]
 	_ = c[(bf16GroupRows-1)*ldc+bf16PackCols-1]
-	ac := 0
-	if acc {
-		ac = 1
-	}
 	if useBF16 {
+		ac := 0
+		if acc {
+			ac = 1
+		}
 		kernBF16x8x48(kp, &a[0], lda, &bp[0], &c[0], ldc, ac)
 		return
 	}
