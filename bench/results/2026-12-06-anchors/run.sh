@@ -9,7 +9,7 @@
 # under today's: ARGS=--rehearsal-avoid-relative=false (defaults/ holds french seeds 7 and 4,
 # redraw/ the others the pools count; hold85/ repeats three of redraw/ with
 # ARGS=--rehearsal-avoid-relative=false:--hold-liked=0.85, hold60/ tldr seed 2 with 0.6;
-# ../2026-12-07-bf16avx2/redraw/ four of redraw/'s float32 runs drawn again in bf16).
+# ../2026-12-07-bf16avx2/redraw/ six of redraw/'s float32 runs drawn again in bf16).
 # From the repository root:
 #
 #   go build -o /tmp/clawrl ./cmd/clawrl
