@@ -12,6 +12,8 @@
 # to v7 (stopped there; its log only): BENCHMARKS.md, "Runs rated by other users …", part 3.
 # The eightieth session ran opd at french seed 1 again once the hold read the answers OPD makes no
 # sample of (RUNS=french:1 METHODS=opd; hold/): BENCHMARKS.md, "The hold under OPD …".
+# The eighty-sixth session ran signoff at seed 1 with both methods (RUNS=signoff:1; binary 5cdb231,
+# an Intel Xeon with VDPBF16PS): BENCHMARKS.md, "Binary RL and OPD on signoff".
 BIN=${BIN:-clawrl}
 OUT=${OUT:-methods}
 mkdir -p "$OUT"
