@@ -14,6 +14,8 @@
 # sample of (RUNS=french:1 METHODS=opd; hold/): BENCHMARKS.md, "The hold under OPD …".
 # The eighty-sixth session ran signoff at seed 1 with both methods (RUNS=signoff:1; binary 5cdb231,
 # an Intel Xeon with VDPBF16PS): BENCHMARKS.md, "Binary RL and OPD on signoff".
+# The eighty-seventh session ran opd at tldr seed 1 (RUNS=tldr:1 METHODS=opd; binary 4706cfb, the same
+# Xeon): BENCHMARKS.md, "OPD on tldr".
 BIN=${BIN:-clawrl}
 OUT=${OUT:-methods}
 mkdir -p "$OUT"
