@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -379,77 +377,25 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 		if err != nil {
 			return nil, nil, err
 		}
-		addr, err := benchServerAddr()
+		addr, err := freeLoopbackAddr()
 		if err != nil {
 			return nil, nil, err
 		}
-		args := serveArgs(o, arm, data, addr)
-		logf, err := os.Create(filepath.Join(o.out, "serve-"+name+".log"))
+		cl, stop, err := startChildServer(ctx, exe, name, addr, filepath.Join(o.out, "serve-"+name+".log"), serveArgs(o, arm, data, addr), log)
+		if !o.keepData {
+			if err != nil {
+				os.RemoveAll(data)
+			} else {
+				stopChild := stop
+				stop = func() error {
+					defer os.RemoveAll(data)
+					return stopChild()
+				}
+			}
+		}
 		if err != nil {
 			return nil, nil, err
-		}
-		cmd := exec.Command(exe, args...)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		// A bench killed outright (kill -9, a test's timeout) takes its
-		// servers with it: the kernel sends them SIGTERM, which they
-		// handle as a clean shutdown, instead of leaving them running
-		// as orphans on the machine's cores.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-		if err := cmd.Start(); err != nil {
-			logf.Close()
-			return nil, nil, fmt.Errorf("start %s %s: %w", exe, strings.Join(args, " "), err)
-		}
-		log.Info("server started", "run", name, "addr", addr, "pid", cmd.Process.Pid, "args", strings.Join(args, " "))
-		var waitErr error
-		exited := make(chan struct{}) // closed when the server has exited
-		go func() { waitErr = cmd.Wait(); close(exited) }()
-		stop := func() error {
-			if !o.keepData {
-				defer os.RemoveAll(data)
-			}
-			defer logf.Close()
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-				return waitErr
-			case <-time.After(time.Minute):
-				_ = cmd.Process.Kill()
-				return fmt.Errorf("server %s: killed after a minute without exiting on SIGTERM", name)
-			}
-		}
-		cl := &bench.Client{BaseURL: "http://" + addr}
-		ready, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		defer cancel()
-		go func() {
-			// A server that exits before it listens (bad flag, store
-			// error) ends the wait at once.
-			select {
-			case <-exited:
-				cancel()
-			case <-ready.Done():
-			}
-		}()
-		err = cl.WaitReady(ready)
-		select {
-		case <-exited:
-			_ = stop()
-			return nil, nil, fmt.Errorf("server %s exited (%v); log %s", name, waitErr, logf.Name())
-		default:
-		}
-		if err != nil {
-			_ = stop()
-			return nil, nil, fmt.Errorf("server %s (log %s): %w", name, logf.Name(), err)
 		}
 		return cl, stop, nil
 	}
-}
-
-// benchServerAddr returns a loopback address with a port free right now.
-func benchServerAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }

@@ -50,6 +50,9 @@ type serveOptions struct {
 	storeURL    string        // --store (store_open.go)
 	noLearn     bool          // --no-learn: a gateway only (follow.go)
 	engineURL   string        // --engine (engine_open.go)
+	// teacherServe is --teacher-serve: a second server of this model
+	// writes the loop's teacher answers (serve_teacher.go).
+	teacherServe string
 }
 
 func newServeCmd() *cobra.Command {
@@ -70,6 +73,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 			if o.apiKey == "" {
 				o.apiKey = os.Getenv("CLAWRL_API_KEY")
 			}
+			teacherServeDefaults(cmd.Flags(), &o)
 			return runServe(cmd.Context(), o)
 		},
 	}
@@ -85,6 +89,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.weights, "weights", "", "how weights are kept: \"\" (the model's own: f32, or bf16 where stored so; a GGUF file's blocks: with float32 activations where this CPU has kernels for all its types, as for the demo model, else with Q8 activations as llama.cpp, e.g. Q4_K_M; f32 only without AVX2), quant-f32 (a GGUF file's quantized blocks, float32 activations: float32's answers), quant (the blocks with llama.cpp's Q8 activations: llama.cpp's answers) or f32 (dequantized)")
 	o.learning.AddFlags(f)
+	f.StringVar(&o.teacherServe, "teacher-serve", "", teacherServeHelp)
 	addScaleFlags(f, &o)
 	return cmd
 }
@@ -158,8 +163,16 @@ func runServe(ctx context.Context, o serveOptions) error {
 	if err := api.CheckAddr(o.addr, o.apiKey); err != nil {
 		return err
 	}
+	if err := checkTeacherServe(o); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopTeacher, err := startServeTeacher(ctx, &o, log)
+	if err != nil {
+		return err
+	}
+	defer stopTeacher()
 
 	eng, err := openEngine(o, log)
 	if err != nil {

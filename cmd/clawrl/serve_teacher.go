@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+)
+
+// teacherServeModel is the served model name serve gives the teacher
+// server it starts (--teacher-serve), which its requests name.
+const teacherServeModel = "clawrl-teacher"
+
+// teacherServeHelp is serve's --teacher-serve flag help.
+const teacherServeHelp = "start a second clawrl (serve --method off) of this model (what --model takes: a known name such as qwen2.5-coder-1.5b is fetched first) on a free loopback port, its store and log under DATA/teacher, as this server's --teacher-url: the larger model writes the hint-conditioned answers OPD distils, which a small policy cannot write itself; it stops with this server, and --distill-focus becomes 1 unless given (BENCHMARKS.md, \"The demo model on the issue's protocol\")"
+
+// teacherServeDefaults sets what --teacher-serve changes in serve's
+// defaults where fs was not given it: --distill-focus 1, measured with a
+// teacher larger than the policy, whose style the policy does not share
+// (the words that do what the feedback asks then weigh more than the rest
+// of the teacher's text; BENCHMARKS.md, "The demo model on the issue's
+// protocol").
+func teacherServeDefaults(fs *pflag.FlagSet, o *serveOptions) {
+	if o.teacherServe != "" && !fs.Changed("distill-focus") {
+		o.learning.DistillFocus = 1
+	}
+}
+
+// checkTeacherServe says why --teacher-serve cannot apply to o, if it
+// cannot: its answers are OPD's teacher-written responses, which only a
+// learning server of combine or opd trains.
+func checkTeacherServe(o serveOptions) error {
+	switch {
+	case o.teacherServe == "":
+		return nil
+	case o.learning.RemoteTeacher.URL != "":
+		return errors.New("--teacher-serve and --teacher-url both name the teacher: give one")
+	case o.noLearn:
+		return errors.New("--teacher-serve writes the loop's teacher answers, and --no-learn runs no loop")
+	case o.method != "combine" && o.method != "opd":
+		return fmt.Errorf("--teacher-serve writes OPD's teacher answers: it needs --method combine or opd, not %s", o.method)
+	}
+	return nil
+}
+
+// startServeTeacher starts the --teacher-serve model and points o's
+// learning loop at it (--teacher-url, --teacher-model). It returns the
+// function that stops it (a no-op without --teacher-serve).
+func startServeTeacher(ctx context.Context, o *serveOptions, log *slog.Logger) (func(), error) {
+	if o.teacherServe == "" {
+		return func() {}, nil
+	}
+	if err := checkTeacherServe(*o); err != nil {
+		return nil, err
+	}
+	if err := pullBenchModel(ctx, "--teacher-serve", o.teacherServe, log); err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(o.data, "teacher")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, fmt.Errorf("--teacher-serve: %w", err)
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"serve", "--model", o.teacherServe, "--method", "off", "--data", data, "--addr", addr,
+		"--log-level", o.logLevel}
+	if o.weights != "" {
+		args = append(args, "--weights", o.weights)
+	}
+	cl, stop, err := startChildServer(ctx, exe, "teacher", addr, filepath.Join(data, "serve.log"), args, log)
+	if err != nil {
+		return nil, fmt.Errorf("--teacher-serve %s: %w", o.teacherServe, err)
+	}
+	o.learning.RemoteTeacher.URL = cl.BaseURL + "/v1"
+	if o.learning.RemoteTeacher.Model == "" {
+		o.learning.RemoteTeacher.Model = teacherServeModel
+	}
+	log.Info("teacher server started", "model", o.teacherServe, "url", o.learning.RemoteTeacher.URL, "log", filepath.Join(data, "serve.log"))
+	return func() {
+		if err := stop(); err != nil {
+			log.Warn("teacher server", "err", err)
+		}
+	}, nil
+}
