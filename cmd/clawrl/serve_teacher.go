@@ -48,16 +48,14 @@ func checkTeacherServe(o serveOptions) error {
 }
 
 // startServeTeacher starts the --teacher-serve model and points o's
-// learning loop at it (--teacher-url, --teacher-model). It returns the
-// function that stops it (a no-op without --teacher-serve).
+// learning loop at it (--teacher-url, --teacher-model), once
+// checkTeacherServe has passed. It returns the function that stops it (a
+// no-op without --teacher-serve).
 func startServeTeacher(ctx context.Context, o *serveOptions, log *slog.Logger) (func(), error) {
 	if o.teacherServe == "" {
 		return func() {}, nil
 	}
-	if err := checkTeacherServe(*o); err != nil {
-		return nil, err
-	}
-	if err := pullBenchModel(ctx, "--teacher-serve", o.teacherServe, log); err != nil {
+	if err := pullKnownModel(ctx, "--teacher-serve", o.teacherServe, log); err != nil {
 		return nil, err
 	}
 	exe, err := os.Executable()
@@ -72,11 +70,10 @@ func startServeTeacher(ctx context.Context, o *serveOptions, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	// The teacher's model keeps its weights its own way: --weights names
+	// the policy's.
 	args := []string{"serve", "--model", o.teacherServe, "--method", "off", "--data", data, "--addr", addr,
 		"--log-level", o.logLevel}
-	if o.weights != "" {
-		args = append(args, "--weights", o.weights)
-	}
 	cl, stop, err := startChildServer(ctx, exe, "teacher", addr, filepath.Join(data, "serve.log"), args, log)
 	if err != nil {
 		return nil, fmt.Errorf("--teacher-serve %s: %w", o.teacherServe, err)
