@@ -1,0 +1,32 @@
+#!/bin/bash
+# The demo model (SmolLM2-135M-Instruct Q4_1) on the protocol (8 versions of 16 rated turns),
+# with Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, --target's teacher server) as its teacher and
+# --distill-focus 1 (what `serve --teacher-serve` sets), beside the control; with OWN=1, serve's
+# defaults instead (the policy is its own teacher; no teacher server, no control: the control is
+# the first run's). One persona-seed at a time, each in its own folder (OUT/P-sS, OUT/own-P-sS).
+# From the repository root:
+#
+#   go build -o /tmp/clawrl ./cmd/clawrl
+#   RUNS='signoff:1 tldr:1 concise:1 french:1' BIN=/tmp/clawrl OUT=/tmp/demo bash bench/results/2026-12-07-demo-8x16/run.sh
+#   OWN=1 RUNS='signoff:1 tldr:1 concise:1 french:1' BIN=/tmp/clawrl OUT=/tmp/demo bash bench/results/2026-12-07-demo-8x16/run.sh
+#
+# The eighty-seventh session ran both at seed 1 (binary 4706cfb, an Intel Xeon with VDPBF16PS):
+# BENCHMARKS.md, "The demo model on the protocol".
+BIN=${BIN:-clawrl}
+OUT=${OUT:-demo}
+T='--teacher-url={teacher}:--teacher-model=clawrl'
+mkdir -p "$OUT"
+for PS in ${RUNS:-signoff:1}; do
+  P=${PS%%:*}; S=${PS##*:}
+  if [ -n "$OWN" ]; then
+    NAME=own-$P-s$S
+    set -- --teacher-serve= --arms combine
+  else
+    NAME=$P-s$S
+    set -- --arms "off,focus1:combine:$T:--distill-focus=1"
+  fi
+  nice -n 5 "$BIN" bench learn --target=defaults --model smollm2 --personas "$P" --seeds 1 --first-seed "$S" --keep-data \
+    "$@" --out "$OUT/$NAME" > "$OUT/$NAME.log" 2>&1
+  echo "$NAME done $(date +%T)"
+done
+echo done
