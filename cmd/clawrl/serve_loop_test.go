@@ -40,6 +40,18 @@ func postJSON(t *testing.T, url string, body any, header map[string]string) []by
 	return data
 }
 
+// getMetrics returns the text of base's /metrics.
+func getMetrics(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
 // TestServeLearnsInBackground is the whole product on a tiny model: talk to
 // `clawrl serve`, rate the answers through /v1/feedback, and a trained
 // adapter version appears in the background — on /metrics, in `clawrl
@@ -70,13 +82,8 @@ func TestServeLearnsInBackground(t *testing.T) {
 	rated := time.Now()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		resp, err := http.Get(base + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if strings.Contains(string(body), "\nclawrl_loop_policy_version 1\n") {
+		body := getMetrics(t, base)
+		if strings.Contains(body, "\nclawrl_loop_policy_version 1\n") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -11,32 +8,6 @@ import (
 	"testing"
 	"time"
 )
-
-func TestTeacherServeRefusesBadSetups(t *testing.T) {
-	t.Setenv(testEngineEnv, "")
-	base := serveOptions{addr: "127.0.0.1:0", method: "combine", sessionIdle: time.Minute, data: t.TempDir(), logLevel: "error",
-		teacherServe: randomTinySpec}
-	tests := []struct {
-		name string
-		edit func(*serveOptions)
-		want string
-	}{
-		{"with --teacher-url", func(o *serveOptions) { o.learning.RemoteTeacher.URL = "http://127.0.0.1:1/v1" }, "give one"},
-		{"binary RL", func(o *serveOptions) { o.method = "rl" }, "--method combine or opd, not rl"},
-		{"no training", func(o *serveOptions) { o.method = "off" }, "--method combine or opd, not off"},
-		{"a gateway", func(o *serveOptions) { o.noLearn = true }, "--no-learn"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := base
-			tt.edit(&o)
-			err := runServe(context.Background(), o)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("runServe = %v, want an error about %q", err, tt.want)
-			}
-		})
-	}
-}
 
 // --teacher-serve turns --distill-focus on unless it is given.
 func TestTeacherServeDefaults(t *testing.T) {
@@ -104,13 +75,8 @@ func TestServeTeacherServe(t *testing.T) {
 	written := `clawrl_loop_remote_teacher_answers_total{result="written"} `
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		resp, err := http.Get(base + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if n := between(string(body), written, "\n"); n != "" && n != "0" {
+		body := getMetrics(t, base)
+		if n := between(body, written, "\n"); n != "" && n != "0" {
 			break
 		}
 		if time.Now().After(deadline) {

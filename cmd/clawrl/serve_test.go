@@ -34,6 +34,12 @@ func TestServeRefusesBadSetups(t *testing.T) {
 		{"missing model folder", func(o *serveOptions) { o.model = filepath.Join(o.data, "nope") }, "want a Hugging Face folder"},
 		{"bad idle", func(o *serveOptions) { o.sessionIdle = 0 }, "--session-idle"},
 		{"negative max tokens", func(o *serveOptions) { o.maxTokens = -5 }, "--max-tokens"},
+		{"--teacher-serve beside --teacher-url", func(o *serveOptions) {
+			o.teacherServe, o.learning.RemoteTeacher.URL = randomTinySpec, "http://127.0.0.1:1/v1"
+		}, "give one"},
+		{"--teacher-serve under binary RL", func(o *serveOptions) { o.teacherServe, o.method = randomTinySpec, "rl" }, "--method combine or opd, not rl"},
+		{"--teacher-serve without training", func(o *serveOptions) { o.teacherServe, o.method = randomTinySpec, "off" }, "--method combine or opd, not off"},
+		{"--teacher-serve on a gateway", func(o *serveOptions) { o.teacherServe, o.noLearn = randomTinySpec, true }, "--no-learn"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
