@@ -381,7 +381,7 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 		if err != nil {
 			return nil, nil, err
 		}
-		cl, stop, err := startChildServer(ctx, exe, name, addr, filepath.Join(o.out, "serve-"+name+".log"), serveArgs(o, arm, data, addr), log)
+		cl, stop, err := startChildServer(ctx, exe, name, addr, filepath.Join(o.out, "serve-"+name+".log"), serveArgs(o, arm, data, addr), nil, log)
 		if !o.keepData {
 			if err != nil {
 				os.RemoveAll(data)

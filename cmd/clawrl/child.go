@@ -27,19 +27,21 @@ func freeLoopbackAddr() (string, error) {
 }
 
 // startChildServer runs `exe args...` (a `clawrl serve` listening on
-// addr), its output in logPath, and waits up to two minutes for its
+// addr) in env (nil: this process's environment), its output in logPath,
+// and waits up to two minutes for its
 // /healthz. It returns a client of it and the function that stops it
 // (SIGTERM, a clean shutdown; killed after a minute). A child that exits
 // before it listens ends the wait at once with its log's name. The kernel
 // sends the child SIGTERM when this process dies, kill -9 included, so no
 // server is left running as an orphan on the machine's cores.
-func startChildServer(ctx context.Context, exe, name, addr, logPath string, args []string, log *slog.Logger) (*bench.Client, func() error, error) {
+func startChildServer(ctx context.Context, exe, name, addr, logPath string, args, env []string, log *slog.Logger) (*bench.Client, func() error, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, nil, err
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -40,10 +40,14 @@ func postJSON(t *testing.T, url string, body any, header map[string]string) []by
 	return data
 }
 
-// getMetrics returns the text of base's /metrics.
-func getMetrics(t *testing.T, base string) string {
+// getMetrics returns the text of base's /metrics, asked with header.
+func getMetrics(t *testing.T, base string, header map[string]string) string {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +86,7 @@ func TestServeLearnsInBackground(t *testing.T) {
 	rated := time.Now()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		body := getMetrics(t, base)
+		body := getMetrics(t, base, nil)
 		if strings.Contains(body, "\nclawrl_loop_policy_version 1\n") {
 			break
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -74,11 +75,12 @@ func startServeTeacher(ctx context.Context, o *serveOptions, log *slog.Logger) (
 	// the policy's.
 	args := []string{"serve", "--model", o.teacherServe, "--method", "off", "--data", data, "--addr", addr,
 		"--log-level", o.logLevel}
-	cl, stop, err := startChildServer(ctx, exe, "teacher", addr, filepath.Join(data, "serve.log"), args, log)
+	cl, stop, err := startChildServer(ctx, exe, "teacher", addr, filepath.Join(data, "serve.log"), args, teacherEnv(os.Environ(), o.apiKey), log)
 	if err != nil {
 		return nil, fmt.Errorf("--teacher-serve %s: %w", o.teacherServe, err)
 	}
 	o.learning.RemoteTeacher.URL = cl.BaseURL + "/v1"
+	o.learning.RemoteTeacher.Key = o.apiKey
 	if o.learning.RemoteTeacher.Model == "" {
 		o.learning.RemoteTeacher.Model = teacherServeModel
 	}
@@ -88,4 +90,22 @@ func startServeTeacher(ctx context.Context, o *serveOptions, log *slog.Logger) (
 			log.Warn("teacher server", "err", err)
 		}
 	}, nil
+}
+
+// teacherEnv is the teacher server's environment: environ with
+// CLAWRL_API_KEY set to key, the key this server requires (by --api-key
+// or CLAWRL_API_KEY; the loop sends it to the teacher), so the teacher is
+// as closed as this server is and the key is never on its command line;
+// or unset where this server requires none.
+func teacherEnv(environ []string, key string) []string {
+	env := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, "CLAWRL_API_KEY=") {
+			env = append(env, kv)
+		}
+	}
+	if key != "" {
+		env = append(env, "CLAWRL_API_KEY="+key)
+	}
+	return env
 }

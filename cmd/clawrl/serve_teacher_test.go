@@ -36,17 +36,20 @@ func TestTeacherServeDefaults(t *testing.T) {
 	}
 }
 
-// TestServeTeacherServe runs `clawrl serve --teacher-serve`: the second
-// server starts under DATA/teacher, a 👎 with written feedback has it write
-// the teacher's answer (the remote teacher's "written" counter on
-// /metrics), and when the first server is killed outright (kill -9) the
-// teacher server goes with it.
+// TestServeTeacherServe runs `clawrl serve --teacher-serve` behind an API
+// key: the second server starts under DATA/teacher, behind the same key, a
+// 👎 with written feedback has it write the teacher's answer (the remote
+// teacher's "written" counter on /metrics: the loop sends it the key), and
+// when the first server is killed outright (kill -9) the teacher server
+// goes with it.
 func TestServeTeacherServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the clawrl binary on a tiny model")
 	}
 	exe := buildClawrl(t)
 	data := t.TempDir()
+	t.Setenv("CLAWRL_API_KEY", "k-teacher-test")
+	auth := map[string]string{"Authorization": "Bearer k-teacher-test"}
 	p := startServeModel(t, exe, data, "--teacher-serve", randomTinySpec, "--batch-size", "2", "--judge-max-tokens", "16",
 		"--max-tokens", "8", "--lora-rank", "4", "--teacher-max-tokens", "8")
 	base := "http://" + p.addr
@@ -69,13 +72,13 @@ func TestServeTeacherServe(t *testing.T) {
 	}
 
 	out := postJSON(t, base+"/v1/chat/completions", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "How do I boil an egg?"}}},
-		map[string]string{"X-Session-Id": "s1"})
+		map[string]string{"X-Session-Id": "s1", "Authorization": auth["Authorization"]})
 	id := between(string(out), `"id":"`, `"`)
-	postJSON(t, base+"/v1/feedback", map[string]any{"id": id, "rating": -1, "text": "Too long. Answer in one short sentence."}, nil)
+	postJSON(t, base+"/v1/feedback", map[string]any{"id": id, "rating": -1, "text": "Too long. Answer in one short sentence."}, auth)
 	written := `clawrl_loop_remote_teacher_answers_total{result="written"} `
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		body := getMetrics(t, base)
+		body := getMetrics(t, base, auth)
 		if n := between(body, written, "\n"); n != "" && n != "0" {
 			break
 		}
@@ -96,6 +99,16 @@ func TestServeTeacherServe(t *testing.T) {
 			t.Fatalf("teacher server %d still running a minute after its parent was killed", teacherPID)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestTeacherEnv(t *testing.T) {
+	environ := []string{"PATH=/bin", "CLAWRL_API_KEY=outer", "HOME=/h"}
+	if got := strings.Join(teacherEnv(environ, "k"), " "); got != "PATH=/bin HOME=/h CLAWRL_API_KEY=k" {
+		t.Errorf("with a key: %s", got)
+	}
+	if got := strings.Join(teacherEnv(environ, ""), " "); got != "PATH=/bin HOME=/h" {
+		t.Errorf("without one: %s", got)
 	}
 }
 
