@@ -10,7 +10,7 @@
 #   RUNS='signoff:1 tldr:1 concise:1 french:1' BIN=/tmp/clawrl OUT=/tmp/demo bash bench/results/2026-12-07-demo-8x16/run.sh
 #   OWN=1 RUNS='signoff:1 tldr:1 concise:1 french:1' BIN=/tmp/clawrl OUT=/tmp/demo bash bench/results/2026-12-07-demo-8x16/run.sh
 #
-# The eighty-seventh session ran both at seed 1 (binary 4706cfb, an Intel Xeon with VDPBF16PS):
+# The eighty-seventh session ran both at seed 1, and tldr at seed 2 (binary 4706cfb, an Intel Xeon with VDPBF16PS):
 # BENCHMARKS.md, "The demo model on the protocol".
 BIN=${BIN:-clawrl}
 OUT=${OUT:-demo}
