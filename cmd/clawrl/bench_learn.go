@@ -382,20 +382,18 @@ func serverLauncher(exe string, o benchLearnOptions, log *slog.Logger) bench.Lau
 			return nil, nil, err
 		}
 		cl, stop, err := startChildServer(ctx, exe, name, addr, filepath.Join(o.out, "serve-"+name+".log"), serveArgs(o, arm, data, addr), nil, log)
-		if !o.keepData {
-			if err != nil {
+		switch {
+		case err != nil:
+			if !o.keepData {
 				os.RemoveAll(data)
-			} else {
-				stopChild := stop
-				stop = func() error {
-					defer os.RemoveAll(data)
-					return stopChild()
-				}
 			}
-		}
-		if err != nil {
 			return nil, nil, err
+		case o.keepData:
+			return cl, stop, nil
 		}
-		return cl, stop, nil
+		return cl, func() error {
+			defer os.RemoveAll(data)
+			return stop()
+		}, nil
 	}
 }

@@ -23,8 +23,28 @@ func startServeModel(t *testing.T, exe, dataDir string, args ...string) *servePr
 func postJSON(t *testing.T, url string, body any, header map[string]string) []byte {
 	t.Helper()
 	raw, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", "application/json")
+	status, data := send(t, http.MethodPost, url, bytes.NewReader(raw), header)
+	if status != http.StatusOK {
+		t.Fatalf("POST %s: HTTP %d: %s", url, status, data)
+	}
+	return data
+}
+
+// getMetrics returns the text of base's /metrics, asked with header.
+func getMetrics(t *testing.T, base string, header map[string]string) string {
+	t.Helper()
+	_, data := send(t, http.MethodGet, base+"/metrics", nil, header)
+	return string(data)
+}
+
+// send makes one request (a JSON body when body is set) with header and
+// returns the status and the whole body.
+func send(t *testing.T, method, url string, body io.Reader, header map[string]string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, body)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
@@ -34,26 +54,7 @@ func postJSON(t *testing.T, url string, body any, header map[string]string) []by
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: HTTP %d: %s", url, resp.StatusCode, data)
-	}
-	return data
-}
-
-// getMetrics returns the text of base's /metrics, asked with header.
-func getMetrics(t *testing.T, base string, header map[string]string) string {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return string(body)
+	return resp.StatusCode, data
 }
 
 // TestServeLearnsInBackground is the whole product on a tiny model: talk to
