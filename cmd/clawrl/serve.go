@@ -53,6 +53,13 @@ type serveOptions struct {
 	// teacherServe is --teacher-serve: a second server of this model
 	// writes the loop's teacher answers (serve_teacher.go).
 	teacherServe string
+	// teacherAuto is set where teacherServe came from --teacher-serve
+	// auto: a teacher that fails to start is then done without, at the
+	// --distill-focus focusAlone the server has without it; teacherWhy is
+	// what auto decided, for the log.
+	teacherAuto bool
+	focusAlone  float64
+	teacherWhy  string
 }
 
 func newServeCmd() *cobra.Command {
@@ -73,7 +80,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 			if o.apiKey == "" {
 				o.apiKey = os.Getenv("CLAWRL_API_KEY")
 			}
-			teacherServeDefaults(cmd.Flags(), &o)
+			o.teacherWhy = teacherServeDefaults(cmd.Flags(), &o)
 			return runServe(cmd.Context(), o)
 		},
 	}
@@ -89,7 +96,7 @@ API key (--api-key or CLAWRL_API_KEY), which clients then send as
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.weights, "weights", "", "how weights are kept: \"\" (the model's own: f32, or bf16 where stored so; a GGUF file's blocks: with float32 activations where this CPU has kernels for all its types, as for the demo model, else with Q8 activations as llama.cpp, e.g. Q4_K_M; f32 only without AVX2), quant-f32 (a GGUF file's quantized blocks, float32 activations: float32's answers), quant (the blocks with llama.cpp's Q8 activations: llama.cpp's answers) or f32 (dequantized)")
 	o.learning.AddFlags(f)
-	f.StringVar(&o.teacherServe, "teacher-serve", "", teacherServeHelp)
+	f.StringVar(&o.teacherServe, "teacher-serve", teacherServeAuto, teacherServeHelp)
 	addScaleFlags(f, &o)
 	return cmd
 }

@@ -2,11 +2,15 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawrl/clawrl/modelref"
+	"github.com/clawrl/clawrl/modelref/demotest"
 )
 
 // --teacher-serve turns --distill-focus on unless it is given.
@@ -21,6 +25,7 @@ func TestTeacherServeDefaults(t *testing.T) {
 		{[]string{"--teacher-serve", "qwen2.5-coder-1.5b", "--distill-focus", "0.5"}, 0.5},
 		{[]string{"--distill-focus", "2"}, 2},
 	} {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir()) // no teacher for auto to find
 		cmd := newServeCmd()
 		if err := cmd.ParseFlags(tt.args); err != nil {
 			t.Fatal(err)
@@ -33,6 +38,109 @@ func TestTeacherServeDefaults(t *testing.T) {
 		if o.learning.DistillFocus != tt.want {
 			t.Errorf("%q: --distill-focus %g, want %g", tt.args, o.learning.DistillFocus, tt.want)
 		}
+	}
+}
+
+// fakeCachedTeacher puts a file of autoTeacherModel's size (sparse, all
+// zeros: no model) in a model cache under a new XDG_CACHE_HOME, so
+// Known.Cached finds it, and returns the cache folder.
+func fakeCachedTeacher(t *testing.T) string {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir, err := modelref.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	k := modelref.KnownModels[autoTeacherModel]
+	f, err := os.Create(filepath.Join(dir, k.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(k.FileSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// --teacher-serve auto (the default) starts the 1.5B as the teacher only
+// for the demo model trained on hints with no other teacher, and only
+// from the model cache: a server that would have to fetch it says how
+// instead.
+func TestAutoTeacher(t *testing.T) {
+	demo := serveOptions{method: "combine"}
+	for _, tt := range []struct {
+		name   string
+		cached bool
+		edit   func(*serveOptions)
+		want   string
+		why    string
+	}{
+		{"demo model, cached", true, func(*serveOptions) {}, autoTeacherModel, "teaches the demo model"},
+		{"demo model by name, opd", true, func(o *serveOptions) { o.model, o.method = modelref.DefaultModel, "opd" }, autoTeacherModel, "teaches"},
+		{"demo model, not cached", false, func(*serveOptions) {}, "", "clawrl model pull " + autoTeacherModel},
+		{"another model", true, func(o *serveOptions) { o.model = randomTinySpec }, "", ""},
+		{"binary RL", true, func(o *serveOptions) { o.method = "rl" }, "", ""},
+		{"no training", true, func(o *serveOptions) { o.method = "off" }, "", ""},
+		{"gateway", true, func(o *serveOptions) { o.noLearn = true }, "", ""},
+		{"teacher URL", true, func(o *serveOptions) { o.learning.RemoteTeacher.URL = "http://127.0.0.1:1/v1" }, "", ""},
+		{"remote engine", true, func(o *serveOptions) { o.engineURL = "vllm:http://127.0.0.1:1" }, "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.cached {
+				fakeCachedTeacher(t)
+			} else {
+				t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			}
+			o := demo
+			tt.edit(&o)
+			model, why := autoTeacher(o)
+			if model != tt.want || !strings.Contains(why, tt.why) || (tt.why == "") != (why == "") {
+				t.Errorf("autoTeacher = %q, %q; want %q and a reason with %q", model, why, tt.want, tt.why)
+			}
+			// Through the flags: auto is the default, and the teacher it
+			// picks brings --distill-focus 1 as a named one does.
+			cmd := newServeCmd()
+			if err := cmd.ParseFlags(nil); err != nil {
+				t.Fatal(err)
+			}
+			o.teacherServe, _ = cmd.Flags().GetString("teacher-serve")
+			teacherServeDefaults(cmd.Flags(), &o)
+			if o.teacherServe != tt.want || o.teacherAuto != (tt.want != "") || (o.learning.DistillFocus == 1) != (tt.want != "") {
+				t.Errorf("defaults: --teacher-serve %q (auto %v), --distill-focus %g; want %q", o.teacherServe, o.teacherAuto, o.learning.DistillFocus, tt.want)
+			}
+		})
+	}
+}
+
+// A teacher that --teacher-serve auto picked but that does not start (here
+// a cached file of the right size that is no model) is done without: serve
+// warns and serves the demo model as its own teacher, where a teacher
+// named by the flag would stop it.
+func TestServeAutoTeacherFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the clawrl binary on the demo model")
+	}
+	demo := demotest.GGUF(t)
+	dir := fakeCachedTeacher(t)
+	if err := os.Symlink(demo, filepath.Join(dir, modelref.KnownModels[modelref.DefaultModel].File)); err != nil {
+		t.Fatal(err)
+	}
+	exe := buildClawrl(t)
+	p := startServeWith(t, exe, t.TempDir(), "", 2*time.Minute)
+	log := p.logText()
+	if !strings.Contains(log, "teacher server did not start") || !strings.Contains(log, "model="+autoTeacherModel) {
+		t.Fatalf("serve started without the auto teacher but did not say so:\n%s", log)
+	}
+	resp := postJSON(t, "http://"+p.addr+"/v1/chat/completions", map[string]any{"max_tokens": 4,
+		"messages": []any{map[string]any{"role": "user", "content": "What is the capital of France?"}}}, nil)
+	if !strings.Contains(string(resp), `"choices"`) {
+		t.Fatalf("no answer: %s", resp)
 	}
 }
 
