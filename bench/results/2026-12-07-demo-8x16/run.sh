@@ -12,7 +12,7 @@
 #   OWN=1 RUNS='signoff:1 tldr:1 concise:1 french:1' BIN=/tmp/clawrl OUT=/tmp/demo bash bench/results/2026-12-07-demo-8x16/run.sh
 #
 # The eighty-seventh session ran both at seed 1, and tldr at seed 2 (binary 4706cfb, an Intel Xeon with VDPBF16PS);
-# the eighty-eighth signoff and concise at seed 2 with the 1.5B (9a7ef82, the same box): BENCHMARKS.md,
+# the eighty-eighth signoff, concise and french at seed 2 with the 1.5B (9a7ef82, the same box): BENCHMARKS.md,
 # "The demo model on the protocol". Since serve's --teacher-serve auto, OWN=1 turns it off
 # (--serve-arg=--teacher-serve=): without that, a server of the demo model starts the 1.5B itself
 # where it is in the model cache.
