@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawrl/clawrl/bench"
-	"github.com/clawrl/clawrl/modelref"
 )
 
 // TestBenchTeacherFlags: --teacher-serve and the {teacher} mark need each
@@ -70,20 +68,7 @@ func TestBenchTeacherKnownModel(t *testing.T) {
 
 	// Cached (a sparse file of the pinned size: Cached checks the size):
 	// no pip.
-	k := modelref.KnownModels[name]
-	path, _, err := k.Cached()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(path, k.FileSize); err != nil {
-		t.Fatal(err)
-	}
+	fakeCached(t, name)
 	if err := pullKnownModel(context.Background(), "--teacher-serve", name, log); err != nil {
 		t.Errorf("cached known teacher: %v", err)
 	}

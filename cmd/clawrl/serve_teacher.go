@@ -38,8 +38,10 @@ const teacherServeHelp = "start a second clawrl (serve --method off) of this mod
 // protocol"). The teacher is started only from the cache, so a first start
 // fetches nothing beyond the demo model.
 func autoTeacher(o serveOptions) (model, why string) {
+	named := o
+	named.teacherServe = autoTeacherModel
 	switch {
-	case o.learning.RemoteTeacher.URL != "", o.noLearn, o.method != "combine" && o.method != "opd":
+	case checkTeacherServe(named) != nil: // a setup a named teacher is refused in
 		return "", ""
 	case o.model != "" && o.model != modelref.DefaultModel, o.engineURL != "", os.Getenv(testEngineEnv) == "scripted":
 		return "", ""

@@ -41,31 +41,34 @@ func TestTeacherServeDefaults(t *testing.T) {
 	}
 }
 
-// fakeCachedTeacher puts a file of autoTeacherModel's size (sparse, all
-// zeros: no model) in a model cache under a new XDG_CACHE_HOME, so
-// Known.Cached finds it, and returns the cache folder.
+// fakeCached puts a sparse file of known model name's pinned size (all
+// zeros: no model) where Known.Cached looks, in the model cache of this
+// test's environment, and returns its path.
+func fakeCached(t *testing.T, name string) string {
+	t.Helper()
+	k := modelref.KnownModels[name]
+	path, _, err := k.Cached()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, k.FileSize); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// fakeCachedTeacher puts a fake autoTeacherModel (fakeCached) in a model
+// cache under a new XDG_CACHE_HOME and returns the cache folder.
 func fakeCachedTeacher(t *testing.T) string {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	dir, err := modelref.CacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	k := modelref.KnownModels[autoTeacherModel]
-	f, err := os.Create(filepath.Join(dir, k.File))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(k.FileSize); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return filepath.Dir(fakeCached(t, autoTeacherModel))
 }
 
 // --teacher-serve auto (the default) starts the 1.5B as the teacher only
