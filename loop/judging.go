@@ -197,8 +197,9 @@ func (r *Runner) revise(ctx context.Context, j store.Judgment) error {
 // need no teacher (a rating's RL term: a row written), then those that do
 // (the teacher's pass over the response, or with --teacher-samples N its N
 // written answers and their selection: tens of seconds each on a CPU),
-// JudgeConcurrency at a time, so that a remote teacher's server batches
-// their answers. With teacherLimit > 0 it builds at most that many teacher
+// TeacherConcurrency at a time, so that the engine that writes their
+// answers (a remote teacher's server, or the policy's own) decodes them in
+// one batch. With teacherLimit > 0 it builds at most that many teacher
 // samples and leaves the rest to the next round: the judge loop then
 // judges turns rated meanwhile and builds their plain samples between
 // teacher builds, instead of after the whole backlog of disliked turns
@@ -236,7 +237,7 @@ func (r *Runner) buildSamples(ctx context.Context, todo []store.Judgment, teache
 		build(j)
 	}
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, r.cfg.JudgeConcurrency)
+	sem := make(chan struct{}, r.cfg.TeacherConcurrency)
 	for _, j := range taught {
 		if ctx.Err() != nil {
 			break

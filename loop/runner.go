@@ -39,6 +39,10 @@ type Config struct {
 	// JudgeConcurrency is how many turns are judged at once (each with its
 	// votes in parallel); default 2.
 	JudgeConcurrency int
+	// TeacherConcurrency is how many teacher samples are built at once
+	// (a round builds at most this many: buildSamples); default
+	// DefaultTeacherConcurrency.
+	TeacherConcurrency int
 	// JudgeBatch bounds the turns one judge round takes; default 64.
 	JudgeBatch int
 	// YieldToServing makes judge and teacher calls wait for serving to go
@@ -116,6 +120,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.JudgeConcurrency <= 0 {
 		c.JudgeConcurrency = 2
+	}
+	if c.TeacherConcurrency <= 0 {
+		c.TeacherConcurrency = DefaultTeacherConcurrency
 	}
 	if c.JudgeBatch <= 0 {
 		c.JudgeBatch = 64
@@ -329,9 +336,9 @@ func (r *Runner) RunOnce(ctx context.Context) (trained bool, err error) {
 
 func (r *Runner) runJudge(ctx context.Context) {
 	for {
-		// At most JudgeConcurrency teacher builds a round: turns rated
+		// At most TeacherConcurrency teacher builds a round: turns rated
 		// meanwhile wait for those, not for every disliked turn before.
-		n, err := r.judgeRoundUpTo(ctx, r.cfg.JudgeConcurrency)
+		n, err := r.judgeRoundUpTo(ctx, r.cfg.TeacherConcurrency)
 		if ctx.Err() != nil {
 			return
 		}

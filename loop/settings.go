@@ -115,6 +115,9 @@ type Settings struct {
 	// distillation). TeacherTokens bounds a teacher-written response.
 	OPDResponse   string
 	TeacherTokens int
+	// TeacherConcurrency: teacher samples built at once
+	// (Config.TeacherConcurrency).
+	TeacherConcurrency int
 	// DistillCoef: cross-entropy weight of teacher-written responses
 	// (rl.StepConfig.DistillCoef); 0 trains them through the PPO objective.
 	DistillCoef float64
@@ -225,6 +228,7 @@ func (s *Settings) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.HoldTrainsDisliked, "hold-train-disliked", false, "with --hold-liked: a held step's 👎s are trained at once, alone, in a step shrunk to their share of a full one (its liked answers dropped as held); a held step with no 👎 holds")
 	fs.Float64Var(&s.OPDClip, "opd-clip", DefaultOPDClip, "clip the per-token teacher − old gap to ±this (0: no clip)")
 	fs.StringVar(&s.OPDResponse, "opd-response", DefaultOPDResponse, "which response OPD trains on: student (the teacher re-scores the policy's sampled answer), teacher (the teacher, shown the hint, writes the answer: context distillation) or both (one turn trains on the two)")
+	fs.IntVar(&s.TeacherConcurrency, "teacher-concurrency", DefaultTeacherConcurrency, "teacher samples built at once (each with its answers, best-of-N's included, written together), so that the engine writing them decodes them in one batch; a round of the judge loop builds at most this many before it takes turns rated meanwhile")
 	fs.IntVar(&s.TeacherTokens, "teacher-max-tokens", 128, "most tokens of a teacher-written response (--opd-response teacher or both)")
 	fs.Float64Var(&s.DistillFocus, "distill-focus", 0, "weigh each token of a teacher-written response trained by cross-entropy by 1 + this × the nats (at most 4) by which the hint makes it likelier to the policy, so the words that do what the feedback asks weigh more than the rest of the teacher's text, as when the teacher is a larger model whose style the student does not share; a focused step the retention check rejects is taken again without focus (0: every token weighs the same)")
 	fs.Float64Var(&s.DistillCoef, "distill-coef", DefaultDistillCoef, "train teacher-written responses (--opd-response teacher or both) by this weight × their tokens' cross-entropy, unclipped (0: through the PPO objective with the clipped teacher − old advantage)")
@@ -283,6 +287,15 @@ const (
 	// cross-entropy": the default grid's concise persona learned in one
 	// version instead of three, with retention kept.
 	DefaultOPDResponse = "teacher"
+
+	// DefaultTeacherConcurrency: see BENCHMARKS.md, "Teacher answers
+	// written eight at a time". The quantized kernels take four tokens at
+	// once (quant.MatMul): on these 2 cores the 1.5B decodes 8 sequences
+	// at 3.5× one's tokens a second, 4 at 2.9×, 2 at 1.4×; a burst of 16
+	// rated turns on the demo model with the 1.5B as its teacher got its
+	// first version 101 s after the 16th rating at 8 (16: 104 s; 4: 116 s;
+	// 2: 140 s).
+	DefaultTeacherConcurrency = 8
 	// DefaultHintPlacement: see BENCHMARKS.md, "Learning a person's
 	// preferences, round 2".
 	DefaultHintPlacement = string(judge.HintInUser)
@@ -470,6 +483,9 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 	if s.Epochs < 0 {
 		return nil, fmt.Errorf("--ppo-epochs %d: want ≥ 1", s.Epochs)
 	}
+	if s.TeacherConcurrency < 0 {
+		return nil, fmt.Errorf("--teacher-concurrency %d: want ≥ 1 (0: the default, %d)", s.TeacherConcurrency, DefaultTeacherConcurrency)
+	}
 	if s.FirstEpochs < 0 {
 		return nil, fmt.Errorf("--first-epochs %d: want ≥ 1 (0: as --ppo-epochs)", s.FirstEpochs)
 	}
@@ -592,7 +608,7 @@ func (s Settings) Build(p Parts) (*Runner, error) {
 		}
 	}
 	o := Options{Store: p.Store, Teacher: teacher, Trainer: trainer, Publisher: p.Publisher, Gate: p.Gate, Log: p.Log,
-		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
+		Config: Config{Method: method, TeacherWrites: s.OPDResponse == "teacher", TeacherAlsoWrites: s.OPDResponse == "both", TeacherTokens: s.TeacherTokens, TeacherConcurrency: s.TeacherConcurrency, Train: rl.SchedulerConfig{BatchSize: s.BatchSize, MaxStaleness: s.MaxStaleness,
 			VersionsDir: filepath.Join(p.DataDir, "versions"), HoldLiked: s.HoldLiked, HoldMinRated: s.HoldMinRated, HoldKeepsDisliked: s.HoldKeepsDisliked, HoldTrainsDisliked: s.HoldTrainsDisliked,
 			RollbackDrop: s.RollbackDrop, RollbackAlpha: s.RollbackAlpha}}}
 	if rl.Baseline(s.Baseline) == rl.BaselineRunning {

@@ -154,6 +154,17 @@ func TestSettingsBuild(t *testing.T) {
 					t.Error("no train loop")
 				}
 			}},
+		{name: "teacher concurrency's default", check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherConcurrency != DefaultTeacherConcurrency || r.cfg.JudgeConcurrency != 2 {
+				t.Errorf("config %+v", r.cfg)
+			}
+		}},
+		{name: "teacher concurrency", args: []string{"--teacher-concurrency", "3"}, check: func(t *testing.T, r *Runner) {
+			if r.cfg.TeacherConcurrency != 3 {
+				t.Errorf("--teacher-concurrency 3: %+v", r.cfg)
+			}
+		}},
+		{name: "teacher concurrency below one", args: []string{"--teacher-concurrency", "-1"}, wantErr: "--teacher-concurrency -1: want ≥ 1"},
 		{name: "teacher writes", args: []string{"--opd-response", "teacher", "--teacher-max-tokens", "32"}, check: func(t *testing.T, r *Runner) {
 			if !r.cfg.TeacherWrites || r.cfg.TeacherTokens != 32 {
 				t.Errorf("--opd-response teacher: %+v", r.cfg)

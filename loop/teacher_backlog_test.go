@@ -63,13 +63,13 @@ func scriptedFixture(t *testing.T) (*fixture, *judge.Judge) {
 }
 
 // combineFixture is a combine runner over a scripted engine whose
-// teacher is teacher(engine), with judgeConcurrency teacher passes at once
-// (0: the default) and a batch too large to step.
-func combineFixture(t *testing.T, judgeConcurrency int, teacher func(*scripted.Engine) engine.Engine) (*fixture, *Runner, Config) {
+// teacher is teacher(engine), with teacherConcurrency teacher passes at
+// once (0: the default) and a batch too large to step.
+func combineFixture(t *testing.T, teacherConcurrency int, teacher func(*scripted.Engine) engine.Engine) (*fixture, *Runner, Config) {
 	t.Helper()
 	f, j := scriptedFixture(t)
 	dir := f.dir
-	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, JudgeConcurrency: judgeConcurrency, NoYield: true,
+	cfg := Config{Method: rl.MethodCombine, SessionTimeout: -1, TeacherConcurrency: teacherConcurrency, NoYield: true,
 		Train: rl.SchedulerConfig{BatchSize: 100, VersionsDir: filepath.Join(dir, "versions")}}
 	r, err := New(Options{Store: f.store, Judge: j, Teacher: &judge.Teacher{Engine: teacher(f.engine)}, Trainer: f.trainer, Publisher: f.engine, Log: quiet(), Config: cfg})
 	if err != nil {
@@ -80,7 +80,7 @@ func combineFixture(t *testing.T, judgeConcurrency int, teacher func(*scripted.E
 
 // TestPlainSamplesDoNotWaitForTheTeacher: a liked turn's sample (the RL
 // term, no teacher) is built before the teacher's work on the disliked
-// turns judged with it; the teacher's passes run JudgeConcurrency at
+// turns judged with it; the teacher's passes run TeacherConcurrency at
 // once; and a round of the judge loop (judgeRoundUpTo) does at most that
 // many, leaving the rest, counted as work waiting, to the next round.
 func TestPlainSamplesDoNotWaitForTheTeacher(t *testing.T) {
@@ -111,7 +111,7 @@ func TestPlainSamplesDoNotWaitForTheTeacher(t *testing.T) {
 	}
 	done := make(chan result)
 	go func() {
-		n, err := r.judgeRoundUpTo(ctx, cfg.JudgeConcurrency)
+		n, err := r.judgeRoundUpTo(ctx, cfg.TeacherConcurrency)
 		done <- result{n, err}
 	}()
 	// Two teacher passes wait at once (a sequential build would never
@@ -134,8 +134,8 @@ func TestPlainSamplesDoNotWaitForTheTeacher(t *testing.T) {
 	if res.n != 4+3+1 {
 		t.Errorf("round's work = %d, want 8 (4 judged, 3 built, 1 teacher sample left)", res.n)
 	}
-	if held.max != cfg.JudgeConcurrency {
-		t.Errorf("most teacher passes at once = %d, want %d", held.max, cfg.JudgeConcurrency)
+	if held.max != cfg.TeacherConcurrency {
+		t.Errorf("most teacher passes at once = %d, want %d", held.max, cfg.TeacherConcurrency)
 	}
 	// The teacher works newest first: the oldest disliked turn waits.
 	left, err := f.store.JudgedToSample(ctx, 0)

@@ -402,7 +402,7 @@ func selectCrashChild(t *testing.T, dir, point string) {
 	f, _ := samplesFixture(t, dir, 2, math.Inf(-1), killAt)
 	// One teacher build at a time, so that the kill falls in the second
 	// turn's selection after the first turn's sample is stored.
-	f.runner.cfg.JudgeConcurrency = 1
+	f.runner.cfg.TeacherConcurrency = 1
 	var hits int
 	f.runner.Scheduler().AtPoint = func(p string) {
 		if p == point {
