@@ -33,10 +33,18 @@ func (s *Sequence) Len() int { return s.n }
 func (s *Sequence) Tokens() []int32 { return s.ids[:s.n:s.n] }
 
 // Clone returns an independent copy of the sequence and its cache.
-func (s *Sequence) Clone() *Sequence {
-	c := &Sequence{layers: make([]kvCache, len(s.layers)), ids: append([]int32(nil), s.ids[:s.n]...), n: s.n, kvDim: s.kvDim, maxLen: s.maxLen}
+func (s *Sequence) Clone() *Sequence { return s.ClonePrefix(s.n) }
+
+// ClonePrefix returns an independent copy of the sequence's first n
+// positions and their cache, as Clone then Truncate(n) would without
+// copying the rest.
+func (s *Sequence) ClonePrefix(n int) *Sequence {
+	if n < 0 || n > s.n {
+		panic(fmt.Sprintf("model: ClonePrefix(%d) of a sequence of %d", n, s.n))
+	}
+	c := &Sequence{layers: make([]kvCache, len(s.layers)), ids: append([]int32(nil), s.ids[:n]...), n: n, kvDim: s.kvDim, maxLen: s.maxLen}
 	for i, l := range s.layers {
-		c.layers[i] = kvCache{k: append([]float32(nil), l.k[:s.n*s.kvDim]...), v: append([]float32(nil), l.v[:s.n*s.kvDim]...)}
+		c.layers[i] = kvCache{k: append([]float32(nil), l.k[:n*s.kvDim]...), v: append([]float32(nil), l.v[:n*s.kvDim]...)}
 	}
 	return c
 }

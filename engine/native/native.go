@@ -323,23 +323,7 @@ func (e *Engine) Generate(ctx context.Context, req engine.GenerateRequest, emit 
 			return gen, fmt.Errorf("generate: prompt token id %d outside the vocabulary (%d)", id, e.m.Config.VocabSize)
 		}
 	}
-	r := &request{
-		ctx:     ctx,
-		req:     req,
-		version: version,
-		adapter: adapter,
-		params:  model.SamplingParams{Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, TopK: req.Sampling.TopK},
-		stopIDs: e.format.StopIDs(),
-		queued:  time.Now(),
-		signal:  make(chan struct{}, 1),
-	}
-	if req.Sampling.Temperature > 0 {
-		seed := rand.Uint64()
-		if req.Sampling.Seed != nil {
-			seed = uint64(*req.Sampling.Seed)
-		}
-		r.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	}
+	r := e.newRequest(ctx, req, version, adapter)
 	gen.PolicyVersion = version
 	e.busy.Add(1)
 	defer e.busy.Add(-1)
@@ -388,6 +372,29 @@ func (e *Engine) Generate(ctx context.Context, req engine.GenerateRequest, emit 
 			return gen, nil
 		}
 	}
+}
+
+// newRequest is the scheduler's record of a checked request for version
+// (its adapter).
+func (e *Engine) newRequest(ctx context.Context, req engine.GenerateRequest, version int64, adapter *model.Adapter) *request {
+	r := &request{
+		ctx:     ctx,
+		req:     req,
+		version: version,
+		adapter: adapter,
+		params:  model.SamplingParams{Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, TopK: req.Sampling.TopK},
+		stopIDs: e.format.StopIDs(),
+		queued:  time.Now(),
+		signal:  make(chan struct{}, 1),
+	}
+	if req.Sampling.Temperature > 0 {
+		seed := rand.Uint64()
+		if req.Sampling.Seed != nil {
+			seed = uint64(*req.Sampling.Seed)
+		}
+		r.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	}
+	return r
 }
 
 // running is a sequence the scheduler advances.
@@ -462,7 +469,7 @@ func (e *Engine) admit(active []*running, r *request) []*running {
 	var seq *model.Sequence
 	reused := 0
 	if e.prefix != nil {
-		seq, reused = e.prefix.take(r.req.PromptIDs, r.adapter)
+		seq, reused = e.prefix.take(r.req.PromptIDs, r.adapter, active)
 	}
 	if seq == nil {
 		seq = e.m.NewSequence()

@@ -210,6 +210,73 @@ func TestPrefixCacheReuse(t *testing.T) {
 	}
 }
 
+// Requests that arrive together with one prompt (a turn's best-of-N
+// answers) start from a copy of what a running sequence already prefilled,
+// and each gets exactly what a cold engine computes: greedy, seeded, and a
+// prompt that shares only part of it.
+func TestPrefixSharedWhileRunning(t *testing.T) {
+	dir := tinyCheckpoint(t, model.Qwen3, "qwen3")
+	warm, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer warm.Close()
+	cold, err := Open(dir, Options{PrefixCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cold.Close()
+	ctx := context.Background()
+	p := prompt(t, warm)
+	half := append(append([]int32(nil), p[:len(p)/2]...), warm.Format().Encode("other words")...)
+	seed := int64(7)
+	reqs := []engine.GenerateRequest{
+		{PromptIDs: p, MaxTokens: 8},
+		{PromptIDs: p, MaxTokens: 8, Sampling: engine.Sampling{Temperature: 1, Seed: &seed}},
+		{PromptIDs: half, MaxTokens: 8},
+	}
+	version, adapter, err := warm.resolve("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Admitted as the scheduler admits what waits for it, each while the
+	// ones before run (its own goroutine waits on an empty queue).
+	var active []*running
+	var rs []*request
+	for _, q := range reqs {
+		r := warm.newRequest(ctx, q, version, adapter)
+		rs = append(rs, r)
+		active = warm.admit(active, r)
+	}
+	if len(active) != len(reqs) {
+		t.Fatalf("%d of %d requests running after their first token", len(active), len(reqs))
+	}
+	shared := int64(len(p)-1) + int64(commonPrefix(p, half[:len(half)-1]))
+	if warm.prefix.copies != 2 || warm.prefix.reusedTokens != shared || warm.prefix.hits != 0 {
+		t.Fatalf("prefix: %d copies, %d hits, %d tokens reused; want 2 copies of %d tokens in all", warm.prefix.copies, warm.prefix.hits, warm.prefix.reusedTokens, shared)
+	}
+	for len(active) > 0 {
+		active = warm.step(active)
+	}
+	for i, q := range reqs {
+		want, err := cold.Generate(ctx, q, func(engine.Token) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs[i].mu.Lock()
+		got := rs[i].pending
+		rs[i].mu.Unlock()
+		if len(got) != len(want.Tokens) {
+			t.Fatalf("request %d: %d tokens from the shared prefix, %d cold", i, len(got), len(want.Tokens))
+		}
+		for j := range want.Tokens {
+			if got[j].ID != want.Tokens[j].ID || math.Abs(float64(got[j].Logprob-want.Tokens[j].Logprob)) > 1e-4 {
+				t.Fatalf("request %d token %d from the shared prefix %+v, cold %+v", i, j, got[j], want.Tokens[j])
+			}
+		}
+	}
+}
+
 func ids(g engine.Generation) []int32 {
 	out := make([]int32, len(g.Tokens))
 	for i, t := range g.Tokens {

@@ -10,6 +10,14 @@ import "github.com/clawrl/clawrl/model"
 // A cache is only reused under the very adapter that filled it (a LoRA on
 // k and v changes every cached position), and a reused sequence leaves the
 // cache while it runs, so no two requests ever share one.
+//
+// Requests that arrive together with the same prompt (a turn's best-of-N
+// answers, n choices, a group of rollouts) find no finished generation to
+// reuse but each other: a sequence still running holds its prompt's keys
+// and values too. Where one shares a longer prefix with the new prompt
+// than any cached entry, the new request starts from a copy of that prefix
+// (shareRunning): copying a position costs a memmove of its keys and
+// values, prefilling it a pass through every layer.
 type prefixCache struct {
 	maxBytes      int64
 	bytesPerToken int64
@@ -17,6 +25,9 @@ type prefixCache struct {
 	entries       []prefixEntry // least recently used first
 	hits, misses  int64
 	reusedTokens  int64
+	// copies counts prompts started from a copy of a running sequence's
+	// prefix (their tokens are in reusedTokens too).
+	copies int64
 }
 
 type prefixEntry struct {
@@ -30,8 +41,10 @@ func newPrefixCache(cfg *model.Config, maxBytes int64) *prefixCache {
 
 // take returns a sequence holding the longest cached prefix of prompt under
 // adapter, rewound to it, or a nil sequence and 0. At least one prompt token
-// is always left to prefill: its logits start the generation.
-func (c *prefixCache) take(prompt []int32, adapter *model.Adapter) (*model.Sequence, int) {
+// is always left to prefill: its logits start the generation. A running
+// sequence of active that shares a longer prefix under adapter is copied
+// instead, up to that prefix, and the cached entries stay.
+func (c *prefixCache) take(prompt []int32, adapter *model.Adapter, active []*running) (*model.Sequence, int) {
 	best, bestLen := -1, 0
 	for i, e := range c.entries {
 		if e.adapter != adapter {
@@ -40,6 +53,11 @@ func (c *prefixCache) take(prompt []int32, adapter *model.Adapter) (*model.Seque
 		if n := commonPrefix(e.seq.Tokens(), prompt[:len(prompt)-1]); n > bestLen {
 			best, bestLen = i, n
 		}
+	}
+	if seq, n := shareRunning(prompt, adapter, active, bestLen); seq != nil {
+		c.copies++
+		c.reusedTokens += int64(n)
+		return seq, n
 	}
 	if best < 0 {
 		c.misses++
@@ -52,6 +70,26 @@ func (c *prefixCache) take(prompt []int32, adapter *model.Adapter) (*model.Seque
 	c.hits++
 	c.reusedTokens += int64(bestLen)
 	return e.seq, bestLen
+}
+
+// shareRunning returns a copy of the longest prefix of prompt (less its
+// last token) that a sequence of active holds under adapter, when it is
+// longer than floor; otherwise nil and 0.
+func shareRunning(prompt []int32, adapter *model.Adapter, active []*running, floor int) (*model.Sequence, int) {
+	var src *model.Sequence
+	bestLen := floor
+	for _, a := range active {
+		if a.r.adapter != adapter {
+			continue
+		}
+		if n := commonPrefix(a.seq.Tokens(), prompt[:len(prompt)-1]); n > bestLen {
+			src, bestLen = a.seq, n
+		}
+	}
+	if src == nil {
+		return nil, 0
+	}
+	return src.ClonePrefix(bestLen), bestLen
 }
 
 // put keeps a finished sequence, evicting the least recently used ones
