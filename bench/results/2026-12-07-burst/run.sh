@@ -8,7 +8,12 @@
 #   BIN=/tmp/clawrl OUT=/tmp/burst bash bench/results/2026-12-07-burst/run.sh
 #
 # RUNS lists NAME:FLAGS, the flags comma-separated (default: --teacher-concurrency 2, 4, 8, 16 with
-# the 1.5B as teacher, and 2 and 8 with the demo model as its own teacher).
+# the 1.5B as teacher, and 2 and 8 with the demo model as its own teacher). The folders c2 … own-c8
+# ran on a2e6182's tree with its default still at 4, each naming its setting (c8b and c16b again,
+# alone); share-c8, share-c8b and share-own-c8 on
+# 9c784be (a best-of-N's prompt prefilled once) with RUNS='share-c8:--teacher-concurrency=8
+# share-c8b:--teacher-concurrency=8 share-own-c8:--teacher-serve='; pace10 on 9c784be is
+# paced.py URL 10 against a plain `clawrl serve --data D`.
 BIN=${BIN:-clawrl}
 OUT=${OUT:-burst}
 HERE=$(cd "$(dirname "$0")" && pwd)
