@@ -294,7 +294,8 @@ const (
 	// at 3.5× one's tokens a second, 4 at 2.9×, 2 at 1.4×; a burst of 16
 	// rated turns on the demo model with the 1.5B as its teacher got its
 	// first version 101 s after the 16th rating at 8 (16: 104 s; 4: 116 s;
-	// 2: 140 s).
+	// 2: 140 s), and 87–92 s once a best of N's prompt was prefilled once
+	// (engine/native's prefix cache).
 	DefaultTeacherConcurrency = 8
 	// DefaultHintPlacement: see BENCHMARKS.md, "Learning a person's
 	// preferences, round 2".

@@ -172,20 +172,28 @@ func TestPromptTooLong(t *testing.T) {
 	}
 }
 
-// A follow-up request that extends an earlier conversation reuses its KV
-// cache and gets exactly what a cold engine computes.
-func TestPrefixCacheReuse(t *testing.T) {
+// warmAndCold opens one tiny checkpoint twice: with the prefix cache (the
+// default) and without it.
+func warmAndCold(t *testing.T) (warm, cold *Engine) {
+	t.Helper()
 	dir := tinyCheckpoint(t, model.Qwen3, "qwen3")
 	warm, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer warm.Close()
-	cold, err := Open(dir, Options{PrefixCacheBytes: -1})
+	t.Cleanup(func() { warm.Close() })
+	cold, err = Open(dir, Options{PrefixCacheBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cold.Close()
+	t.Cleanup(func() { cold.Close() })
+	return warm, cold
+}
+
+// A follow-up request that extends an earlier conversation reuses its KV
+// cache and gets exactly what a cold engine computes.
+func TestPrefixCacheReuse(t *testing.T) {
+	warm, cold := warmAndCold(t)
 	ctx := context.Background()
 	gen := func(e *Engine, ids []int32) engine.Generation {
 		t.Helper()
@@ -215,17 +223,7 @@ func TestPrefixCacheReuse(t *testing.T) {
 // and each gets exactly what a cold engine computes: greedy, seeded, and a
 // prompt that shares only part of it.
 func TestPrefixSharedWhileRunning(t *testing.T) {
-	dir := tinyCheckpoint(t, model.Qwen3, "qwen3")
-	warm, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer warm.Close()
-	cold, err := Open(dir, Options{PrefixCacheBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cold.Close()
+	warm, cold := warmAndCold(t)
 	ctx := context.Background()
 	p := prompt(t, warm)
 	half := append(append([]int32(nil), p[:len(p)/2]...), warm.Format().Encode("other words")...)
