@@ -13,7 +13,14 @@ import (
 // 2013–2015, their VPDPBUSD form where AVX-512 VNNI (with VL) is present.
 var (
 	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
-	hasVNNI = hasAVX2 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+	// hasVNNI: the EVEX form, an AVX-512 instruction set, so
+	// CLAWRL_AVX512=0 turns it off too (the same bits).
+	hasVNNI = hasAVX2 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL && os.Getenv("CLAWRL_AVX512") != "0"
+	// hasAVXVNNI: its VEX form on the sixteen YMM registers (Intel's client
+	// CPUs from Alder Lake, which have no AVX-512), for the Q4_K and Q6_K
+	// packed kernels where hasVNNI is not (packedkv_gen.go);
+	// CLAWRL_AVXVNNI=0 keeps AVX2 (the same bits).
+	hasAVXVNNI = hasAVX2 && cpu.X86.HasAVXVNNI && os.Getenv("CLAWRL_AVXVNNI") != "0"
 	// hasAVX512: the float32-activation kernels' 16-row forms (byte
 	// shuffles and shifts on Z registers need BW). CLAWRL_AVX512=0 runs
 	// the AVX2 forms instead, as it does in blas (the same bits).
@@ -180,13 +187,30 @@ func gemvQ6Kx8VNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *flo
 //go:noescape
 func gemvQ6Kx8AVX2(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 
-// fastGemv8 are the packed eight-row kernels (packed.go) by weight type.
-func fastGemv8(vnni, avx2 bool) map[Type]gemv8Func {
+//go:noescape
+func gemvQ4Kx8AVXVNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ6Kx8AVXVNNI(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ4Kx8x2AVXVNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+//go:noescape
+func gemvQ6Kx8x2AVXVNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+// fastGemv8 are the packed eight-row kernels (packed.go) by weight type;
+// with avxvnni (and not vnni) Q4_K and Q6_K on AVX-VNNI.
+func fastGemv8(vnni, avxvnni, avx2 bool) map[Type]gemv8Func {
 	switch {
 	case vnni:
 		return map[Type]gemv8Func{Q4_0: gemvQ4_0x8VNNI, Q4_1: gemvQ4_1x8VNNI, Q5_0: gemvQ5_0x8VNNI, Q5_1: gemvQ5_1x8VNNI, Q8_0: gemvQ8_0x8VNNI, Q4_K: gemvQ4Kx8VNNI, Q5_K: gemvQ5Kx8VNNI, Q6_K: gemvQ6Kx8VNNI}
 	case avx2:
-		return map[Type]gemv8Func{Q4_0: gemvQ4_0x8AVX2, Q4_1: gemvQ4_1x8AVX2, Q5_0: gemvQ5_0x8AVX2, Q5_1: gemvQ5_1x8AVX2, Q8_0: gemvQ8_0x8AVX2, Q4_K: gemvQ4Kx8AVX2, Q5_K: gemvQ5Kx8AVX2, Q6_K: gemvQ6Kx8AVX2}
+		m := map[Type]gemv8Func{Q4_0: gemvQ4_0x8AVX2, Q4_1: gemvQ4_1x8AVX2, Q5_0: gemvQ5_0x8AVX2, Q5_1: gemvQ5_1x8AVX2, Q8_0: gemvQ8_0x8AVX2, Q4_K: gemvQ4Kx8AVX2, Q5_K: gemvQ5Kx8AVX2, Q6_K: gemvQ6Kx8AVX2}
+		if avxvnni {
+			m[Q4_K], m[Q6_K] = gemvQ4Kx8AVXVNNI, gemvQ6Kx8AVXVNNI
+		}
+		return m
 	}
 	return map[Type]gemv8Func{}
 }
@@ -213,6 +237,24 @@ func gemvQ8_0x8x4VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, 
 		(*float32)(unsafe.Add(unsafe.Pointer(ds), 2*ldd)), ldd,
 		(*int32)(unsafe.Add(unsafe.Pointer(sums), 2*lds)), lds,
 		(*float32)(unsafe.Add(unsafe.Pointer(out), 2*ldo)), ldo)
+}
+
+//go:noescape
+func gemvQ4Kx8x2VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+//go:noescape
+func gemvQ6Kx8x2VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+// fastGemv8x2 are the two-token packed int8 kernels (packedk2_amd64.s,
+// packed8x4_amd64.s; packedkv_amd64.s on AVX-VNNI).
+func fastGemv8x2(vnni, avxvnni bool) map[Type]gemv8x4Func {
+	switch {
+	case vnni:
+		return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x2VNNI, Q6_K: gemvQ6Kx8x2VNNI, Q8_0: gemvQ8_0x8x2VNNI}
+	case avxvnni:
+		return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x2AVXVNNI, Q6_K: gemvQ6Kx8x2AVXVNNI}
+	}
+	return map[Type]gemv8x4Func{}
 }
 
 // fastGemv8x4 are the four-token packed int8 kernels (for prefill).

@@ -2,7 +2,7 @@
 
 package quant
 
-const hasAVX2, hasVNNI = false, false
+const hasAVX2, hasVNNI, hasAVXVNNI = false, false, false
 
 func fastDots(vnni, avx2 bool) map[Type]func(w []byte, a actRow) float32 {
 	return map[Type]func(w []byte, a actRow) float32{}
@@ -14,11 +14,13 @@ func quantizeQ8Fast(qs []int8, ds []float32, isums []int32, x []float32) bool { 
 
 func quantizeQ8KFast(qs []int8, ds []float32, bsums []int16, x []float32) bool { return false }
 
-func fastGemv8(vnni, avx2 bool) map[Type]gemv8Func { return map[Type]gemv8Func{} }
+func fastGemv8(vnni, avxvnni, avx2 bool) map[Type]gemv8Func { return map[Type]gemv8Func{} }
 
 const hasAVX512 = false
 
 func fastGemv8x4(vnni bool) map[Type]gemv8x4Func { return map[Type]gemv8x4Func{} }
+
+func fastGemv8x2(vnni, avxvnni bool) map[Type]gemv8x4Func { return map[Type]gemv8x4Func{} }
 
 func dequantFast(t Type, dst []float32, src []byte) bool { return false }
 

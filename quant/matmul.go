@@ -26,10 +26,13 @@ var dots = func() map[Type]func([]byte, actRow) float32 {
 // reference.
 func Kernel(t Type) string {
 	_, one := fastDots(hasVNNI, hasAVX2)[t]
-	_, packed := fastGemv8(hasVNNI, hasAVX2)[t]
+	_, packed := fastGemv8(hasVNNI, hasAVXVNNI, hasAVX2)[t]
 	isa := "avx2"
-	if hasVNNI {
+	switch {
+	case hasVNNI:
 		isa = "avx512vnni"
+	case hasAVXVNNI && packed && (t == Q4_K || t == Q6_K):
+		isa = "avxvnni"
 	}
 	switch {
 	case packed:
@@ -141,15 +144,19 @@ func matMulPacked(out []float32, a *Act, T int, m *Matrix, pk []byte) {
 // their tokens sixteen at a time on the tiles, the rest on the kernels
 // below; every output is the same bits either way.
 func packedGroups(out []float32, ldo, c0 int, a *Act, T int, m *Matrix, pk []byte, g0, g1 int) {
-	k, k4 := gemv8[m.Type], gemv8x4[m.Type]
+	k, k4, k2 := gemv8[m.Type], gemv8x4[m.Type], gemv8x2[m.Type]
 	nb := m.Cols / m.Type.BlockSize()
 	gsize := nb * packedBlockBytes(m.Type)
-	// rest runs tokens [t0, T) of group g: four at a time, then one.
+	// rest runs tokens [t0, T) of group g: four at a time, then two, then
+	// one.
 	rest := func(g, t0 int) {
 		w := &pk[g*gsize]
 		t := t0
 		for ; t+4 <= T && k4 != nil; t += 4 {
 			k4(nb, w, &a.qs[t*m.Cols], m.Cols, a.scales(t), a.scaleStride(), a.sums(m.Type, t), 4*sumsPerRow(m.Type, a.Cols), &out[t*ldo+g*packRows-c0], 4*ldo)
+		}
+		for ; t+2 <= T && k2 != nil; t += 2 {
+			k2(nb, w, &a.qs[t*m.Cols], m.Cols, a.scales(t), a.scaleStride(), a.sums(m.Type, t), 4*sumsPerRow(m.Type, a.Cols), &out[t*ldo+g*packRows-c0], 4*ldo)
 		}
 		for ; t < T; t++ {
 			k(nb, w, &a.qs[t*m.Cols], a.scales(t), a.sums(m.Type, t), &out[t*ldo+g*packRows-c0])

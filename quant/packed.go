@@ -217,7 +217,7 @@ func fifthBits(qh uint32) uint32 {
 type gemv8Func func(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
 
 // gemv8 are the packed kernels this CPU runs.
-var gemv8 = fastGemv8(hasVNNI, hasAVX2)
+var gemv8 = fastGemv8(hasVNNI, hasAVXVNNI, hasAVX2)
 
 // gemv8x4Func is gemv8Func for four tokens at once: their qs rows ldq
 // bytes apart, scales ldd and sums lds bytes apart, outputs ldo bytes
@@ -226,3 +226,10 @@ type gemv8x4Func func(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, 
 
 // gemv8x4 are the four-token packed kernels this CPU runs.
 var gemv8x4 = fastGemv8x4(hasVNNI)
+
+// gemv8x2 are the two-token packed kernels this CPU runs (gemv8x4Func's
+// arguments): a decode batch's tokens past its fours, two at a time.
+//
+//go:generate go run packedk2_gen.go
+//go:generate go run packedkv_gen.go
+var gemv8x2 = fastGemv8x2(hasVNNI, hasAVXVNNI)

@@ -107,10 +107,11 @@ func TestPackedKQuants(t *testing.T) {
 					name   string
 					packed gemv8Func
 				}{
-					{"avx2", fastGemv8(false, hasAVX2)[ty]},
-					{"vnni", fastGemv8(hasVNNI, hasAVX2)[ty]},
+					{"avx2", fastGemv8(false, false, hasAVX2)[ty]},
+					{"vnni", fastGemv8(hasVNNI, false, hasAVX2)[ty]},
+					{"avxvnni", fastGemv8(false, hasAVXVNNI, hasAVX2)[ty]},
 				} {
-					if v.packed == nil || v.name == "vnni" && !hasVNNI {
+					if v.packed == nil || v.name == "vnni" && !hasVNNI || v.name == "avxvnni" && !hasAVXVNNI {
 						continue
 					}
 					for g := 0; g < rows/packRows; g++ {
@@ -210,8 +211,8 @@ func testPacked32(t *testing.T, ty Type) {
 				name   string
 				packed gemv8Func
 			}{
-				{"avx2", fastGemv8(false, hasAVX2)[ty]},
-				{"vnni", fastGemv8(hasVNNI, hasAVX2)[ty]},
+				{"avx2", fastGemv8(false, false, hasAVX2)[ty]},
+				{"vnni", fastGemv8(hasVNNI, false, hasAVX2)[ty]},
 			} {
 				if v.packed == nil || v.name == "vnni" && !hasVNNI {
 					continue
@@ -250,18 +251,69 @@ func testPacked32(t *testing.T, ty Type) {
 	}
 }
 
-// The four-token packed kernels (prefill; Q4_K, Q6_K, Q5_0 and Q8_0, the
-// last two tokens at a time) give every token the one-token kernel's
+// The four- and two-token packed kernels (prefill and decode batches;
+// Q4_K, Q6_K, Q5_0 and Q8_0, the last two tokens at a time, which is also
+// Q8_0's two-token kernel) give every token the one-token kernel's
 // outputs bitwise: random-byte blocks (every scale, minimum and nibble a
-// file may hold) and quantized ones, four tokens of activations of mixed
+// file may hold) and quantized ones, tokens of activations of mixed
 // magnitude.
 func TestPackedFourTokenKernelsBitwise(t *testing.T) {
 	if len(gemv8x4) == 0 {
 		t.Skip("no four-token packed kernels on this CPU (AVX-512 VNNI)")
 	}
 	rng := rand.New(rand.NewPCG(51, 52))
-	for ty, k4 := range gemv8x4 {
-		k := gemv8[ty]
+	for _, n := range []int{4, 2} {
+		kernels := map[int]map[Type]gemv8x4Func{4: gemv8x4, 2: gemv8x2}[n]
+		if n == 2 && len(kernels) != 3 {
+			t.Fatalf("%d two-token kernels, want Q4_K, Q6_K and Q8_0's", len(kernels))
+		}
+		for ty, kn := range kernels {
+			k := gemv8[ty]
+			for _, src := range []string{"random", "quantized"} {
+				const rows, cols = 24, 1024
+				m := randomBlocks(rng, ty, rows, cols)
+				if src == "quantized" {
+					m = quantRows(ty, randRow(rng, rows*cols, 0.05), rows, cols)
+				}
+				pk := pack(m)
+				x := randRow(rng, n*cols, 2)
+				for i := range x {
+					x[i] *= float32(math.Exp(rng.NormFloat64()))
+				}
+				var a Act
+				a.Quantize(ty, x, n, cols)
+				a.prepare(ty)
+				nb := cols / ty.BlockSize()
+				gsize := nb * packedBlockBytes(ty)
+				const ldo = 32
+				for g := 0; g < rows/packRows; g++ {
+					var want, got [4 * ldo]float32
+					for tok := 0; tok < n; tok++ {
+						k(nb, &pk[g*gsize], &a.qs[tok*cols], a.scales(tok), a.sums(ty, tok), &want[tok*ldo])
+					}
+					kn(nb, &pk[g*gsize], &a.qs[0], cols, a.scales(0), a.scaleStride(), a.sums(ty, 0), 4*sumsPerRow(ty, cols), &got[0], 4*ldo)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%v %s group %d token %d row %d: %d-token kernel %v, one-token %v", ty, src, g, i/ldo, i%ldo, n, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The AVX-VNNI Q4_K and Q6_K kernels, for one token and for two, give
+// every token the AVX2 one-token kernel's outputs bitwise: random-byte
+// blocks, quantized ones, activations of mixed magnitude and ones at ±127.
+func TestPackedAVXVNNIBitwise(t *testing.T) {
+	if !hasAVXVNNI {
+		t.Skip("no AVX-VNNI on this CPU (or CLAWRL_AVXVNNI=0)")
+	}
+	rng := rand.New(rand.NewPCG(55, 56))
+	k1s, k2s := fastGemv8(false, true, true), fastGemv8x2(false, true)
+	for _, ty := range []Type{Q4_K, Q6_K} {
+		k, k1, k2 := fastGemv8(false, false, true)[ty], k1s[ty], k2s[ty]
 		for _, src := range []string{"random", "quantized"} {
 			const rows, cols = 24, 1024
 			m := randomBlocks(rng, ty, rows, cols)
@@ -269,25 +321,60 @@ func TestPackedFourTokenKernelsBitwise(t *testing.T) {
 				m = quantRows(ty, randRow(rng, rows*cols, 0.05), rows, cols)
 			}
 			pk := pack(m)
-			x := randRow(rng, 4*cols, 2)
-			for i := range x {
-				x[i] *= float32(math.Exp(rng.NormFloat64()))
-			}
-			var a Act
-			a.Quantize(ty, x, 4, cols)
-			a.prepare(ty)
-			nb := cols / ty.BlockSize()
-			gsize := nb * packedBlockBytes(ty)
-			const ldo = 32
-			for g := 0; g < rows/packRows; g++ {
-				var want, got [4 * ldo]float32
-				for tok := 0; tok < 4; tok++ {
-					k(nb, &pk[g*gsize], &a.qs[tok*cols], a.scales(tok), a.sums(ty, tok), &want[tok*ldo])
+			for xi, x := range [][]float32{randRow(rng, 2*cols, 2), extremeActs(2 * cols)} {
+				if xi == 0 {
+					for i := range x {
+						x[i] *= float32(math.Exp(rng.NormFloat64()))
+					}
 				}
-				k4(nb, &pk[g*gsize], &a.qs[0], cols, a.scales(0), a.scaleStride(), a.sums(ty, 0), 4*sumsPerRow(ty, cols), &got[0], 4*ldo)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%v %s group %d token %d row %d: four-token kernel %v, one-token %v", ty, src, g, i/ldo, i%ldo, got[i], want[i])
+				var a Act
+				a.Quantize(ty, x, 2, cols)
+				a.prepare(ty)
+				nb := cols / ty.BlockSize()
+				gsize := nb * packedBlockBytes(ty)
+				const ldo = 16
+				for g := 0; g < rows/packRows; g++ {
+					var want, one, two [2 * ldo]float32
+					for tok := 0; tok < 2; tok++ {
+						k(nb, &pk[g*gsize], &a.qs[tok*cols], a.scales(tok), a.sums(ty, tok), &want[tok*ldo])
+						k1(nb, &pk[g*gsize], &a.qs[tok*cols], a.scales(tok), a.sums(ty, tok), &one[tok*ldo])
+					}
+					k2(nb, &pk[g*gsize], &a.qs[0], cols, a.scales(0), a.scaleStride(), a.sums(ty, 0), 4*sumsPerRow(ty, cols), &two[0], 4*ldo)
+					for i := range want {
+						if math.Float32bits(one[i]) != math.Float32bits(want[i]) || math.Float32bits(two[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%v %s activations %d group %d token %d row %d: AVX-VNNI one-token %v, two-token %v, AVX2 %v", ty, src, xi, g, i/ldo, i%ldo, one[i], two[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packedkv_amd64.s is what packedkv_gen.go writes today.
+func TestPackedKVGenerated(t *testing.T) { checkGenerated(t, "packedkv_gen.go", "packedkv_amd64.s") }
+
+// packedk2_amd64.s is what packedk2_gen.go writes today from
+// packedk4_amd64.s.
+func TestPackedK2Generated(t *testing.T) { checkGenerated(t, "packedk2_gen.go", "packedk2_amd64.s") }
+
+// MatMul on a K-quant matrix gives each token of a batch of 2 to 9 (fours,
+// then twos, then ones) bitwise the output it gets alone.
+func TestPackedKQuantBatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	const rows, cols = 24, 1024
+	for _, ty := range []Type{Q4_K, Q6_K} {
+		m := quantRows(ty, randRow(rng, rows*cols, 0.05), rows, cols)
+		for T := 2; T <= 9; T++ {
+			xs := randRow(rng, T*cols, 1)
+			out := make([]float32, T*rows)
+			MatMul(out, xs, T, m)
+			alone := make([]float32, rows)
+			for tk := 0; tk < T; tk++ {
+				MatMul(alone, xs[tk*cols:(tk+1)*cols], 1, m)
+				for r := 0; r < rows; r++ {
+					if got, want := out[tk*rows+r], alone[r]; math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("%v T=%d: out[%d,%d] = %v, alone %v", ty, T, tk, r, got, want)
 					}
 				}
 			}

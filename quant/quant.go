@@ -215,7 +215,8 @@ func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceDat
 
 // Kernels names the instruction sets this process's quantized products run
 // on: "avx2" or "avx512" (CLAWRL_AVX512=0 keeps AVX2), with "vnni" where
-// the int8-activation kernels use VPDPBUSD and "amx-int8" where Q4_K and
+// the int8-activation kernels use VPDPBUSD (AVX-512's; "avx-vnni" where
+// the Q4_K and Q6_K ones use its VEX form) and "amx-int8" where Q4_K and
 // Q6_K products of many tokens run on AMX tiles (the VNNI kernels' bits);
 // "go" for the pure-Go kernels. A run records it beside blas's kernels
 // (blas.SgemmKernel, blas.BF16Kernel), so that it says what it ran on.
@@ -229,8 +230,11 @@ func Kernels() string {
 	default:
 		return "go"
 	}
-	if hasVNNI {
+	switch {
+	case hasVNNI:
 		s = append(s, "vnni")
+	case hasAVXVNNI:
+		s = append(s, "avx-vnni")
 	}
 	if hasAMXInt8 {
 		s = append(s, "amx-int8")

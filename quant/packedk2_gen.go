@@ -1,0 +1,183 @@
+//go:build ignore
+
+// packedk2_gen.go writes packedk2_amd64.s, the two-token packed Q4_K and
+// Q6_K VNNI kernels, from the four-token ones in packedk4_amd64.s: go
+// generate ./quant (or go run packedk2_gen.go in this folder).
+//
+// The four-token kernels keep each token's sums in registers of their own
+// and read its activations, scales and sums at its own stride, while the
+// weight columns, their nibbles and the sub-blocks' scales are loaded once
+// and shared. Dropping every instruction of tokens 2 and 3 leaves tokens 0
+// and 1 with exactly the instructions they had, in the same order, so each
+// output is still bitwise the one-token kernel's (the integer sums are
+// exact; the float steps are untouched). A shared register that a dropped
+// instruction wrote (token 2's d broadcast into Y4) poisons the kept
+// instructions that read it before it is written again (the d·dt product
+// made from it), which are dropped in turn.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// tokenRegs are the registers that belong to tokens 2 and 3 in each
+// four-token kernel (packedk4_amd64.s's header comments).
+var tokenRegs = map[string][]string{
+	// Y16+t, Y20+t: a sub-block pair's sums; Y24+t: the super-block's
+	// scaled sums; Y28+t: its minimum sums; Y6+t: the float outputs.
+	"gemvQ4Kx8x4VNNI": {"Y18", "Y19", "Y22", "Y23", "Y26", "Y27", "Y30", "Y31", "Y8", "Y9"},
+	// Y16+4t..Y19+4t: the value groups' sums; Y6+t: the scaled sums;
+	// Y10+t: the float outputs.
+	"gemvQ6Kx8x4VNNI": {"Y24", "Y25", "Y26", "Y27", "Y28", "Y29", "Y30", "Y31", "Y8", "Y9", "Y12", "Y13"},
+}
+
+var (
+	// tokenAddr is an operand at token 2's or 3's stride: ×2 of a
+	// token's stride (R9 qs, R10 d, R11 sums, AX out) or the 3× ones
+	// (R12, R13, BX; R8 in the epilogue).
+	tokenAddr = regexp.MustCompile(`\((R9|R10|R11|AX)\*2\)|\((R12|R13|BX|R8)\*1\)`)
+	// threeX are the prologue's and epilogue's 3× strides, unused with
+	// two tokens.
+	threeX = regexp.MustCompile(`^LEAQ \((R9|R10|R11|AX)\)\((R9|R10|R11|AX)\*2\), (R12|R13|BX|R8)$`)
+	reg    = regexp.MustCompile(`\bY([0-9]+)\b`)
+	text   = regexp.MustCompile(`^TEXT ·(\w+)\(SB\)`)
+)
+
+func main() {
+	outFile := flag.String("o", "packedk2_amd64.s", "output file")
+	flag.Parse()
+	src, err := os.ReadFile("packedk4_amd64.s")
+	if err != nil {
+		fail(err)
+	}
+	var out bytes.Buffer
+	out.WriteString(header)
+	lines := strings.Split(string(src), "\n")
+	// The body starts at the first kernel's signature comment.
+	start := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "// func gemvQ4Kx8x4VNNI") {
+			start = i
+			break
+		}
+	}
+	var drop map[string]bool
+	poisoned := map[string]bool{}
+	kernels := 0
+	for _, l := range lines[start:] {
+		t := strings.TrimSpace(l)
+		if m := text.FindStringSubmatch(t); m != nil {
+			regs, ok := tokenRegs[m[1]]
+			if !ok {
+				fail(fmt.Errorf("unknown kernel %s", m[1]))
+			}
+			drop = map[string]bool{}
+			for _, r := range regs {
+				drop[r] = true
+			}
+			poisoned = map[string]bool{}
+			kernels++
+		}
+		if strings.HasPrefix(t, "//") || t == "" || strings.HasSuffix(t, ":") || strings.HasPrefix(t, "TEXT") {
+			out.WriteString(rename(l) + "\n")
+			continue
+		}
+		ops := operands(t)
+		dest := ""
+		if len(ops) > 0 && reg.MatchString(ops[len(ops)-1]) && !strings.Contains(ops[len(ops)-1], "(") {
+			dest = ops[len(ops)-1]
+		}
+		dropped := tokenAddr.MatchString(t) || threeX.MatchString(t)
+		for _, r := range reg.FindAllString(t, -1) {
+			if drop[r] {
+				dropped = true
+			}
+		}
+		for i, o := range ops {
+			if i == len(ops)-1 && o == dest {
+				continue
+			}
+			for _, r := range reg.FindAllString(o, -1) {
+				if poisoned[r] {
+					dropped = true
+				}
+			}
+		}
+		if dest != "" {
+			poisoned[dest] = dropped
+		}
+		if dropped {
+			continue
+		}
+		out.WriteString(rename(l) + "\n")
+	}
+	if kernels != 2 {
+		fail(fmt.Errorf("found %d kernels in packedk4_amd64.s, want 2", kernels))
+	}
+	b := bytes.TrimRight(out.Bytes(), "\n")
+	if err := os.WriteFile(*outFile, append(b, '\n'), 0o644); err != nil {
+		fail(err)
+	}
+}
+
+// operands splits an instruction's operands (after the mnemonic) at the
+// commas outside parentheses.
+func operands(t string) []string {
+	sp := strings.IndexByte(t, ' ')
+	if sp < 0 {
+		return nil
+	}
+	var out []string
+	depth, from := 0, sp+1
+	s := t
+	for i := sp + 1; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[from:i]))
+				from = i + 1
+			}
+		}
+	}
+	return append(out, strings.TrimSpace(s[from:]))
+}
+
+// rename turns the four-token names and comments into the two-token ones.
+func rename(l string) string {
+	l = strings.ReplaceAll(l, "x8x4VNNI", "x8x2VNNI")
+	l = strings.ReplaceAll(l, "kx4loop", "kx2loop")
+	l = strings.ReplaceAll(l, "four tokens", "two tokens")
+	return l
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "packedk2_gen:", err)
+	os.Exit(1)
+}
+
+const header = `// Code generated by packedk2_gen.go from packedk4_amd64.s; DO NOT EDIT.
+
+//go:build !purego
+
+#include "textflag.h"
+
+// Two-token form of packedk4_amd64.s's Q4_K and Q6_K VNNI kernels, for
+// decode batches of two and three and a prefill's last tokens: each
+// 32-byte column of the packed group is loaded and split once for two
+// tokens, where two tokens ran the one-token kernel twice. They are the
+// four-token kernels with every instruction of tokens 2 and 3 dropped, so
+// tokens 0 and 1 keep their instructions, in their order, and every output
+// is bitwise the one-token kernel's. Arguments and registers as there.
+
+#define PFDIST 4096
+
+`
