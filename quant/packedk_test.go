@@ -271,11 +271,7 @@ func TestPackedFourTokenKernelsBitwise(t *testing.T) {
 			k := gemv8[ty]
 			for _, src := range []string{"random", "quantized"} {
 				const rows, cols = 24, 1024
-				m := randomBlocks(rng, ty, rows, cols)
-				if src == "quantized" {
-					m = quantRows(ty, randRow(rng, rows*cols, 0.05), rows, cols)
-				}
-				pk := pack(m)
+				pk := pack(testBlocks(rng, ty, src, rows, cols))
 				x := randRow(rng, n*cols, 2)
 				for i := range x {
 					x[i] *= float32(math.Exp(rng.NormFloat64()))
@@ -303,6 +299,15 @@ func TestPackedFourTokenKernelsBitwise(t *testing.T) {
 	}
 }
 
+// testBlocks is a rows × cols matrix of ty: random bytes (every scale,
+// minimum and value a file may hold) or the blocks of quantized values.
+func testBlocks(rng *rand.Rand, ty Type, src string, rows, cols int) *Matrix {
+	if src == "quantized" {
+		return quantRows(ty, randRow(rng, rows*cols, 0.05), rows, cols)
+	}
+	return randomBlocks(rng, ty, rows, cols)
+}
+
 // The AVX-VNNI Q4_K and Q6_K kernels, for one token and for two, give
 // every token the AVX2 one-token kernel's outputs bitwise: random-byte
 // blocks, quantized ones, activations of mixed magnitude and ones at ±127.
@@ -316,11 +321,7 @@ func TestPackedAVXVNNIBitwise(t *testing.T) {
 		k, k1, k2 := fastGemv8(false, false, true)[ty], k1s[ty], k2s[ty]
 		for _, src := range []string{"random", "quantized"} {
 			const rows, cols = 24, 1024
-			m := randomBlocks(rng, ty, rows, cols)
-			if src == "quantized" {
-				m = quantRows(ty, randRow(rng, rows*cols, 0.05), rows, cols)
-			}
-			pk := pack(m)
+			pk := pack(testBlocks(rng, ty, src, rows, cols))
 			for xi, x := range [][]float32{randRow(rng, 2*cols, 2), extremeActs(2 * cols)} {
 				if xi == 0 {
 					for i := range x {

@@ -86,6 +86,19 @@ func (g *gen) header(name string, tokens int) {
 	g.f("MOVQ lds+56(FP), R11")
 }
 
+// next moves to the next super-block (wbytes of packed weights, sbytes of
+// activation sums; 256 activation bytes and one d per token), loops, and
+// stores the outputs Y12 (and Y13).
+func (g *gen) next(name string, tokens, wbytes, sbytes int) {
+	g.f("ADDQ $%d, SI", wbytes)
+	g.f("ADDQ $256, DI")
+	g.f("ADDQ $4, DX")
+	g.f("ADDQ $%d, R8", sbytes)
+	g.f("DECQ CX")
+	g.f("JNZ %sloop", name)
+	g.store(tokens, []int{12, 13})
+}
+
 func (g *gen) store(tokens int, outs []int) {
 	if tokens == 1 {
 		g.f("MOVQ out+40(FP), BX")
@@ -170,13 +183,7 @@ func (g *gen) q4k(name string, tokens int) {
 		g.f("VMULPS Y2, Y1, Y1")
 		g.f("VFNMADD231PS Y1, Y%d, Y%d", 8+t, 12+t)
 	}
-	g.f("ADDQ $1184, SI")
-	g.f("ADDQ $256, DI")
-	g.f("ADDQ $4, DX")
-	g.f("ADDQ $32, R8")
-	g.f("DECQ CX")
-	g.f("JNZ %sloop", name)
-	g.store(tokens, []int{12, 13})
+	g.next(name, tokens, 1184, 32)
 }
 
 // q6k writes the Q6_K kernel for tokens (1 or 2). Per super-block of
@@ -290,13 +297,7 @@ func (g *gen) q6k(name string, tokens int) {
 		g.f("VMULPS Y2, Y0, Y0")
 		g.f("VFMADD231PS Y0, Y%d, Y%d", 10+t, 12+t)
 	}
-	g.f("ADDQ $1680, SI")
-	g.f("ADDQ $256, DI")
-	g.f("ADDQ $4, DX")
-	g.f("ADDQ $64, R8")
-	g.f("DECQ CX")
-	g.f("JNZ %sloop", name)
-	g.store(tokens, []int{12, 13})
+	g.next(name, tokens, 1680, 64)
 }
 
 // q6kScale adds scale s times (acc − 32·Σa of its 16 values) into sum
