@@ -86,6 +86,29 @@ func (g *gen) header(name string, tokens int) {
 	g.f("MOVQ lds+56(FP), R11")
 }
 
+// start writes the arguments' loads, the masks (Y15 0x0F, and with q6 Y14
+// 0x30), the outputs Y12+t zeroed, and the loop's head: a super-block of
+// wbytes prefetched, its sums Y10+t zeroed.
+func (g *gen) start(name string, tokens, wbytes int, q6 bool) {
+	g.header(name, tokens)
+	g.f("MOVL $0x0F0F0F0F, AX")
+	g.f("VMOVD AX, X15")
+	g.f("VPBROADCASTD X15, Y15")
+	if q6 {
+		g.f("MOVL $0x30303030, AX")
+		g.f("VMOVD AX, X14")
+		g.f("VPBROADCASTD X14, Y14")
+	}
+	for t := 0; t < tokens; t++ {
+		g.f("VXORPS Y%d, Y%d, Y%d", 12+t, 12+t, 12+t)
+	}
+	g.b.WriteString(name + "loop:\n")
+	g.prefetch(wbytes)
+	for t := 0; t < tokens; t++ {
+		g.f("VPXOR Y%d, Y%d, Y%d", 10+t, 10+t, 10+t)
+	}
+}
+
 // next moves to the next super-block (wbytes of packed weights, sbytes of
 // activation sums; 256 activation bytes and one d per token), loops, and
 // stores the outputs Y12 (and Y13).
@@ -122,17 +145,8 @@ func (g *gen) store(tokens int, outs []int) {
 // Y5+2t the pair's sums, Y10+t the super-block's scaled sums, Y8+t its
 // minimum sums, Y12+t the float outputs; Y15 the 0x0F mask.
 func (g *gen) q4k(name string, tokens int) {
-	g.header(name, tokens)
-	g.f("MOVL $0x0F0F0F0F, AX")
-	g.f("VMOVD AX, X15")
-	g.f("VPBROADCASTD X15, Y15")
+	g.start(name, tokens, 1184, false)
 	for t := 0; t < tokens; t++ {
-		g.f("VXORPS Y%d, Y%d, Y%d", 12+t, 12+t, 12+t)
-	}
-	g.b.WriteString(name + "loop:\n")
-	g.prefetch(1184)
-	for t := 0; t < tokens; t++ {
-		g.f("VPXOR Y%d, Y%d, Y%d", 10+t, 10+t, 10+t)
 		g.f("VPXOR Y%d, Y%d, Y%d", 8+t, 8+t, 8+t)
 	}
 	for j := 0; j < 4; j++ {
@@ -197,21 +211,7 @@ func (g *gen) q4k(name string, tokens int) {
 // float outputs; the group sums Y6..Y9 (one token) or Y7+t (two); Y15
 // the 0x0F mask, Y14 the 0x30 mask.
 func (g *gen) q6k(name string, tokens int) {
-	g.header(name, tokens)
-	g.f("MOVL $0x0F0F0F0F, AX")
-	g.f("VMOVD AX, X15")
-	g.f("VPBROADCASTD X15, Y15")
-	g.f("MOVL $0x30303030, AX")
-	g.f("VMOVD AX, X14")
-	g.f("VPBROADCASTD X14, Y14")
-	for t := 0; t < tokens; t++ {
-		g.f("VXORPS Y%d, Y%d, Y%d", 12+t, 12+t, 12+t)
-	}
-	g.b.WriteString(name + "loop:\n")
-	g.prefetch(1680)
-	for t := 0; t < tokens; t++ {
-		g.f("VPXOR Y%d, Y%d, Y%d", 10+t, 10+t, 10+t)
-	}
+	g.start(name, tokens, 1680, true)
 	// value writes group grp's value vector of a column into Y3 from its
 	// low bits (Y0: ql0, Y1: ql1) and high bits (Y2: qh): group 0 the low
 	// nibbles of ql0 | (qh<<4)&0x30, 1 those of ql1 | (qh<<2)&0x30, 2 the
