@@ -27,11 +27,12 @@ var dots = func() map[Type]func([]byte, actRow) float32 {
 func Kernel(t Type) string {
 	_, one := fastDots(hasVNNI, hasAVX2)[t]
 	_, packed := fastGemv8(hasVNNI, hasAVXVNNI, hasAVX2)[t]
+	_, avxvnni := fastGemv8x2(false, hasAVXVNNI)[t] // the types with AVX-VNNI kernels
 	isa := "avx2"
 	switch {
 	case hasVNNI:
 		isa = "avx512vnni"
-	case hasAVXVNNI && packed && (t == Q4_K || t == Q6_K):
+	case avxvnni:
 		isa = "avxvnni"
 	}
 	switch {

@@ -119,18 +119,14 @@ func (g *gen) next(name string, tokens, wbytes, sbytes int) {
 	g.f("ADDQ $%d, R8", sbytes)
 	g.f("DECQ CX")
 	g.f("JNZ %sloop", name)
-	g.store(tokens, []int{12, 13})
-}
-
-func (g *gen) store(tokens int, outs []int) {
 	if tokens == 1 {
 		g.f("MOVQ out+40(FP), BX")
-		g.f("VMOVUPS Y%d, (BX)", outs[0])
+		g.f("VMOVUPS Y12, (BX)")
 	} else {
 		g.f("MOVQ out+64(FP), BX")
 		g.f("MOVQ ldo+72(FP), AX")
-		g.f("VMOVUPS Y%d, (BX)", outs[0])
-		g.f("VMOVUPS Y%d, (BX)(AX*1)", outs[1])
+		g.f("VMOVUPS Y12, (BX)")
+		g.f("VMOVUPS Y13, (BX)(AX*1)")
 	}
 	g.f("VZEROUPPER")
 	g.f("RET")
@@ -216,11 +212,9 @@ func (g *gen) q6k(name string, tokens int) {
 	// low bits (Y0: ql0, Y1: ql1) and high bits (Y2: qh): group 0 the low
 	// nibbles of ql0 | (qh<<4)&0x30, 1 those of ql1 | (qh<<2)&0x30, 2 the
 	// high nibbles of ql0 | qh&0x30, 3 those of ql1 | (qh>>2)&0x30.
+	// Groups 1 and 3 take their low bits from ql1 (Y1), 0 and 2 from ql0.
 	value := func(grp int) {
-		ql := 0
-		if grp == 1 || grp == 3 {
-			ql = 1
-		}
+		ql := grp & 1
 		if grp < 2 {
 			g.f("VPAND Y15, Y%d, Y3", ql)
 		} else {
@@ -272,11 +266,8 @@ func (g *gen) q6k(name string, tokens int) {
 					g.f("VPXOR Y%d, Y%d, Y%d", 7+t, 7+t, 7+t)
 				}
 				for k := 4 * h; k < 4*h+4; k++ {
-					ql := 512*n + 32*k
-					if grp == 1 || grp == 3 {
-						ql += 256
-					}
-					g.f("VMOVDQU %d(SI), Y%d", ql, map[bool]int{false: 0, true: 1}[grp == 1 || grp == 3])
+					ql := grp & 1
+					g.f("VMOVDQU %d(SI), Y%d", 512*n+256*ql+32*k, ql)
 					g.f("VMOVDQU %d(SI), Y2", 1024+256*n+32*k)
 					value(grp)
 					for t := 0; t < tokens; t++ {
