@@ -31,16 +31,17 @@ func TestCPUModel(t *testing.T) {
 }
 
 // TestThisMachine: every kernel is named in one of the forms the packages
-// document, and the line a run prints carries them.
+// document (blas.SgemmKernel, blas.BF16Kernel, quant.Kernels), and the line
+// a run prints carries them.
 func TestThisMachine(t *testing.T) {
 	m := thisMachine()
 	if !regexp.MustCompile(`^(go|openblas|go/avx2|go/avx512)$`).MatchString(m.Sgemm) {
 		t.Errorf("sgemm %q", m.Sgemm)
 	}
-	if !regexp.MustCompile(`^(go|vdpbf16ps|amx)$`).MatchString(m.BF16) {
+	if !regexp.MustCompile(`^(go|vdpbf16ps|amx|avx2)$`).MatchString(m.BF16) {
 		t.Errorf("bf16 %q", m.BF16)
 	}
-	if !regexp.MustCompile(`^(go|(avx2|avx512)(\+vnni)?(\+amx-int8)?)$`).MatchString(m.Quant) {
+	if !regexp.MustCompile(`^(go|(avx2|avx512)(\+vnni|\+avx-vnni)?(\+amx-int8)?)$`).MatchString(m.Quant) {
 		t.Errorf("quant %q", m.Quant)
 	}
 	if m.Threads < 1 || !strings.Contains(m.String(), m.Kernels()) {
