@@ -206,7 +206,10 @@ func fastGemv8(vnni, avxvnni, avx2 bool) map[Type]gemv8Func {
 	case vnni:
 		return map[Type]gemv8Func{Q4_0: gemvQ4_0x8VNNI, Q4_1: gemvQ4_1x8VNNI, Q5_0: gemvQ5_0x8VNNI, Q5_1: gemvQ5_1x8VNNI, Q8_0: gemvQ8_0x8VNNI, Q4_K: gemvQ4Kx8VNNI, Q5_K: gemvQ5Kx8VNNI, Q6_K: gemvQ6Kx8VNNI}
 	case avx2:
-		m := map[Type]gemv8Func{Q4_0: gemvQ4_0x8AVX2, Q4_1: gemvQ4_1x8AVX2, Q5_0: gemvQ5_0x8AVX2, Q5_1: gemvQ5_1x8AVX2, Q8_0: gemvQ8_0x8AVX2, Q4_K: gemvQ4Kx8AVX2, Q5_K: gemvQ5Kx8AVX2, Q6_K: gemvQ6Kx8AVX2}
+		// Q4_K: the generated form (packedkv_amd64.s, int16 sums), the
+		// macro one's bits in fewer instructions; the macro form is the
+		// tests' oracle.
+		m := map[Type]gemv8Func{Q4_0: gemvQ4_0x8AVX2, Q4_1: gemvQ4_1x8AVX2, Q5_0: gemvQ5_0x8AVX2, Q5_1: gemvQ5_1x8AVX2, Q8_0: gemvQ8_0x8AVX2, Q4_K: gemvQ4Kx8AVX2W, Q5_K: gemvQ5Kx8AVX2, Q6_K: gemvQ6Kx8AVX2}
 		if avxvnni {
 			m[Q4_K], m[Q6_K] = gemvQ4Kx8AVXVNNI, gemvQ6Kx8AVXVNNI
 		}
@@ -245,14 +248,28 @@ func gemvQ4Kx8x2VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, s
 //go:noescape
 func gemvQ6Kx8x2VNNI(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
 
+// gemvQ4Kx8AVX2W is the one-token Q4_K kernel on AVX2 with int16 (word)
+// sums (packedkv_gen.go's q4kAVX2): gemvQ4Kx8AVX2's bits.
+//
+//go:noescape
+func gemvQ4Kx8AVX2W(nb int, w *byte, qs *int8, ds *float32, sums *int32, out *float32)
+
+//go:noescape
+func gemvQ4Kx8x2AVX2(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
+//go:noescape
+func gemvQ6Kx8x2AVX2(nb int, w *byte, qs *int8, ldq int, ds *float32, ldd int, sums *int32, lds int, out *float32, ldo int)
+
 // fastGemv8x2 are the two-token packed int8 kernels (packedk2_amd64.s,
-// packed8x4_amd64.s; packedkv_amd64.s on AVX-VNNI).
-func fastGemv8x2(vnni, avxvnni bool) map[Type]gemv8x4Func {
+// packed8x4_amd64.s; packedkv_amd64.s on AVX-VNNI and on AVX2).
+func fastGemv8x2(vnni, avxvnni, avx2 bool) map[Type]gemv8x4Func {
 	switch {
 	case vnni:
 		return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x2VNNI, Q6_K: gemvQ6Kx8x2VNNI, Q8_0: gemvQ8_0x8x2VNNI}
 	case avxvnni:
 		return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x2AVXVNNI, Q6_K: gemvQ6Kx8x2AVXVNNI}
+	case avx2:
+		return map[Type]gemv8x4Func{Q4_K: gemvQ4Kx8x2AVX2, Q6_K: gemvQ6Kx8x2AVX2}
 	}
 	return map[Type]gemv8x4Func{}
 }

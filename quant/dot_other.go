@@ -20,7 +20,7 @@ const hasAVX512 = false
 
 func fastGemv8x4(vnni bool) map[Type]gemv8x4Func { return map[Type]gemv8x4Func{} }
 
-func fastGemv8x2(vnni, avxvnni bool) map[Type]gemv8x4Func { return map[Type]gemv8x4Func{} }
+func fastGemv8x2(vnni, avxvnni, avx2 bool) map[Type]gemv8x4Func { return map[Type]gemv8x4Func{} }
 
 func dequantFast(t Type, dst []float32, src []byte) bool { return false }
 

@@ -27,7 +27,7 @@ var dots = func() map[Type]func([]byte, actRow) float32 {
 func Kernel(t Type) string {
 	_, one := fastDots(hasVNNI, hasAVX2)[t]
 	_, packed := fastGemv8(hasVNNI, hasAVXVNNI, hasAVX2)[t]
-	_, avxvnni := fastGemv8x2(false, hasAVXVNNI)[t] // the types with AVX-VNNI kernels
+	_, avxvnni := fastGemv8x2(false, hasAVXVNNI, false)[t] // the types with AVX-VNNI kernels
 	isa := "avx2"
 	switch {
 	case hasVNNI:

@@ -232,4 +232,4 @@ var gemv8x4 = fastGemv8x4(hasVNNI)
 //
 //go:generate go run packedk2_gen.go
 //go:generate go run packedkv_gen.go
-var gemv8x2 = fastGemv8x2(hasVNNI, hasAVXVNNI)
+var gemv8x2 = fastGemv8x2(hasVNNI, hasAVXVNNI, hasAVX2)

@@ -308,50 +308,6 @@ func testBlocks(rng *rand.Rand, ty Type, src string, rows, cols int) *Matrix {
 	return randomBlocks(rng, ty, rows, cols)
 }
 
-// The AVX-VNNI Q4_K and Q6_K kernels, for one token and for two, give
-// every token the AVX2 one-token kernel's outputs bitwise: random-byte
-// blocks, quantized ones, activations of mixed magnitude and ones at ±127.
-func TestPackedAVXVNNIBitwise(t *testing.T) {
-	if !hasAVXVNNI {
-		t.Skip("no AVX-VNNI on this CPU (or CLAWRL_AVXVNNI=0)")
-	}
-	rng := rand.New(rand.NewPCG(55, 56))
-	k1s, k2s := fastGemv8(false, true, true), fastGemv8x2(false, true)
-	for _, ty := range []Type{Q4_K, Q6_K} {
-		k, k1, k2 := fastGemv8(false, false, true)[ty], k1s[ty], k2s[ty]
-		for _, src := range []string{"random", "quantized"} {
-			const rows, cols = 24, 1024
-			pk := pack(testBlocks(rng, ty, src, rows, cols))
-			for xi, x := range [][]float32{randRow(rng, 2*cols, 2), extremeActs(2 * cols)} {
-				if xi == 0 {
-					for i := range x {
-						x[i] *= float32(math.Exp(rng.NormFloat64()))
-					}
-				}
-				var a Act
-				a.Quantize(ty, x, 2, cols)
-				a.prepare(ty)
-				nb := cols / ty.BlockSize()
-				gsize := nb * packedBlockBytes(ty)
-				const ldo = 16
-				for g := 0; g < rows/packRows; g++ {
-					var want, one, two [2 * ldo]float32
-					for tok := 0; tok < 2; tok++ {
-						k(nb, &pk[g*gsize], &a.qs[tok*cols], a.scales(tok), a.sums(ty, tok), &want[tok*ldo])
-						k1(nb, &pk[g*gsize], &a.qs[tok*cols], a.scales(tok), a.sums(ty, tok), &one[tok*ldo])
-					}
-					k2(nb, &pk[g*gsize], &a.qs[0], cols, a.scales(0), a.scaleStride(), a.sums(ty, 0), 4*sumsPerRow(ty, cols), &two[0], 4*ldo)
-					for i := range want {
-						if math.Float32bits(one[i]) != math.Float32bits(want[i]) || math.Float32bits(two[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("%v %s activations %d group %d token %d row %d: AVX-VNNI one-token %v, two-token %v, AVX2 %v", ty, src, xi, g, i/ldo, i%ldo, one[i], two[i], want[i])
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // packedkv_amd64.s is what packedkv_gen.go writes today.
 func TestPackedKVGenerated(t *testing.T) { checkGenerated(t, "packedkv_gen.go", "packedkv_amd64.s") }
 

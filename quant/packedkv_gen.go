@@ -1,20 +1,25 @@
 //go:build ignore
 
 // packedkv_gen.go writes packedkv_amd64.s: the packed eight-row Q4_K and
-// Q6_K kernels (packed.go's layouts) for one and for two tokens on AVX-VNNI,
-// the VEX form of VPDPBUSD on the sixteen YMM registers that Intel's client
-// CPUs without AVX-512 have (Alder Lake on): go generate ./quant (or go run
-// packedkv_gen.go in this folder).
+// Q6_K kernels (packed.go's layouts) on the sixteen YMM registers: for one
+// and for two tokens on AVX-VNNI, the VEX form of VPDPBUSD that Intel's
+// client CPUs without AVX-512 have (Alder Lake on), and on AVX2 alone (a
+// Zen 3, Intel before Ice Lake) Q4_K's for one and two tokens and Q6_K's
+// for two: go generate ./quant (or go run packedkv_gen.go in this folder).
 //
-// They are packedk_amd64.s's one-token kernels with each product step
-// (VPMADDUBSW, VPMADDWD by ones, VPADDD on AVX2) one VPDPBUSD, and a
-// two-token form of each, as packedk2_amd64.s's are of the AVX-512 ones.
-// The integer sums are exact either way (a pair of products is at most
-// 2·63·127, no saturation), and every float step is the one-token kernel's
-// in its order, so every output is bitwise theirs. Sixteen registers hold
-// two tokens' Q4_K sums as the AVX-512 form does; Q6_K's two tokens take
-// a value group at a time over a column run (the AVX-512 form keeps all
-// four groups' sums), reloading the run's bytes from L1 for each group.
+// The AVX-VNNI ones are packedk_amd64.s's one-token kernels with each
+// product step (VPMADDUBSW, VPMADDWD by ones, VPADDD on AVX2) one
+// VPDPBUSD, and a two-token form of each, as packedk2_amd64.s's are of the
+// AVX-512 ones. The AVX2 ones keep VPMADDUBSW's int16 pair sums over
+// several columns before widening them (q4kAVX2, q6kAVX2): fewer steps per
+// product, and a column's unpacked bytes serve both tokens. The integer
+// sums are exact either way (a pair of products is at most 2·63·127, no
+// saturation; the int16 sums' bounds are at each generator), and every
+// float step is the one-token kernel's in its order, so every output is
+// bitwise theirs. Sixteen registers hold two tokens' Q4_K sums as the
+// AVX-512 form does; Q6_K's two tokens take a value group at a time over a
+// column run (the AVX-512 form keeps all four groups' sums), reloading the
+// run's bytes from L1 for each group.
 //
 // The Go assembler writes VPDPBUSD only in its EVEX form (AVX-512 VL), so
 // it is encoded here and written as bytes, named beside them.
@@ -173,6 +178,13 @@ func (g *gen) q4k(name string, tokens int) {
 			g.f("VPADDD Y%d, Y%d, Y%d", 5+2*t, 10+t, 10+t)
 		}
 	}
+	g.q4kTail(name, tokens)
+}
+
+// q4kTail writes the minimums' sums (Y8+t) of a Q4_K super-block, the
+// one-token kernel's float steps per token in its order, and the loop's
+// end.
+func (g *gen) q4kTail(name string, tokens int) {
 	for s := 0; s < 8; s++ {
 		g.f("VPMOVZXBD %d(SI), Y14", 1088+8*s)
 		for t := 0; t < tokens; t++ {
@@ -181,7 +193,6 @@ func (g *gen) q4k(name string, tokens int) {
 			g.f("VPADDD Y2, Y%d, Y%d", 8+t, 8+t)
 		}
 	}
-	// The one-token kernel's float steps, per token in its order.
 	for t := 0; t < tokens; t++ {
 		g.f("VBROADCASTSS %s, Y2", tok(0, "DX", "R10", t))
 		g.f("VCVTDQ2PS Y%d, Y%d", 10+t, 10+t)
@@ -208,34 +219,6 @@ func (g *gen) q4k(name string, tokens int) {
 // the 0x0F mask, Y14 the 0x30 mask.
 func (g *gen) q6k(name string, tokens int) {
 	g.start(name, tokens, 1680, true)
-	// value writes group grp's value vector of a column into Y3 from its
-	// low bits (Y0: ql0, Y1: ql1) and high bits (Y2: qh): group 0 the low
-	// nibbles of ql0 | (qh<<4)&0x30, 1 those of ql1 | (qh<<2)&0x30, 2 the
-	// high nibbles of ql0 | qh&0x30, 3 those of ql1 | (qh>>2)&0x30.
-	// Groups 1 and 3 take their low bits from ql1 (Y1), 0 and 2 from ql0.
-	value := func(grp int) {
-		ql := grp & 1
-		if grp < 2 {
-			g.f("VPAND Y15, Y%d, Y3", ql)
-		} else {
-			g.f("VPSRLW $4, Y%d, Y3", ql)
-			g.f("VPAND Y15, Y3, Y3")
-		}
-		switch grp {
-		case 0:
-			g.f("VPSLLW $4, Y2, Y4")
-			g.f("VPAND Y14, Y4, Y4")
-		case 1:
-			g.f("VPSLLW $2, Y2, Y4")
-			g.f("VPAND Y14, Y4, Y4")
-		case 2:
-			g.f("VPAND Y14, Y2, Y4")
-		case 3:
-			g.f("VPSRLW $2, Y2, Y4")
-			g.f("VPAND Y14, Y4, Y4")
-		}
-		g.f("VPOR Y4, Y3, Y3")
-	}
 	for n := 0; n < 2; n++ {
 		for h := 0; h < 2; h++ {
 			if tokens == 1 {
@@ -249,7 +232,7 @@ func (g *gen) q6k(name string, tokens int) {
 					g.f("VMOVDQU %d(SI), Y1", 512*n+256+32*k)
 					g.f("VMOVDQU %d(SI), Y2", 1024+256*n+32*k)
 					for grp := 0; grp < 4; grp++ {
-						value(grp)
+						g.q6value(grp)
 						g.f("VPBROADCASTD %d(DI), Y5", 128*n+32*grp+4*k)
 						g.dpbusd(5, 3, 6+grp)
 					}
@@ -269,7 +252,7 @@ func (g *gen) q6k(name string, tokens int) {
 					ql := grp & 1
 					g.f("VMOVDQU %d(SI), Y%d", 512*n+256*ql+32*k, ql)
 					g.f("VMOVDQU %d(SI), Y2", 1024+256*n+32*k)
-					value(grp)
+					g.q6value(grp)
 					for t := 0; t < tokens; t++ {
 						g.f("VPBROADCASTD %s, Y5", tok(128*n+32*grp+4*k, "DI", "R9", t))
 						g.dpbusd(5, 3, 7+t)
@@ -281,6 +264,12 @@ func (g *gen) q6k(name string, tokens int) {
 			}
 		}
 	}
+	g.q6kTail(name, tokens)
+}
+
+// q6kTail writes the one-token kernel's float steps of a Q6_K super-block
+// per token in its order, and the loop's end.
+func (g *gen) q6kTail(name string, tokens int) {
 	for t := 0; t < tokens; t++ {
 		g.f("VBROADCASTSS %s, Y2", tok(0, "DX", "R10", t))
 		g.f("VCVTDQ2PS Y%d, Y%d", 10+t, 10+t)
@@ -289,6 +278,130 @@ func (g *gen) q6k(name string, tokens int) {
 		g.f("VFMADD231PS Y0, Y%d, Y%d", 10+t, 12+t)
 	}
 	g.next(name, tokens, 1680, 64)
+}
+
+// q4kAVX2 writes the Q4_K kernel for tokens (1 or 2) on AVX2, which has
+// no VPDPBUSD: a column's products are VPMADDUBSW's pairs, int16 lanes
+// summed over the sub-block pair's eight columns (|Σ| ≤ 8·2·15·127 =
+// 30480, exact in int16), and each row's two lanes are multiplied by its
+// six-bit scale and summed into int32 in one VPMADDWD (the scale bytes
+// widened to a word pair per row), in place of packedk_amd64.s's
+// VPMADDWD by ones, VPADDD per column and VPMULLD per sub-block: the same
+// exact integers, so the float steps (the one-token kernel's) give its
+// bits. Registers as q4k's, Y4+2t and Y5+2t the int16 sums; the first
+// column's products go straight into them.
+func (g *gen) q4kAVX2(name string, tokens int) {
+	g.start(name, tokens, 1184, false)
+	for t := 0; t < tokens; t++ {
+		g.f("VPXOR Y%d, Y%d, Y%d", 8+t, 8+t, 8+t)
+	}
+	for j := 0; j < 4; j++ {
+		for k := 0; k < 8; k++ {
+			g.f("VMOVDQU %d(SI), Y0", 256*j+32*k)
+			g.f("VPSRLW $4, Y0, Y1")
+			g.f("VPAND Y15, Y0, Y0")
+			g.f("VPAND Y15, Y1, Y1")
+			for t := 0; t < tokens; t++ {
+				for half, tmp := range []int{2, 3} {
+					acc := 4 + 2*t + half
+					g.f("VPBROADCASTD %s, Y%d", tok(64*j+32*half+4*k, "DI", "R9", t), tmp)
+					if k == 0 {
+						g.f("VPMADDUBSW Y%d, Y%d, Y%d", tmp, half, acc)
+						continue
+					}
+					g.f("VPMADDUBSW Y%d, Y%d, Y%d", tmp, half, tmp)
+					g.f("VPADDW Y%d, Y%d, Y%d", tmp, acc, acc)
+				}
+			}
+		}
+		for half := 0; half < 2; half++ {
+			g.f("VPMOVZXBD %d(SI), Y14", 1024+16*j+8*half)
+			g.f("VPSLLD $16, Y14, Y2")
+			g.f("VPOR Y2, Y14, Y14")
+			for t := 0; t < tokens; t++ {
+				acc := 4 + 2*t + half
+				g.f("VPMADDWD Y14, Y%d, Y%d", acc, acc)
+				g.f("VPADDD Y%d, Y%d, Y%d", acc, 10+t, 10+t)
+			}
+		}
+	}
+	g.q4kTail(name, tokens)
+}
+
+// q6kAVX2 writes the two-token Q6_K kernel on AVX2 in q6k's order (a
+// value group at a time over a column run), each column's products
+// VPMADDUBSW's int16 pairs summed over two columns (|Σ| ≤ 2·2·63·127 =
+// 32004, exact in int16), then widened by VPMADDWD by ones into the
+// group's int32 sums Y7+t: the same exact integers as packedk_amd64.s's
+// AVX2 kernel, whose float steps it takes. Y9 and Y6 hold the tokens'
+// int16 sums, the ones the ql register the group does not read (Y0 or Y1).
+func (g *gen) q6kAVX2(name string) {
+	const tokens = 2
+	g.start(name, tokens, 1680, true)
+	acc16 := [tokens]int{9, 6}
+	for n := 0; n < 2; n++ {
+		for h := 0; h < 2; h++ {
+			for grp := 0; grp < 4; grp++ {
+				ql := grp & 1
+				ones := 1 - ql
+				g.f("VPCMPEQW Y%d, Y%d, Y%d", ones, ones, ones)
+				g.f("VPSRLW $15, Y%d, Y%d", ones, ones)
+				for t := 0; t < tokens; t++ {
+					g.f("VPXOR Y%d, Y%d, Y%d", 7+t, 7+t, 7+t)
+				}
+				for k := 4 * h; k < 4*h+4; k++ {
+					g.f("VMOVDQU %d(SI), Y%d", 512*n+256*ql+32*k, ql)
+					g.f("VMOVDQU %d(SI), Y2", 1024+256*n+32*k)
+					g.q6value(grp)
+					for t := 0; t < tokens; t++ {
+						g.f("VPBROADCASTD %s, Y5", tok(128*n+32*grp+4*k, "DI", "R9", t))
+						if k%2 == 0 {
+							g.f("VPMADDUBSW Y5, Y3, Y%d", acc16[t])
+							continue
+						}
+						g.f("VPMADDUBSW Y5, Y3, Y5")
+						g.f("VPADDW Y5, Y%d, Y%d", acc16[t], acc16[t])
+						g.f("VPMADDWD Y%d, Y%d, Y%d", ones, acc16[t], acc16[t])
+						g.f("VPADDD Y%d, Y%d, Y%d", acc16[t], 7+t, 7+t)
+					}
+				}
+				for t := 0; t < tokens; t++ {
+					g.q6kScale(8*n+2*grp+h, 7+t, t, 10+t, 4)
+				}
+			}
+		}
+	}
+	g.q6kTail(name, tokens)
+}
+
+// q6value writes group grp's value vector of a Q6_K column into Y3 from
+// its low bits (Y0: ql0, Y1: ql1) and high bits (Y2: qh), Y4 its
+// temporary: group 0 the low nibbles of ql0 | (qh<<4)&0x30, 1 those of
+// ql1 | (qh<<2)&0x30, 2 the high nibbles of ql0 | qh&0x30, 3 those of
+// ql1 | (qh>>2)&0x30. Groups 1 and 3 take their low bits from ql1 (Y1), 0
+// and 2 from ql0.
+func (g *gen) q6value(grp int) {
+	ql := grp & 1
+	if grp < 2 {
+		g.f("VPAND Y15, Y%d, Y3", ql)
+	} else {
+		g.f("VPSRLW $4, Y%d, Y3", ql)
+		g.f("VPAND Y15, Y3, Y3")
+	}
+	switch grp {
+	case 0:
+		g.f("VPSLLW $4, Y2, Y4")
+		g.f("VPAND Y14, Y4, Y4")
+	case 1:
+		g.f("VPSLLW $2, Y2, Y4")
+		g.f("VPAND Y14, Y4, Y4")
+	case 2:
+		g.f("VPAND Y14, Y2, Y4")
+	case 3:
+		g.f("VPSRLW $2, Y2, Y4")
+		g.f("VPAND Y14, Y4, Y4")
+	}
+	g.f("VPOR Y4, Y3, Y3")
 }
 
 // q6kScale adds scale s times (acc − 32·Σa of its 16 values) into sum
@@ -311,9 +424,10 @@ func main() {
 
 #include "textflag.h"
 
-// Packed Q4_K and Q6_K kernels for one and two tokens on AVX-VNNI (VEX
-// VPDPBUSD, sixteen YMM registers): see packedkv_gen.go. Every output is
-// bitwise packedk_amd64.s's one-token kernels'.
+// Packed Q4_K and Q6_K kernels on the sixteen YMM registers: for one and
+// two tokens on AVX-VNNI (VEX VPDPBUSD), and for two tokens on AVX2 (and
+// Q4_K's for one, int16 sums): see packedkv_gen.go. Every output is bitwise
+// packedk_amd64.s's one-token kernels'.
 
 #define PFDIST 4096
 
@@ -322,6 +436,9 @@ func main() {
 	g.q4k("gemvQ4Kx8x2AVXVNNI", 2)
 	g.q6k("gemvQ6Kx8AVXVNNI", 1)
 	g.q6k("gemvQ6Kx8x2AVXVNNI", 2)
+	g.q4kAVX2("gemvQ4Kx8AVX2W", 1)
+	g.q4kAVX2("gemvQ4Kx8x2AVX2", 2)
+	g.q6kAVX2("gemvQ6Kx8x2AVX2")
 	b := bytes.TrimRight(g.b.Bytes(), "\n")
 	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
 		log.Fatal(err)
