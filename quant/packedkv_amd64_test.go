@@ -80,10 +80,12 @@ func TestPackedYMMBitwise(t *testing.T) {
 // token or two at a time) beside the same MatMul on packedk_amd64.s's AVX2
 // one-token kernels (the kernels before them), alternated call by call:
 // ns/op is the pair, before-ns and after-ns each side, and ×before their
-// ratio. The weights (13–15 MB) stream from memory as in decode.
+// ratio. The weights (13–15 MB) stream from memory as in decode. On a CPU
+// with AVX-512 VNNI, whose kernels these are not, run it with
+// CLAWRL_AVX512=0.
 func BenchmarkPackedYMM(b *testing.B) {
-	if !hasAVX2 {
-		b.Skip("no AVX2 on this CPU")
+	if !hasAVX2 || hasVNNI {
+		b.Skip("no AVX2 on this CPU, or AVX-512 VNNI's kernels run (CLAWRL_AVX512=0 runs these)")
 	}
 	rng := rand.New(rand.NewPCG(57, 58))
 	for _, s := range []struct {

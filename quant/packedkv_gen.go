@@ -334,7 +334,8 @@ func (g *gen) q4kAVX2(name string, tokens int) {
 // 32004, exact in int16), then widened by VPMADDWD by ones into the
 // group's int32 sums Y7+t: the same exact integers as packedk_amd64.s's
 // AVX2 kernel, whose float steps it takes. Y9 and Y6 hold the tokens'
-// int16 sums, the ones the ql register the group does not read (Y0 or Y1).
+// int16 sums, and the ql register the group does not read (Y0 or Y1) the
+// ones.
 func (g *gen) q6kAVX2(name string) {
 	const tokens = 2
 	g.start(name, tokens, 1680, true)
