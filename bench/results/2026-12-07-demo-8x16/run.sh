@@ -14,7 +14,7 @@
 # The eighty-seventh session ran both at seed 1, and tldr at seed 2 (binary 4706cfb, an Intel Xeon with VDPBF16PS);
 # the eighty-eighth signoff, concise and french at seed 2 with the 1.5B (9a7ef82, the same box): BENCHMARKS.md,
 # "The demo model on the issue's protocol"; the eighty-ninth seeds 3 (a2e6182) and 4 (2ae8ca9), the ninetieth
-# seed 5 (0779038) and seed 6 (147047b): "Teacher answers written eight at a time", "Two tokens at a time". Since serve's --teacher-serve auto, OWN=1 turns it off
+# seed 5 (0779038) and seed 6 (147047b): "Teacher answers written eight at a time", "Two tokens at a time"; the ninety-first seed 7 (587bdd7, an AVX2-only Zen 3): "AVX2's own int8 kernels". Since serve's --teacher-serve auto, OWN=1 turns it off
 # (--serve-arg=--teacher-serve=): without that, a server of the demo model starts the 1.5B itself
 # where it is in the model cache.
 BIN=${BIN:-clawrl}
