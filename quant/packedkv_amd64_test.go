@@ -10,6 +10,11 @@ import (
 	"time"
 )
 
+// avx2Macro are packedk_amd64.s's AVX2 one-token Q4_K and Q6_K kernels (the
+// macro forms): the bits the sixteen-register kernels are held to, and the
+// kernels they replaced.
+var avx2Macro = map[Type]gemv8Func{Q4_K: gemvQ4Kx8AVX2, Q6_K: gemvQ6Kx8AVX2}
+
 // The sixteen-register Q4_K and Q6_K kernels (packedkv_amd64.s): AVX-VNNI's
 // for one token and for two, AVX2's for two and Q4_K's for one, give every
 // token the outputs of packedk_amd64.s's AVX2 one-token kernels (the
@@ -36,7 +41,7 @@ func TestPackedYMMBitwise(t *testing.T) {
 			continue
 		}
 		for _, ty := range []Type{Q4_K, Q6_K} {
-			k, k1, k2 := map[Type]gemv8Func{Q4_K: gemvQ4Kx8AVX2, Q6_K: gemvQ6Kx8AVX2}[ty], set.k1s[ty], set.k2s[ty]
+			k, k1, k2 := avx2Macro[ty], set.k1s[ty], set.k2s[ty]
 			if k2 == nil {
 				t.Fatalf("%s: no two-token %v kernel", set.name, ty)
 			}
@@ -101,7 +106,7 @@ func BenchmarkPackedYMM(b *testing.B) {
 			b.Run(fmt.Sprintf("%s_%v_%dx%d/T=%d", s.name, s.t, s.rows, s.cols, T), func(b *testing.B) {
 				k1, k2 := gemv8[s.t], gemv8x2[s.t]
 				before := func() {
-					gemv8[s.t], gemv8x2[s.t] = map[Type]gemv8Func{Q4_K: gemvQ4Kx8AVX2, Q6_K: gemvQ6Kx8AVX2}[s.t], nil
+					gemv8[s.t], gemv8x2[s.t] = avx2Macro[s.t], nil
 					defer func() { gemv8[s.t], gemv8x2[s.t] = k1, k2 }()
 					MatMul(out, x, T, m)
 				}
